@@ -1,0 +1,36 @@
+"""ngrameval: n-gram co-occurrence metrics (AEv family, BLEU, NIST) computed exactly and fast.
+
+Scores are fractions in [0, 1] in this API (NIST has its own scale); text output shows 0-100.
+"""
+
+from ngrameval._version import __version__
+from ngrameval.api import Score, aev, bleu, nist, score
+from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
+from ngrameval.metrics import AEv, BLEU, NIST
+from ngrameval.metrics.registry import MetricSpec, parse_specs
+from ngrameval.ngrams import References, Stats, overlap_stats
+from ngrameval.text import Preprocess, preprocess, tokenize_lines
+
+__all__ = [
+    "BLEU",
+    "NIST",
+    "AEv",
+    "ConfigError",
+    "InputError",
+    "MetricSpec",
+    "MissingDependencyError",
+    "Preprocess",
+    "References",
+    "Score",
+    "Stats",
+    "UndefinedMetricWarning",
+    "__version__",
+    "aev",
+    "bleu",
+    "nist",
+    "overlap_stats",
+    "parse_specs",
+    "preprocess",
+    "score",
+    "tokenize_lines",
+]

@@ -1,0 +1,7 @@
+"""``python -m ngrameval``."""
+
+import sys
+
+from ngrameval.cli import main
+
+sys.exit(main())

@@ -1,0 +1,132 @@
+"""The unified family AEv(alpha, N) of Soricut & Brill (2004), SPEC §2.
+
+    P(n) = sum clipped hyp n-grams / sum hyp n-grams        (clip: max count over references)
+    R(n) = sum clipped ref n-grams / sum ref n-grams        (every reference; clip: hyp count)
+    PS(N) = BP * exp(sum_n w_n log P(n)),  BP = 1 if B|c| >= |r| else exp(1 - |r| / (B|c|))
+    RS(N) = WP * exp(sum_n w_n log R(n)),  WP = 1 if |c| <= W|r| else exp(1 - |c| / (W|r|))
+    AEv(alpha, N) = PS * RS / (alpha * RS + (1 - alpha) * PS)
+
+alpha = 1 gives PS (precision), alpha = 0 gives RS (recall); |r| is the closest reference length.
+A zero or undefined P(n) or R(n) with w_n > 0 makes that side 0 (UndefinedMetricWarning); sentence
+level can smooth both sides with sacreBLEU's methods.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ngrameval.errors import ConfigError
+from ngrameval.metrics.bleu import SACREBLEU_SMOOTH
+from ngrameval.metrics.policy import FloatArray, divide, smoothed_precisions, warn_undefined, weighted_log_mean
+from ngrameval.ngrams.stats import Stats
+
+
+def _penalty(over: FloatArray, limit: FloatArray) -> FloatArray:
+    """1 if over <= limit, exp(1 - over / limit) otherwise (0 when limit = 0 < over)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(over <= limit, 1.0, np.where(limit > 0, np.exp(1.0 - over / np.where(limit > 0, limit, 1.0)), 0.0))
+
+
+@dataclass(frozen=True)
+class AEv:
+    """AEv(alpha, N) with brevity constant B and wordiness constant W (``math.inf`` disables WP)."""
+
+    alpha: float = 0.5
+    n: int = 4
+    brevity: float = 1.0
+    wordiness: float = 2.0
+    weights: tuple[float, ...] | None = None
+    smooth_method: str = "none"
+    smooth_value: float | None = None
+    label: str | None = None
+
+    name: ClassVar[str] = "AEv"
+    needs_info: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ConfigError(f"AEv alpha must be in [0, 1], got {self.alpha}")
+        if self.n < 1:
+            raise ConfigError(f"AEv n must be >= 1, got {self.n}")
+        if self.brevity <= 0 or self.wordiness <= 0:
+            raise ConfigError("AEv brevity (B) and wordiness (W) constants must be > 0")
+        if self.weights is not None and (len(self.weights) != self.n or min(self.weights) < 0 or sum(self.weights) <= 0):
+            raise ConfigError(f"AEv weights must be {self.n} non-negative numbers, not all 0")
+        if self.smooth_method not in SACREBLEU_SMOOTH:
+            raise ConfigError(f"unknown AEv smoothing {self.smooth_method!r}; valid: {', '.join(SACREBLEU_SMOOTH)}")
+
+    @property
+    def order_needed(self) -> int:
+        return self.n
+
+    def _w(self) -> FloatArray:
+        if self.weights is None:
+            return np.full(self.n, 1.0 / self.n)
+        return np.asarray(self.weights, dtype=np.float64)
+
+    def _side(self, correct: FloatArray, total: FloatArray) -> tuple[FloatArray, np.ndarray]:
+        default = SACREBLEU_SMOOTH[self.smooth_method]
+        value = self.smooth_value if self.smooth_value is not None else (default or 0.0)
+        prec, _ = smoothed_precisions(correct[..., : self.n], total[..., : self.n], self.smooth_method, value)
+        return weighted_log_mean(prec, self._w())
+
+    def precision_side(self, stats: Stats) -> FloatArray:
+        """PS(N) (0 where undefined)."""
+        ps, _ = self._side(stats.match, stats.total_ngrams)
+        return ps * _penalty(stats.ref_len, self.brevity * stats.hyp_len)
+
+    def recall_side(self, stats: Stats) -> FloatArray:
+        """RS(N) (0 where undefined)."""
+        rs, _ = self._side(stats.rmatch, stats.rtotal)
+        if math.isinf(self.wordiness):
+            return rs
+        return rs * _penalty(stats.hyp_len, self.wordiness * stats.ref_len)
+
+    def __call__(self, stats: Stats) -> FloatArray:
+        """AEv of each row of ``stats`` in [0, 1]."""
+        ps, ps_undef = self._side(stats.match, stats.total_ngrams)
+        rs, rs_undef = self._side(stats.rmatch, stats.rtotal)
+        ps = ps * _penalty(stats.ref_len, self.brevity * stats.hyp_len)
+        if not math.isinf(self.wordiness):
+            rs = rs * _penalty(stats.hyp_len, self.wordiness * stats.ref_len)
+        used_p, used_r = self.alpha > 0, self.alpha < 1
+        undefined = (ps_undef & used_p) | (rs_undef & used_r)
+        warn_undefined(undefined, self.display_name(), "a zero or undefined n-gram precision/recall")
+        return divide(ps * rs, self.alpha * rs + (1.0 - self.alpha) * ps)
+
+    def display_name(self) -> str:
+        return self.label or f"AEv({self.alpha:g},{self.n})"
+
+    def signature(self) -> str:
+        w = "uniform" if self.weights is None else ",".join(f"{x:g}" for x in self.weights)
+        smooth = self.smooth_method
+        default = SACREBLEU_SMOOTH[smooth]
+        if default is not None:
+            smooth += f"[{(self.smooth_value if self.smooth_value is not None else default):.2f}]"
+        return (
+            f"alpha:{self.alpha:g}|n:{self.n}|B:{self.brevity:g}|W:{self.wordiness:g}|w:{w}|smooth:{smooth}"
+        )
+
+
+# The best members Soricut & Brill (2004) found (SPEC §2), with the paper's settings.
+PAPER_TEXT = {"lowercase": True, "stem": True, "stopwords": "smart"}
+PRESETS: dict[str, tuple[AEv, str]] = {
+    "mt-adequacy": (AEv(alpha=0.0, n=4, label="AEv:mt-adequacy"), "MT adequacy: AEv(0, 4), R² 83.04%"),
+    "mt-fluency": (AEv(alpha=1.0, n=3, label="AEv:mt-fluency"), "MT fluency: AEv(1, 3), R² 79.04%"),
+    "summary-coverage": (
+        AEv(alpha=0.0, n=1, label="AEv:summary-coverage"),
+        "summary coverage (200/400 words): AEv(0, 1), R² 90.77% / 92.28%",
+    ),
+    "qa-flooding-accepted": (
+        AEv(alpha=0.0, n=2, label="AEv:qa-flooding-accepted"),
+        "QA correctness, flooded answers accepted: AEv(0, 2), R² 91.72%",
+    ),
+    "qa-flooding-penalised": (
+        AEv(alpha=0.3, n=2, label="AEv:qa-flooding-penalised"),
+        "QA correctness, flooded answers penalised: AEv(0.3, 2), R² 86.26%",
+    ),
+}

@@ -1,0 +1,163 @@
+"""BLEU (Papineni et al. 2002) exactly as sacreBLEU 2.x, mteval-v13a.pl and NLTK compute it.
+
+    BLEU = BP * exp( (1/N) * sum_n log p_n ),  BP = 1 if c >= r else exp(1 - r/c)
+
+with c the hypothesis length and r the closest reference length (ties -> shorter), both summed over
+the corpus. Smoothing (Chen & Cherry 2014): sacreBLEU's ``none``, ``floor``, ``add-k``, ``exp``;
+``mteval`` (exp smoothing where an order the hypothesis is too short for counts as p = 1, as
+mteval-v13a.pl's bleu_score does); and ``nltk0`` .. ``nltk7`` (NLTK's ``SmoothingFunction``
+methods, with NLTK's max(1, t) denominators and its skipping of zero precisions).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ngrameval.errors import ConfigError
+from ngrameval.metrics.policy import FloatArray, divide, smoothed_precisions, warn_undefined
+from ngrameval.ngrams.stats import Stats
+
+SACREBLEU_SMOOTH = {"none": None, "floor": 0.1, "add-k": 1.0, "exp": None}
+SMOOTH_METHODS = (*SACREBLEU_SMOOTH, "mteval", *(f"nltk{i}" for i in range(8)))
+
+
+def brevity_penalty(hyp_len: FloatArray, ref_len: FloatArray) -> FloatArray:
+    """1 if c >= r, exp(1 - r/c) if 0 < c < r, 0 if c = 0 < r."""
+    ratio = divide(ref_len, hyp_len)
+    return np.where(hyp_len >= ref_len, 1.0, np.where(hyp_len > 0, np.exp(1.0 - ratio), 0.0))
+
+
+@dataclass(frozen=True)
+class BLEU:
+    """Corpus or sentence BLEU from :class:`Stats` (scores in [0, 1])."""
+
+    max_order: int = 4
+    smooth_method: str = "exp"
+    smooth_value: float | None = None
+    effective_order: bool = False
+    nltk_epsilon: float = 0.1
+    nltk_alpha: float = 5.0
+    nltk_k: float = 5.0
+
+    name: ClassVar[str] = "BLEU"
+    needs_info: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        if self.smooth_method not in SMOOTH_METHODS:
+            raise ConfigError(
+                f"unknown BLEU smoothing {self.smooth_method!r}; valid: {', '.join(SMOOTH_METHODS)}"
+            )
+        if self.max_order < 1:
+            raise ConfigError("BLEU max_order must be >= 1")
+
+    @property
+    def order_needed(self) -> int:
+        return self.max_order + (1 if self.smooth_method in ("nltk5", "nltk7") else 0)
+
+    def precisions(self, stats: Stats) -> FloatArray:
+        """Unsmoothed per-order precisions c_n / t_n (0 where t_n = 0)."""
+        return divide(stats.match[..., : self.max_order], stats.total_ngrams[..., : self.max_order])
+
+    def __call__(self, stats: Stats) -> FloatArray:
+        """BLEU of each row of ``stats`` (of ``stats.total()`` for a corpus score)."""
+        if self.smooth_method.startswith("nltk"):
+            return self._nltk(stats)
+        n = self.max_order
+        correct, total = stats.match[..., :n], stats.total_ngrams[..., :n]
+        bp = brevity_penalty(stats.hyp_len, stats.ref_len)
+        if self.smooth_method == "mteval":
+            prec, valid = smoothed_precisions(correct, total, "exp", 0.0)
+            # mteval-v13a.pl: log p = 0 for an order with no hypothesis n-gram, and always divide by N.
+            prec = np.where(total > 0, prec, 1.0)
+            return np.asarray(bp * np.exp(np.log(prec).sum(axis=-1) / n))
+        default = SACREBLEU_SMOOTH[self.smooth_method]
+        value = self.smooth_value if self.smooth_value is not None else (default or 0.0)
+        prec, valid = smoothed_precisions(correct, total, self.smooth_method, value)
+        eff = valid.sum(axis=-1) if self.effective_order else np.full(valid.shape[:-1], n)
+        eff = np.maximum(eff, 1)
+        in_mean = np.arange(n) < eff[..., None]
+        zero = np.any(in_mean & (prec <= 0), axis=-1)
+        with np.errstate(divide="ignore"):
+            logs = np.where(in_mean & (prec > 0), np.log(np.where(prec > 0, prec, 1.0)), 0.0)
+        score = bp * np.exp(logs.sum(axis=-1) / eff)
+        # sacreBLEU: no match at all -> 0; a zero precision in the mean -> log floor -> 0.
+        return np.asarray(np.where(zero | ~np.any(correct > 0, axis=-1), 0.0, score))
+
+    def _nltk(self, stats: Stats) -> FloatArray:
+        n = self.max_order
+        method = int(self.smooth_method[4:])
+        num = stats.match[..., : n + 1].astype(np.float64)
+        den = np.maximum(stats.total_ngrams[..., : n + 1], 1.0)  # NLTK: max(1, t) per sentence
+        hyp_len = stats.hyp_len
+        p = divide(num, den)
+        p_next = p[..., n] if num.shape[-1] > n else np.zeros(p.shape[:-1])
+        p, num, den = p[..., :n].copy(), num[..., :n], den[..., :n]
+        zero = num == 0
+        undefined = np.zeros(p.shape[:-1], dtype=bool)
+        if method == 0:
+            p = np.where(zero, sys.float_info.min, p)
+        elif method == 1:
+            p = np.where(zero, self.nltk_epsilon / den, p)
+        elif method == 2:
+            p[..., 1:] = (num[..., 1:] + 1) / (den[..., 1:] + 1)
+        elif method == 3:
+            k = np.cumsum(zero, axis=-1)
+            p = np.where(zero, 1.0 / (2.0**k * den), p)
+        if method in (4, 7):
+            p = self._nltk4(p, zero, den, hyp_len)
+        if method in (5, 7):
+            p = self._nltk5(p, p_next)
+        if method == 6:
+            p, undefined = self._nltk6(p, num, stats.total_ngrams[..., :n])
+        bp = np.where(
+            hyp_len > stats.ref_len, 1.0, np.where(hyp_len > 0, np.exp(1.0 - divide(stats.ref_len, hyp_len)), 0.0)
+        )
+        with np.errstate(divide="ignore"):
+            logs = np.where(p > 0, np.log(np.where(p > 0, p, 1.0)), 0.0)  # NLTK skips p = 0
+        score = bp * np.exp(logs.sum(axis=-1) / n)
+        no_unigram = stats.match[..., 0] == 0
+        warn_undefined(undefined & ~no_unigram, "BLEU nltk6", "zero trigram precision")
+        return np.asarray(np.where(no_unigram | undefined, 0.0, score))
+
+    def _nltk4(self, p: FloatArray, zero: FloatArray, den: FloatArray, hyp_len: FloatArray) -> FloatArray:
+        hl = hyp_len[..., None]
+        bites = zero & (hl > 1)
+        k = np.cumsum(bites, axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            smoothed = (1.0 / (2.0**k * self.nltk_k / np.log(np.where(hl > 1, hl, 2.0)))) / den
+        return np.where(bites, smoothed, p)
+
+    @staticmethod
+    def _nltk5(p: FloatArray, p_next: FloatArray) -> FloatArray:
+        out = np.empty_like(p)
+        prev = p[..., 0] + 1.0
+        nxt = np.concatenate([p[..., 1:], p_next[..., None]], axis=-1)
+        for i in range(p.shape[-1]):
+            prev = (prev + p[..., i] + nxt[..., i]) / 3.0
+            out[..., i] = prev
+        return out
+
+    def _nltk6(self, p: FloatArray, num: FloatArray, total: FloatArray) -> tuple[FloatArray, FloatArray]:
+        undefined = p[..., 2] == 0 if p.shape[-1] > 2 else np.zeros(p.shape[:-1], dtype=bool)
+        out = p.copy()
+        for i in range(2, p.shape[-1]):
+            pi0 = np.where(out[..., i - 2] == 0, 0.0, out[..., i - 1] ** 2 / np.where(out[..., i - 2] == 0, 1.0, out[..., i - 2]))
+            out[..., i] = (num[..., i] + self.nltk_alpha * pi0) / (total[..., i] + self.nltk_alpha)
+        return out, undefined
+
+    def display_name(self) -> str:
+        return "BLEU" if self.max_order == 4 else f"BLEU-{self.max_order}"
+
+    def signature(self) -> str:
+        smooth = self.smooth_method
+        default = SACREBLEU_SMOOTH.get(smooth)
+        if default is not None:
+            smooth += f"[{(self.smooth_value if self.smooth_value is not None else default):.2f}]"
+        elif smooth.startswith("nltk") and smooth != "nltk0":
+            smooth += f"[eps={self.nltk_epsilon},alpha={self.nltk_alpha},k={self.nltk_k}]"
+        return f"n:{self.max_order}|eff:{'yes' if self.effective_order else 'no'}|smooth:{smooth}"
+

@@ -1,0 +1,68 @@
+"""The one policy for undefined values (SPEC §2): a log of 0 or a 0/0 makes the score 0, and the
+caller is told how many scores that hit through :class:`~ngrameval.errors.UndefinedMetricWarning`."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ngrameval.errors import UndefinedMetricWarning
+
+FloatArray = NDArray[np.float64]
+
+
+def warn_undefined(undefined: NDArray[np.bool_], metric: str, why: str) -> None:
+    """Warn once, with the count, when any score was undefined and set to 0."""
+    n = int(np.count_nonzero(undefined))
+    if n:
+        total = undefined.size
+        warnings.warn(
+            f"{metric}: {n} of {total} score(s) undefined ({why}); reported as 0",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
+
+
+def divide(num: FloatArray, den: FloatArray) -> FloatArray:
+    """``num / den`` with 0 where ``den == 0``."""
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def smoothed_precisions(
+    correct: FloatArray, total: FloatArray, method: str, value: float
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Per-order precisions with sacreBLEU's smoothing (Chen & Cherry 2014, methods 1-3).
+
+    ``none``: c/t; ``floor``: a zero c becomes ``value``; ``add-k``: orders >= 2 add ``value`` to c and
+    t; ``exp``: the k-th order with c = 0 gets 1 / (2^k t). Orders from the first one with t = 0 on
+    are not *valid* (as sacreBLEU stops there). Returns (precisions, valid); invalid orders hold 0.
+    """
+    correct = np.array(correct, dtype=np.float64)
+    total = np.array(total, dtype=np.float64)
+    if method == "add-k":
+        correct[..., 1:] += value
+        total[..., 1:] += value
+    valid = np.cumprod(total > 0, axis=-1).astype(bool)
+    prec = np.where(valid, divide(correct, total), 0.0)
+    zero = valid & (correct == 0)
+    if method == "floor":
+        prec = np.where(zero, divide(np.full_like(total, value), total), prec)
+    elif method == "exp":
+        k = np.cumsum(zero, axis=-1)
+        prec = np.where(zero, divide(np.ones_like(total), 2.0**k * total), prec)
+    return prec, valid
+
+
+def weighted_log_mean(prec: FloatArray, weights: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """``exp(sum_n w_n log p_n)`` over orders with ``w_n > 0``; 0 (undefined) if any such p_n is 0."""
+    used = weights > 0
+    p = prec[..., used]
+    undefined = np.any(p <= 0, axis=-1)
+    with np.errstate(divide="ignore"):
+        logs = np.where(p > 0, np.log(np.where(p > 0, p, 1.0)), 0.0)
+    value = np.exp(logs @ weights[used])
+    return np.where(undefined, 0.0, value), undefined
