@@ -96,6 +96,11 @@ class AEv:
         used_p, used_r = self.alpha > 0, self.alpha < 1
         undefined = (ps_undef & used_p) | (rs_undef & used_r)
         warn_undefined(undefined, self.display_name(), "a zero or undefined n-gram precision/recall")
+        # The ends are the families themselves (SPEC §2), also where the other side is 0 (0/0 otherwise).
+        if self.alpha == 1.0:
+            return ps
+        if self.alpha == 0.0:
+            return rs
         return divide(ps * rs, self.alpha * rs + (1.0 - self.alpha) * ps)
 
     def display_name(self) -> str:

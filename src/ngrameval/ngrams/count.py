@@ -9,7 +9,7 @@ reference n-gram counts of the whole test set, so it counts in one chunk.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,15 +25,18 @@ DEFAULT_CHUNK = 20_000
 IntArray = NDArray[np.int64]
 
 
-def _ids(lines: list[list[str]], vocab: dict[str, int], grow: bool) -> tuple[NDArray[np.int32], IntArray]:
-    """Flat token ids and offsets; unknown tokens get -1 unless ``grow`` (which extends ``vocab``)."""
+def _ids(
+    lines: list[list[str]], vocab: dict[str, int], fresh: Iterator[int] | None
+) -> tuple[NDArray[np.int32], IntArray]:
+    """Flat token ids and offsets. With ``fresh`` (a counter shared by every call that grows this
+    ``vocab``) unknown tokens are added; without it they get -1, which matches nothing."""
     lens = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
     off = np.zeros(len(lines) + 1, dtype=np.int64)
     np.cumsum(lens, out=off[1:])
     flat = itertools.chain.from_iterable(lines)
-    if grow:
+    if fresh is not None:
         # setdefault with a running counter: a new token gets an unused number, a known one keeps its own
-        values = map(vocab.setdefault, flat, itertools.count(len(vocab)))
+        values = map(vocab.setdefault, flat, fresh)
     else:
         values = map(vocab.get, flat, itertools.repeat(-1))
     ids = np.fromiter(values, dtype=np.int32, count=int(off[-1]))
@@ -66,6 +69,7 @@ class References:
     ) -> References:
         """Tokenize ``refs`` (``refs[i]`` = the references of segment ``i``) once."""
         vocab: dict[str, int] = {}
+        fresh = itertools.count()
         chunks = []
         counts = set()
         for start in range(0, max(len(refs), 1), chunk_size):
@@ -78,7 +82,7 @@ class References:
             seg = np.zeros(len(block) + 1, dtype=np.int64)
             np.cumsum(per_seg, out=seg[1:])
             toks = preprocess([r for rs in block for r in rs], cfg)
-            ids, off = _ids(toks, vocab, grow=True)
+            ids, off = _ids(toks, vocab, fresh)
             chunks.append(_RefChunk(start, start + len(block), ids, off, seg, np.diff(off)))
         return cls(cfg, len(refs), tuple(sorted(counts)), tuple(chunks), vocab)
 
@@ -126,7 +130,7 @@ def overlap_stats(
     for ch in chunks:
         hyp_ids = []
         for hyps in systems:
-            ids, off = _ids(preprocess(hyps[ch.start : ch.stop], refs.cfg), refs.vocab, grow=False)
+            ids, off = _ids(preprocess(hyps[ch.start : ch.stop], refs.cfg), refs.vocab, None)
             hyp_ids.append((ids, off))
         count_b, prefix_b, _order_b, per_sys = _overlap.overlap(ch.ids, ch.off, ch.seg, hyp_ids, n, nist)
         info = None

@@ -121,6 +121,6 @@ def tokenize_lines(lines: Sequence[str], tokenize: str = "13a", lowercase: bool 
         ) from None
     if not lines:
         return []
-    if lowercase:
-        lines = [ln.lower() for ln in lines]
+    # sacreBLEU strips trailing whitespace first; it matters for intl ("5- " keeps "5-" together).
+    lines = [ln.lower().rstrip() for ln in lines] if lowercase else [ln.rstrip() for ln in lines]
     return run(lines)
