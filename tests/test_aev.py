@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from ngrameval import AEv, BLEU, Preprocess, References, UndefinedMetricWarning, aev, overlap_stats, parse_specs
-from ngrameval.errors import ConfigError
 from tests.conftest import corpus
+
+from ngrameval import BLEU, AEv, Preprocess, References, UndefinedMetricWarning, aev, overlap_stats, parse_specs
+from ngrameval.errors import ConfigError
 
 
 def stats_of(hyps, refs, order=4):  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ngrameval import Preprocess, References, overlap_stats
 
-tokens = st.lists(st.sampled_from("a b c d e".split()), max_size=9)
+tokens = st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), max_size=9)
 segment = st.tuples(tokens, st.lists(tokens, min_size=1, max_size=4))
 
 

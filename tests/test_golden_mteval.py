@@ -45,7 +45,7 @@ def plain(inputs: str, name: str) -> list[str]:
 
 @pytest.mark.parametrize("run", RUNS)
 def test_scores_equal_mteval(run: str) -> None:
-    tok_run, inputs, k = RUNS[run]
+    tok_run, _, k = RUNS[run]
     toks = tokens(tok_run)
     refs = [list(seg) for seg in zip(*(toks[f"ref{j}"] for j in range(1, k + 1)))]
     systems = sorted(w for w in toks if w.startswith("S"))

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics.bleu import _get_tokenizer
+from tests.conftest import free_line, line
 
 from ngrameval import Preprocess, preprocess, tokenize_lines
 from ngrameval.errors import ConfigError
-from tests.conftest import free_line, line
 
 lines = st.lists(st.one_of(line, free_line), min_size=1, max_size=8)
 

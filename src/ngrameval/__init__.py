@@ -6,7 +6,7 @@ Scores are fractions in [0, 1] in this API (NIST has its own scale); text output
 from ngrameval._version import __version__
 from ngrameval.api import Score, aev, bleu, nist, score
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
-from ngrameval.metrics import AEv, BLEU, NIST
+from ngrameval.metrics import BLEU, NIST, AEv
 from ngrameval.metrics.registry import MetricSpec, parse_specs
 from ngrameval.ngrams import References, Stats, overlap_stats
 from ngrameval.text import Preprocess, preprocess, tokenize_lines

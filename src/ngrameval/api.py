@@ -59,9 +59,7 @@ def signature(spec: MetricSpec, refs: References) -> str:
     )
 
 
-def compute_stats(
-    systems: Sequence[Sequence[str]], refs: References, metrics: Sequence[Metric]
-) -> list[Stats]:
+def compute_stats(systems: Sequence[Sequence[str]], refs: References, metrics: Sequence[Metric]) -> list[Stats]:
     """Count once for every metric of one text setting."""
     order = max(m.order_needed for m in metrics)
     return overlap_stats(systems, refs, max_order=order, nist=any(m.needs_info for m in metrics))

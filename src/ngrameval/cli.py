@@ -80,9 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("score", help="score system outputs against references")
     p.add_argument("systems", nargs="+", metavar="SYSTEM", help="system output files, one segment a line")
     p.add_argument("-r", "--refs", nargs="+", metavar="REF", help="reference files (one per reference stream)")
-    p.add_argument("--tsv", action="store_true", help="reference files are TSV: one segment a line, a reference a field")
     p.add_argument(
-        "--missing-empty-refs", action="store_true",
+        "--tsv", action="store_true", help="reference files are TSV: one segment a line, a reference a field"
+    )
+    p.add_argument(
+        "--missing-empty-refs",
+        action="store_true",
         help="an empty reference line/field is a missing reference (variable number per segment)",
     )
     p.add_argument("-m", "--metrics", default="bleu", help=f"comma-separated metric specs ({valid_names()})")
@@ -101,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     warnings.simplefilter("default", UndefinedMetricWarning)
-    warnings.formatwarning = lambda msg, cat, *a, **k: f"ngrameval: warning: {msg}\n"  # type: ignore[assignment]
+    warnings.formatwarning = lambda msg, cat, *a, **k: f"ngrameval: warning: {msg}\n"
     try:
         return int(args.func(args))
     except (InputError, ConfigError, MissingDependencyError) as exc:

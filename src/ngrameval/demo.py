@@ -10,8 +10,7 @@ from ngrameval.metrics.registry import parse_specs
 from ngrameval.text.pipeline import Preprocess
 
 DEMO_METRICS = (
-    "bleu,nist,aev:mt-adequacy,aev:mt-fluency,aev:summary-coverage,"
-    "aev:qa-flooding-accepted,aev:qa-flooding-penalised"
+    "bleu,nist,aev:mt-adequacy,aev:mt-fluency,aev:summary-coverage,aev:qa-flooding-accepted,aev:qa-flooding-penalised"
 )
 
 

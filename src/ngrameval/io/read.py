@@ -58,5 +58,7 @@ def read_refs(paths: Sequence[str | Path], tsv: bool = False, empty_is_missing: 
         rows = [[r for r in row if r.strip()] for row in rows]
         for i, row in enumerate(rows):
             if not row:
-                raise InputError(f"segment {i + 1} (line {i + 1}) has only empty references in {', '.join(map(str, paths))}")
+                raise InputError(
+                    f"segment {i + 1} (line {i + 1}) has only empty references in {', '.join(map(str, paths))}"
+                )
     return rows

@@ -4,4 +4,4 @@ from ngrameval.metrics.aev import AEv
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.nist import NIST
 
-__all__ = ["AEv", "BLEU", "NIST"]
+__all__ = ["BLEU", "NIST", "AEv"]

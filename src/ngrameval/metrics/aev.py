@@ -28,7 +28,9 @@ from ngrameval.ngrams.stats import Stats
 def _penalty(over: FloatArray, limit: FloatArray) -> FloatArray:
     """1 if over <= limit, exp(1 - over / limit) otherwise (0 when limit = 0 < over)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(over <= limit, 1.0, np.where(limit > 0, np.exp(1.0 - over / np.where(limit > 0, limit, 1.0)), 0.0))
+        return np.where(
+            over <= limit, 1.0, np.where(limit > 0, np.exp(1.0 - over / np.where(limit > 0, limit, 1.0)), 0.0)
+        )
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,9 @@ class AEv:
             raise ConfigError(f"AEv n must be >= 1, got {self.n}")
         if self.brevity <= 0 or self.wordiness <= 0:
             raise ConfigError("AEv brevity (B) and wordiness (W) constants must be > 0")
-        if self.weights is not None and (len(self.weights) != self.n or min(self.weights) < 0 or sum(self.weights) <= 0):
+        if self.weights is not None and (
+            len(self.weights) != self.n or min(self.weights) < 0 or sum(self.weights) <= 0
+        ):
             raise ConfigError(f"AEv weights must be {self.n} non-negative numbers, not all 0")
         if self.smooth_method not in SACREBLEU_SMOOTH:
             raise ConfigError(f"unknown AEv smoothing {self.smooth_method!r}; valid: {', '.join(SACREBLEU_SMOOTH)}")
@@ -112,9 +116,7 @@ class AEv:
         default = SACREBLEU_SMOOTH[smooth]
         if default is not None:
             smooth += f"[{(self.smooth_value if self.smooth_value is not None else default):.2f}]"
-        return (
-            f"alpha:{self.alpha:g}|n:{self.n}|B:{self.brevity:g}|W:{self.wordiness:g}|w:{w}|smooth:{smooth}"
-        )
+        return f"alpha:{self.alpha:g}|n:{self.n}|B:{self.brevity:g}|W:{self.wordiness:g}|w:{w}|smooth:{smooth}"
 
 
 # The best members Soricut & Brill (2004) found (SPEC §2), with the paper's settings.

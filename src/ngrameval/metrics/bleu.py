@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray, divide, smoothed_precisions, warn_undefined
@@ -48,9 +49,7 @@ class BLEU:
 
     def __post_init__(self) -> None:
         if self.smooth_method not in SMOOTH_METHODS:
-            raise ConfigError(
-                f"unknown BLEU smoothing {self.smooth_method!r}; valid: {', '.join(SMOOTH_METHODS)}"
-            )
+            raise ConfigError(f"unknown BLEU smoothing {self.smooth_method!r}; valid: {', '.join(SMOOTH_METHODS)}")
         if self.max_order < 1:
             raise ConfigError("BLEU max_order must be >= 1")
 
@@ -123,7 +122,7 @@ class BLEU:
         warn_undefined(undefined & ~no_unigram, "BLEU nltk6", "zero trigram precision")
         return np.asarray(np.where(no_unigram | undefined, 0.0, score))
 
-    def _nltk4(self, p: FloatArray, zero: FloatArray, den: FloatArray, hyp_len: FloatArray) -> FloatArray:
+    def _nltk4(self, p: FloatArray, zero: NDArray[np.bool_], den: FloatArray, hyp_len: FloatArray) -> FloatArray:
         hl = hyp_len[..., None]
         bites = zero & (hl > 1)
         k = np.cumsum(bites, axis=-1)
@@ -145,7 +144,9 @@ class BLEU:
         undefined = p[..., 2] == 0 if p.shape[-1] > 2 else np.zeros(p.shape[:-1], dtype=bool)
         out = p.copy()
         for i in range(2, p.shape[-1]):
-            pi0 = np.where(out[..., i - 2] == 0, 0.0, out[..., i - 1] ** 2 / np.where(out[..., i - 2] == 0, 1.0, out[..., i - 2]))
+            pi0 = np.where(
+                out[..., i - 2] == 0, 0.0, out[..., i - 1] ** 2 / np.where(out[..., i - 2] == 0, 1.0, out[..., i - 2])
+            )
             out[..., i] = (num[..., i] + self.nltk_alpha * pi0) / (total[..., i] + self.nltk_alpha)
         return out, undefined
 
@@ -160,4 +161,3 @@ class BLEU:
         elif smooth.startswith("nltk") and smooth != "nltk0":
             smooth += f"[eps={self.nltk_epsilon},alpha={self.nltk_alpha},k={self.nltk_k}]"
         return f"n:{self.max_order}|eff:{'yes' if self.effective_order else 'no'}|smooth:{smooth}"
-

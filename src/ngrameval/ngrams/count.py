@@ -64,9 +64,7 @@ class References:
     vocab: dict[str, int] = field(repr=False, compare=False)
 
     @classmethod
-    def build(
-        cls, refs: Sequence[Sequence[str]], cfg: Preprocess, chunk_size: int = DEFAULT_CHUNK
-    ) -> References:
+    def build(cls, refs: Sequence[Sequence[str]], cfg: Preprocess, chunk_size: int = DEFAULT_CHUNK) -> References:
         """Tokenize ``refs`` (``refs[i]`` = the references of segment ``i``) once."""
         vocab: dict[str, int] = {}
         fresh = itertools.count()
@@ -92,12 +90,14 @@ def _closest(ref_lens: IntArray, seg: IntArray, hyp_len: IntArray) -> IntArray:
     owner = np.repeat(np.arange(len(hyp_len)), np.diff(seg))
     base = int(ref_lens.max(initial=0)) + 1
     key = np.abs(ref_lens - hyp_len[owner]) * base + ref_lens
-    return np.minimum.reduceat(key, seg[:-1]) % base if len(hyp_len) else key[:0]
+    out: IntArray = np.minimum.reduceat(key, seg[:-1]) % base if len(hyp_len) else key[:0]
+    return out
 
 
 def _ngram_totals(lens: IntArray, max_order: int) -> IntArray:
     """Number of n-grams of each order 1..max_order in texts of the given lengths."""
-    return np.maximum(lens[:, None] - np.arange(max_order)[None, :], 0)
+    out: IntArray = np.maximum(lens[:, None] - np.arange(max_order)[None, :], 0)
+    return out
 
 
 def _nist_info(count: IntArray, prefix: NDArray[np.int32], total_words: int) -> NDArray[np.float64]:
@@ -119,9 +119,7 @@ def overlap_stats(
     """
     for k, hyps in enumerate(systems):
         if len(hyps) != refs.n_segments:
-            raise InputError(
-                f"system {k + 1} has {len(hyps)} segments but the references have {refs.n_segments}"
-            )
+            raise InputError(f"system {k + 1} has {len(hyps)} segments but the references have {refs.n_segments}")
     chunks = refs.chunks
     if nist and len(chunks) > 1:
         chunks = (_merge(chunks),)
@@ -144,7 +142,7 @@ def overlap_stats(
         rtotal = np.zeros((len(seg_count), n), dtype=np.int64)
         np.add.at(rtotal, owner, _ngram_totals(ch.lens, n))
         ref_sum = np.bincount(owner, weights=ch.lens, minlength=len(seg_count))
-        for v, (ids, off), (match_b, rmatch_b, m_seg, m_gram, m_clip) in zip(out, hyp_ids, per_sys):
+        for v, (_, off), (match_b, rmatch_b, m_seg, m_gram, m_clip) in zip(out, hyp_ids, per_sys):
             rows = v[ch.start : ch.stop]
             hyp_len = np.diff(off)
             rows[:, 0] = hyp_len

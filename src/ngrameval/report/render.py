@@ -23,7 +23,10 @@ def _text(scores: Sequence[Score], width: int) -> str:
     head = ["system", *metrics]
     rows = [[sys, *(f"{_shown(cell[sys, m], cell[sys, m].score):.{width}f}" for m in metrics)] for sys in systems]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+
+    def fmt(r: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+
     lines = [fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows), ""]
     sigs = dict.fromkeys(s.signature for s in scores)
     lines += [f"  {sig}" for sig in sigs]
@@ -53,7 +56,11 @@ def render(scores: Sequence[Score], fmt: str = "text", width: int = 2, sentence:
                 "score": _shown(s, s.score),
                 "scale": "0-100" if s.fraction else "raw",
                 "signature": s.signature,
-                **({"sentences": [_shown(s, float(v)) for v in s.sentences]} if sentence and s.sentences is not None else {}),
+                **(
+                    {"sentences": [_shown(s, float(v)) for v in s.sentences]}
+                    if sentence and s.sentences is not None
+                    else {}
+                ),
             }
             for s in scores
         ]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ngrameval.errors import ConfigError
 from ngrameval.text.stem import porter_stem
 from ngrameval.text.stopwords import load_stopwords
 from ngrameval.text.tokenize import TOKENIZERS, Tokens, tokenize_lines
-from ngrameval.errors import ConfigError
 
 
 @dataclass(frozen=True)

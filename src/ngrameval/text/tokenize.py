@@ -8,9 +8,9 @@ tokens of every line are identical to the line-at-a-time result (pinned by diffe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import cache
+
 import regex
 
 from ngrameval.errors import ConfigError, MissingDependencyError
@@ -20,11 +20,16 @@ Tokens = list[str]
 # mteval-v13a: pad every ASCII symbol but ' , - . and alphanumerics; split . and , unless they sit
 # between digits on that side; split - after a digit. Each rule is a two-character pattern applied
 # left to right without overlap, in this order (as in mteval-v13a.pl and sacreBLEU's 13a).
+# The first rule is one character wide, so it is a plain translation table; the others go through the
+# `regex` module, whose template expansion runs in C (the stdlib's runs in Python on 3.11: 2x slower).
+_PAD_13A = {
+    c: f" {chr(c)} "
+    for c in [*range(0x20, 0x27), *range(0x28, 0x2C), 0x2F, *range(0x3A, 0x41), *range(0x5B, 0x61), *range(0x7B, 0x7F)]
+}
 _RULES_13A = (
-    (re.compile(r"([ -&(-+/:-@\[-`{-~])"), r" \1 "),
-    (re.compile(r"([^0-9])([.,])"), r"\1 \2 "),
-    (re.compile(r"([.,])([^0-9])"), r" \1 \2"),
-    (re.compile(r"([0-9])(-)"), r"\1 \2 "),
+    (regex.compile(r"([^0-9])([.,])"), r"\1 \2 "),
+    (regex.compile(r"([.,])([^0-9])"), r" \1 \2"),
+    (regex.compile(r"([0-9])(-)"), r"\1 \2 "),
 )
 
 # mteval-v14 international: split punctuation not preceded by a number, punctuation not followed by
@@ -50,7 +55,7 @@ def _tokenize_13a(lines: Sequence[str]) -> list[Tokens]:
             text = text.replace(entity, char)
     # Each line is padded with a space as mteval does; " \n " can take part in no rule, so lines stay
     # independent (a rule that matches ends at the padding space, never at the newline).
-    text = " " + text.replace("\n", " \n ") + " "
+    text = (" " + text.replace("\n", " \n ") + " ").translate(_PAD_13A)
     for pattern, repl in _RULES_13A:
         text = pattern.sub(repl, text)
     return [ln.split() for ln in text.split("\n")]
@@ -80,7 +85,7 @@ def _tokenize_char(lines: Sequence[str]) -> list[Tokens]:
 _SACREBLEU_TOKENIZERS = ("zh", "ja-mecab", "ko-mecab", "spm", "flores101", "flores200")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sacrebleu_tokenizer(name: str) -> Callable[[str], str]:
     try:
         from sacrebleu.metrics.bleu import _get_tokenizer
@@ -116,9 +121,7 @@ def tokenize_lines(lines: Sequence[str], tokenize: str = "13a", lowercase: bool 
     try:
         run = TOKENIZERS[tokenize]
     except KeyError:
-        raise ConfigError(
-            f"unknown tokenizer {tokenize!r}; valid: {', '.join(TOKENIZERS)}"
-        ) from None
+        raise ConfigError(f"unknown tokenizer {tokenize!r}; valid: {', '.join(TOKENIZERS)}") from None
     if not lines:
         return []
     # sacreBLEU strips trailing whitespace first; it matters for intl ("5- " keeps "5-" together).

@@ -1,0 +1,147 @@
+"""ngrameval vs sacreBLEU vs NLTK on the same generated corpora, in one process (see README.md)."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import math
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+logging.getLogger("sacrebleu").setLevel(logging.ERROR)
+
+PUNCT = [",", ".", "'s", "(", ")", '"', ":", "-", "3.5", "1,200", "2019", "%"]
+
+
+def make_corpus(n_seg: int, n_refs: int, seed: int) -> tuple[list[str], list[list[str]]]:
+    """Hypotheses and segment-major references: Zipfian words, refs share ~60% of the hyp's words."""
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"w{i}" for i in range(50_000)] + PUNCT)
+    p = 1.0 / np.arange(1, len(vocab) + 1) ** 1.1
+    p /= p.sum()
+
+    def sentence(base: np.ndarray | None) -> str:
+        n = int(rng.integers(15, 36))
+        words = rng.choice(len(vocab), size=n, p=p)
+        if base is not None:
+            keep = rng.random(n) < 0.6
+            m = min(n, len(base))
+            words[:m][keep[:m]] = base[:m][keep[:m]]
+        return " ".join(vocab[words].tolist())
+
+    hyps, refs = [], []
+    for _ in range(n_seg):
+        base = rng.choice(len(vocab), size=int(rng.integers(15, 36)), p=p)
+        ref_texts = [sentence(base) for _ in range(n_refs)]
+        hyps.append(sentence(base))
+        refs.append(ref_texts)
+    return hyps, refs
+
+
+def timed(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeat):
+        gc.collect()
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def run(n_seg: int, n_refs: int, repeat: int, sentence: bool) -> list[tuple[str, float, float, str]]:
+    import sacrebleu
+    from nltk.translate.bleu_score import corpus_bleu
+
+    from ngrameval import BLEU, AEv, Preprocess, References, bleu, overlap_stats
+
+    hyps, refs = make_corpus(n_seg, n_refs, seed=n_seg + n_refs)
+    streams = [[r[i] for r in refs] for i in range(n_refs)]
+    rows: list[tuple[str, float, float, str]] = []
+
+    t_ours, ours = timed(lambda: bleu(hyps, refs), repeat)
+    t_sb, sb = timed(lambda: sacrebleu.BLEU().corpus_score(hyps, streams), 1)
+    same = "identical" if abs(ours.score * 100 - sb.score) < 1e-9 else f"DIFF {ours.score * 100} vs {sb.score}"
+    rows.append(("corpus BLEU (13a), sacreBLEU", t_sb, t_ours, same))
+
+    hyp_tok = [h.split() for h in hyps]
+    ref_tok = [[r.split() for r in rs] for rs in refs]
+    t_nltk, nl = timed(lambda: corpus_bleu(ref_tok, hyp_tok), 1)
+    t_none, ours_none = timed(lambda: bleu(hyps, refs, tokenize="none", smooth_method="none"), repeat)
+    same = "identical" if abs(float(nl) - ours_none.score) < 1e-9 else f"DIFF {nl} vs {ours_none.score}"
+    rows.append(("corpus BLEU (pre-split tokens), NLTK", t_nltk, t_none, same))
+
+    if sentence:
+        sbs = sacrebleu.BLEU(effective_order=True)
+        t_sb_sent, sb_sent = timed(lambda: [sbs.sentence_score(h, r).score for h, r in zip(hyps, refs)], 1)
+        t_sent, ours_sent = timed(lambda: bleu(hyps, refs, effective_order=True).sentences, repeat)
+        diff = float(np.max(np.abs(np.asarray(sb_sent) - ours_sent * 100)))  # type: ignore[operator]
+        rows.append(("sentence BLEU, every segment, sacreBLEU loop", t_sb_sent, t_sent, f"max |diff| {diff:.1e}"))
+
+    def plane() -> list[float]:
+        built = References.build(refs, Preprocess())
+        (stats,) = overlap_stats([hyps], built, max_order=4)
+        total = stats.total()
+        return [float(AEv(alpha=a / 10, n=n)(total)) for n in range(1, 5) for a in range(11)]
+
+    def one_bleu() -> float:
+        built = References.build(refs, Preprocess())
+        (stats,) = overlap_stats([hyps], built, max_order=4)
+        return float(BLEU()(stats.total()))
+
+    t_plane, _ = timed(plane, repeat)
+    t_one, _ = timed(one_bleu, repeat)
+    rows.append(("44-member AEv plane vs one BLEU (both ngrameval)", t_one, t_plane, "target: plane <= 2x BLEU"))
+    return rows
+
+
+def peak_memory(n_seg: int) -> float:
+    """Peak RSS (MB) of a fresh process that generates nothing big itself: corpus read from temp files."""
+    code = f"""
+import resource, sys, tempfile, os
+sys.path.insert(0, {str(__file__.rsplit("/", 1)[0])!r})
+from bench_bleu import make_corpus
+hyps, refs = make_corpus({n_seg}, 1, seed=7)
+d = tempfile.mkdtemp()
+open(os.path.join(d, 'h'), 'w').write('\\n'.join(hyps) + '\\n')
+open(os.path.join(d, 'r'), 'w').write('\\n'.join(r[0] for r in refs) + '\\n')
+del hyps, refs
+import gc; gc.collect()
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+from ngrameval.cli import main
+main(['score', os.path.join(d, 'h'), '-r', os.path.join(d, 'r'), '-o', os.path.join(d, 'out')])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--segments", type=int, nargs="+", default=[10_000])
+    ap.add_argument("--refs", type=int, nargs="+", default=[1, 4])
+    ap.add_argument("--repeat", type=int, default=3, help="runs of ngrameval (median); peers run once")
+    ap.add_argument("--no-sentence", action="store_true", help="skip the (slow) sacreBLEU sentence loop")
+    ap.add_argument("--peak-memory", type=int, metavar="N", help="also measure peak RSS at N segments")
+    args = ap.parse_args()
+    print("| segments | refs | task | peer (s) | ngrameval (s) | speed-up | check |")
+    print("|---:|---:|---|---:|---:|---:|---|")
+    for n in args.segments:
+        for k in args.refs:
+            for task, t_peer, t_ours, check in run(n, k, args.repeat, not args.no_sentence):
+                ratio = t_peer / t_ours if t_ours > 0 else math.inf
+                print(f"| {n:,} | {k} | {task} | {t_peer:.2f} | {t_ours:.2f} | {ratio:.1f}x | {check} |", flush=True)
+    if args.peak_memory:
+        print(
+            f"\npeak RSS, `ngrameval score` corpus BLEU, {args.peak_memory:,} segments, 1 ref: "
+            f"{peak_memory(args.peak_memory):.0f} MB"
+        )
+
+
+if __name__ == "__main__":
+    main()

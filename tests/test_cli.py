@@ -1,0 +1,118 @@
+"""The command line: scores, formats, and a clear one-line error with exit status 2 for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sacrebleu
+
+from ngrameval.cli import main
+
+
+def write(p: Path, text: str | bytes) -> str:
+    if isinstance(text, bytes):
+        p.write_bytes(text)
+    else:
+        p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, str]:
+    return {
+        "ref": write(tmp_path / "ref.txt", "the cat sat on the mat\n\nhello world\n"),
+        "ref2": write(tmp_path / "ref2.txt", "a cat sat on a mat\nnothing\nhello there world\n"),
+        "sys": write(tmp_path / "sys.txt", "the cat sat on a mat\n\nhello world\n"),
+        "short": write(tmp_path / "short.txt", "one line\n"),
+    }
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_score_matches_sacrebleu(files, capsys) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = run(["score", files["sys"], "-r", files["ref"], files["ref2"], "-f", "json"], capsys)
+    assert code == 0
+    (rec,) = json.loads(out)
+    hyps = Path(files["sys"]).read_text().splitlines()
+    refs = [Path(files[k]).read_text().splitlines() for k in ("ref", "ref2")]
+    assert rec["score"] == pytest.approx(sacrebleu.corpus_bleu(hyps, refs).score, rel=1e-12)
+    assert rec["signature"].startswith("BLEU|nrefs:2|tok:13a|case:mixed")
+
+
+def test_several_metrics_and_systems_text_table(files, capsys) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = run(
+        ["score", files["sys"], files["ref2"], "-r", files["ref"], "-m", "bleu,nist,aev:alpha=0.3,n=2"], capsys
+    )
+    assert code == 0
+    head = out.splitlines()[0].split()
+    assert head == ["system", "BLEU", "NIST", "AEv(0.3,2)"]
+    assert "sys.txt" in out and "ref2.txt" in out and "alpha:0.3|n:2" in out
+
+
+def test_sentence_scores_keep_empty_lines(files, capsys) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = run(["score", files["sys"], "-r", files["ref"], "--sentence", "-m", "bleu:eff=yes"], capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "system\tmetric\tsegment\tscore" and len(lines) == 4
+    assert [ln.split("\t")[2] for ln in lines[1:]] == ["1", "2", "3"]
+
+
+def test_bom_and_crlf(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    ref = write(tmp_path / "r.txt", "\ufeffthe cat sat on the mat\r\nwe sat here all day\r\n")
+    hyp = write(tmp_path / "h.txt", "the cat sat on the mat\nwe sat here all day\n")
+    code, out, _ = run(["score", hyp, "-r", ref, "-f", "csv"], capsys)
+    assert code == 0 and ",100.0," in out
+
+
+def test_output_file_is_written_whole(files, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "out.json"
+    code, out, _ = run(["score", files["sys"], "-r", files["ref"], "-f", "json", "-o", str(target)], capsys)
+    assert code == 0 and out == "" and json.loads(target.read_text())[0]["metric"] == "BLEU"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.json")] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["score", "{short}", "-r", "{ref}"], r"short.txt has 1 lines but the references \(.*ref.txt\) have 3"),
+        (
+            ["score", "{sys}", "-r", "{ref}", "{short}"],
+            "reference files differ in length: .*ref.txt has 3 lines, .*short.txt has 1",
+        ),
+        (["score", "{sys}", "-r", "{missing}"], "missing.txt: no such file"),
+        (["score", "{sys}", "-r", "{bad}"], r"bad.txt:2: not valid UTF-8"),
+        (["score", "{sys}", "-r", "{ref}", "-m", "blue"], "unknown metric 'blue'; valid: bleu, nist, aev"),
+        (["score", "{sys}", "-r", "{ref}", "-m", "bleu:smooth=magic"], "unknown BLEU smoothing 'magic'; valid: none"),
+        (["score", "{sys}", "-r", "{ref}", "-m", "aev:beta=2"], "unknown option 'beta' for aev; valid: alpha"),
+        (["score", "{sys}", "-r", "{ref}", "-tok", "moses"], "unknown tokenizer 'moses'; valid: 13a, intl"),
+    ],
+)
+def test_bad_input_is_one_clear_line(argv, message, files, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    paths = {**files, "missing": str(tmp_path / "missing.txt"), "bad": write(tmp_path / "bad.txt", b"ok\n\xff\xfe\n")}
+    code, out, err = run([a.format(**paths) for a in argv], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("ngrameval: error: ") and err.count("\n") == 1
+    assert __import__("re").search(message, err), err
+
+
+def test_missing_empty_refs_gives_variable_reference_counts(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    r1 = write(tmp_path / "r1.txt", "a b c d\nx y z w\n")
+    r2 = write(tmp_path / "r2.txt", "\nx y\n")
+    hyp = write(tmp_path / "h.txt", "a b c d\nx y z w\n")
+    code, out, _ = run(["score", hyp, "-r", r1, r2, "--missing-empty-refs", "-f", "json"], capsys)
+    assert code == 0 and "nrefs:var" in json.loads(out)[0]["signature"]
+    assert json.loads(out)[0]["score"] == pytest.approx(100.0)
+
+
+def test_demo_and_module_entry_point() -> None:
+    done = subprocess.run([sys.executable, "-m", "ngrameval", "demo"], capture_output=True, text=True, check=True)
+    assert "M23" in done.stdout and "AEv:mt-adequacy" in done.stdout and "NIST" in done.stdout
+    version = subprocess.run([sys.executable, "-m", "ngrameval", "--version"], capture_output=True, text=True)
+    assert version.stdout.startswith("ngrameval ")
