@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from ngrameval.errors import ConfigError
-from ngrameval.metrics.bleu import SACREBLEU_SMOOTH
+from ngrameval.metrics.bleu import SACREBLEU_SMOOTH, smooth_label
 from ngrameval.metrics.policy import FloatArray, divide, smoothed_precisions, warn_undefined, weighted_log_mean
 from ngrameval.ngrams.stats import Stats
 
@@ -112,10 +112,7 @@ class AEv:
 
     def signature(self) -> str:
         w = "uniform" if self.weights is None else ",".join(f"{x:g}" for x in self.weights)
-        smooth = self.smooth_method
-        default = SACREBLEU_SMOOTH[smooth]
-        if default is not None:
-            smooth += f"[{(self.smooth_value if self.smooth_value is not None else default):.2f}]"
+        smooth = smooth_label(self.smooth_method, self.smooth_value)
         return f"alpha:{self.alpha:g}|n:{self.n}|B:{self.brevity:g}|W:{self.wordiness:g}|w:{w}|smooth:{smooth}"
 
 

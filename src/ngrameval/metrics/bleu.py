@@ -26,6 +26,12 @@ SACREBLEU_SMOOTH = {"none": None, "floor": 0.1, "add-k": 1.0, "exp": None}
 SMOOTH_METHODS = (*SACREBLEU_SMOOTH, "mteval", *(f"nltk{i}" for i in range(8)))
 
 
+def smooth_label(method: str, value: float | None) -> str:
+    """``exp``, ``floor[0.10]``: the smoothing as signatures print it (sacreBLEU's spelling)."""
+    default = SACREBLEU_SMOOTH.get(method)
+    return method if default is None else f"{method}[{(value if value is not None else default):.2f}]"
+
+
 def brevity_penalty(hyp_len: FloatArray, ref_len: FloatArray) -> FloatArray:
     """1 if c >= r, exp(1 - r/c) if 0 < c < r, 0 if c = 0 < r."""
     ratio = divide(ref_len, hyp_len)
@@ -154,10 +160,7 @@ class BLEU:
         return "BLEU" if self.max_order == 4 else f"BLEU-{self.max_order}"
 
     def signature(self) -> str:
-        smooth = self.smooth_method
-        default = SACREBLEU_SMOOTH.get(smooth)
-        if default is not None:
-            smooth += f"[{(self.smooth_value if self.smooth_value is not None else default):.2f}]"
-        elif smooth.startswith("nltk") and smooth != "nltk0":
+        smooth = smooth_label(self.smooth_method, self.smooth_value)
+        if smooth.startswith("nltk") and smooth != "nltk0":
             smooth += f"[eps={self.nltk_epsilon},alpha={self.nltk_alpha},k={self.nltk_k}]"
         return f"n:{self.max_order}|eff:{'yes' if self.effective_order else 'no'}|smooth:{smooth}"
