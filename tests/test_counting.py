@@ -51,3 +51,12 @@ def test_several_systems_share_one_reference_table() -> None:
     np.testing.assert_array_equal(s2.values, alone.values)
     assert s1.match.tolist() == [[2, 1], [2, 1]]
     assert s2.match.tolist() == [[2, 1], [1, 0]]  # "a" clipped to 2 by the second reference
+
+
+def test_rows_add_for_subsets_and_resamples() -> None:
+    built = References.build([["a b c"], ["c d"], ["a a"]], Preprocess(tokenize="none"))
+    (stats,) = overlap_stats([["a b", "c d", "a"]], built, max_order=2)
+    w = np.array([[1.0, 0.0, 1.0], [0.0, 2.0, 0.0]])  # a subset, and segment 2 drawn twice
+    got = stats.weighted(w).values
+    np.testing.assert_array_equal(got[0], stats.rows(np.array([0, 2])).total().values)
+    np.testing.assert_array_equal(got[1], 2 * stats.rows(slice(1, 2)).total().values)

@@ -18,19 +18,20 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError
-from ngrameval.metrics.bleu import SACREBLEU_SMOOTH, smooth_label
-from ngrameval.metrics.policy import FloatArray, divide, smoothed_precisions, warn_undefined, weighted_log_mean
+from ngrameval.metrics.policy import (
+    SACREBLEU_SMOOTH,
+    FloatArray,
+    divide,
+    exceed_penalty,
+    smooth_label,
+    smoothed_precisions,
+    warn_undefined,
+    weighted_log_mean,
+)
 from ngrameval.ngrams.stats import Stats
-
-
-def _penalty(over: FloatArray, limit: FloatArray) -> FloatArray:
-    """1 if over <= limit, exp(1 - over / limit) otherwise (0 when limit = 0 < over)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(
-            over <= limit, 1.0, np.where(limit > 0, np.exp(1.0 - over / np.where(limit > 0, limit, 1.0)), 0.0)
-        )
 
 
 @dataclass(frozen=True)
@@ -72,31 +73,32 @@ class AEv:
             return np.full(self.n, 1.0 / self.n)
         return np.asarray(self.weights, dtype=np.float64)
 
-    def _side(self, correct: FloatArray, total: FloatArray) -> tuple[FloatArray, np.ndarray]:
-        default = SACREBLEU_SMOOTH[self.smooth_method]
-        value = self.smooth_value if self.smooth_value is not None else (default or 0.0)
-        prec, _ = smoothed_precisions(correct[..., : self.n], total[..., : self.n], self.smooth_method, value)
-        return weighted_log_mean(prec, self._w())
+    def _sides(self, stats: Stats) -> tuple[FloatArray, NDArray[np.bool_], FloatArray, NDArray[np.bool_]]:
+        """(PS, PS undefined, RS, RS undefined), penalties included; an undefined side is 0."""
+        w = self._w()
+        n = self.n
+        p, _ = smoothed_precisions(
+            stats.match[..., :n], stats.total_ngrams[..., :n], self.smooth_method, self.smooth_value
+        )
+        r, _ = smoothed_precisions(stats.rmatch[..., :n], stats.rtotal[..., :n], self.smooth_method, self.smooth_value)
+        ps, ps_undef = weighted_log_mean(p, w)
+        rs, rs_undef = weighted_log_mean(r, w)
+        ps = ps * exceed_penalty(stats.ref_len, self.brevity * stats.hyp_len)
+        if not math.isinf(self.wordiness):  # W = inf disables WP (and inf * 0 would be NaN)
+            rs = rs * exceed_penalty(stats.hyp_len, self.wordiness * stats.ref_len)
+        return ps, ps_undef, rs, rs_undef
 
     def precision_side(self, stats: Stats) -> FloatArray:
         """PS(N) (0 where undefined)."""
-        ps, _ = self._side(stats.match, stats.total_ngrams)
-        return ps * _penalty(stats.ref_len, self.brevity * stats.hyp_len)
+        return self._sides(stats)[0]
 
     def recall_side(self, stats: Stats) -> FloatArray:
         """RS(N) (0 where undefined)."""
-        rs, _ = self._side(stats.rmatch, stats.rtotal)
-        if math.isinf(self.wordiness):
-            return rs
-        return rs * _penalty(stats.hyp_len, self.wordiness * stats.ref_len)
+        return self._sides(stats)[2]
 
     def __call__(self, stats: Stats) -> FloatArray:
         """AEv of each row of ``stats`` in [0, 1]."""
-        ps, ps_undef = self._side(stats.match, stats.total_ngrams)
-        rs, rs_undef = self._side(stats.rmatch, stats.rtotal)
-        ps = ps * _penalty(stats.ref_len, self.brevity * stats.hyp_len)
-        if not math.isinf(self.wordiness):
-            rs = rs * _penalty(stats.hyp_len, self.wordiness * stats.ref_len)
+        ps, ps_undef, rs, rs_undef = self._sides(stats)
         used_p, used_r = self.alpha > 0, self.alpha < 1
         undefined = (ps_undef & used_p) | (rs_undef & used_r)
         warn_undefined(undefined, self.display_name(), "a zero or undefined n-gram precision/recall")

@@ -19,23 +19,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError
-from ngrameval.metrics.policy import FloatArray, divide, smoothed_precisions, warn_undefined
+from ngrameval.metrics.policy import (
+    SACREBLEU_SMOOTH,
+    FloatArray,
+    divide,
+    exceed_penalty,
+    smooth_label,
+    smoothed_precisions,
+    warn_undefined,
+)
 from ngrameval.ngrams.stats import Stats
 
-SACREBLEU_SMOOTH = {"none": None, "floor": 0.1, "add-k": 1.0, "exp": None}
 SMOOTH_METHODS = (*SACREBLEU_SMOOTH, "mteval", *(f"nltk{i}" for i in range(8)))
-
-
-def smooth_label(method: str, value: float | None) -> str:
-    """``exp``, ``floor[0.10]``: the smoothing as signatures print it (sacreBLEU's spelling)."""
-    default = SACREBLEU_SMOOTH.get(method)
-    return method if default is None else f"{method}[{(value if value is not None else default):.2f}]"
-
-
-def brevity_penalty(hyp_len: FloatArray, ref_len: FloatArray) -> FloatArray:
-    """1 if c >= r, exp(1 - r/c) if 0 < c < r, 0 if c = 0 < r."""
-    ratio = divide(ref_len, hyp_len)
-    return np.where(hyp_len >= ref_len, 1.0, np.where(hyp_len > 0, np.exp(1.0 - ratio), 0.0))
 
 
 @dataclass(frozen=True)
@@ -63,25 +58,19 @@ class BLEU:
     def order_needed(self) -> int:
         return self.max_order + (1 if self.smooth_method in ("nltk5", "nltk7") else 0)
 
-    def precisions(self, stats: Stats) -> FloatArray:
-        """Unsmoothed per-order precisions c_n / t_n (0 where t_n = 0)."""
-        return divide(stats.match[..., : self.max_order], stats.total_ngrams[..., : self.max_order])
-
     def __call__(self, stats: Stats) -> FloatArray:
         """BLEU of each row of ``stats`` (of ``stats.total()`` for a corpus score)."""
         if self.smooth_method.startswith("nltk"):
             return self._nltk(stats)
         n = self.max_order
         correct, total = stats.match[..., :n], stats.total_ngrams[..., :n]
-        bp = brevity_penalty(stats.hyp_len, stats.ref_len)
+        bp = exceed_penalty(stats.ref_len, stats.hyp_len)
         if self.smooth_method == "mteval":
-            prec, valid = smoothed_precisions(correct, total, "exp", 0.0)
+            prec, _ = smoothed_precisions(correct, total, "exp")
             # mteval-v13a.pl: log p = 0 for an order with no hypothesis n-gram, and always divide by N.
             prec = np.where(total > 0, prec, 1.0)
             return np.asarray(bp * np.exp(np.log(prec).sum(axis=-1) / n))
-        default = SACREBLEU_SMOOTH[self.smooth_method]
-        value = self.smooth_value if self.smooth_value is not None else (default or 0.0)
-        prec, valid = smoothed_precisions(correct, total, self.smooth_method, value)
+        prec, valid = smoothed_precisions(correct, total, self.smooth_method, self.smooth_value)
         eff = valid.sum(axis=-1) if self.effective_order else np.full(valid.shape[:-1], n)
         eff = np.maximum(eff, 1)
         in_mean = np.arange(n) < eff[..., None]
@@ -118,9 +107,9 @@ class BLEU:
             p = self._nltk5(p, p_next)
         if method == 6:
             p, undefined = self._nltk6(p, num, stats.total_ngrams[..., :n])
-        bp = np.where(
-            hyp_len > stats.ref_len, 1.0, np.where(hyp_len > 0, np.exp(1.0 - divide(stats.ref_len, hyp_len)), 0.0)
-        )
+        # NLTK: BP = 1 if c > r, 0 if c = 0, else exp(1 - r/c): the same as ours except at c = r = 0,
+        # where there is no unigram match and the score is 0 either way.
+        bp = exceed_penalty(stats.ref_len, hyp_len)
         with np.errstate(divide="ignore"):
             logs = np.where(p > 0, np.log(np.where(p > 0, p, 1.0)), 0.0)  # NLTK skips p = 0
         score = bp * np.exp(logs.sum(axis=-1) / n)

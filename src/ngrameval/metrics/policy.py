@@ -12,6 +12,26 @@ from ngrameval.errors import UndefinedMetricWarning
 
 FloatArray = NDArray[np.float64]
 
+# sacreBLEU's smoothing methods and their default values (Chen & Cherry 2014, methods 1-3).
+SACREBLEU_SMOOTH = {"none": None, "floor": 0.1, "add-k": 1.0, "exp": None}
+
+
+def smooth_label(method: str, value: float | None) -> str:
+    """``exp``, ``floor[0.10]``: the smoothing as signatures print it (sacreBLEU's spelling)."""
+    default = SACREBLEU_SMOOTH.get(method)
+    return method if default is None else f"{method}[{(value if value is not None else default):.2f}]"
+
+
+def exceed_penalty(over: FloatArray, limit: FloatArray) -> FloatArray:
+    """1 if ``over <= limit``, else exp(1 - over / limit), 0 when limit = 0 < over.
+
+    BLEU's and AEv's brevity penalty is ``exceed_penalty(|r|, B|c|)``; AEv's wordiness penalty
+    ``exceed_penalty(|c|, W|r|)``.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = over / np.where(limit > 0, limit, 1.0)
+    return np.where(over <= limit, 1.0, np.where(limit > 0, np.exp(1.0 - ratio), 0.0))
+
 
 def warn_undefined(undefined: NDArray[np.bool_], metric: str, why: str) -> None:
     """Warn once, with the count, when any score was undefined and set to 0."""
@@ -33,14 +53,17 @@ def divide(num: FloatArray, den: FloatArray) -> FloatArray:
 
 
 def smoothed_precisions(
-    correct: FloatArray, total: FloatArray, method: str, value: float
+    correct: FloatArray, total: FloatArray, method: str, value: float | None = None
 ) -> tuple[FloatArray, NDArray[np.bool_]]:
     """Per-order precisions with sacreBLEU's smoothing (Chen & Cherry 2014, methods 1-3).
 
     ``none``: c/t; ``floor``: a zero c becomes ``value``; ``add-k``: orders >= 2 add ``value`` to c and
     t; ``exp``: the k-th order with c = 0 gets 1 / (2^k t). Orders from the first one with t = 0 on
     are not *valid* (as sacreBLEU stops there). Returns (precisions, valid); invalid orders hold 0.
+    ``value`` None means the method's sacreBLEU default.
     """
+    if value is None:
+        value = SACREBLEU_SMOOTH.get(method) or 0.0
     correct = np.array(correct, dtype=np.float64)
     total = np.array(total, dtype=np.float64)
     if method == "add-k":

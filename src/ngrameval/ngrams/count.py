@@ -130,13 +130,13 @@ def overlap_stats(
         for hyps in systems:
             ids, off = _ids(preprocess(hyps[ch.start : ch.stop], refs.cfg), refs.vocab, None)
             hyp_ids.append((ids, off))
-        count_b, prefix_b, _order_b, per_sys = _overlap.overlap(ch.ids, ch.off, ch.seg, hyp_ids, n, nist)
+        count_b, prefix_b, order_b, per_sys = _overlap.overlap(ch.ids, ch.off, ch.seg, hyp_ids, n, nist)
         info = None
         if nist:
             count = np.frombuffer(count_b, dtype=np.int64)
             prefix = np.frombuffer(prefix_b, dtype=np.int32)
             info = _nist_info(count, prefix, int(ch.lens.sum()))
-            order = np.frombuffer(_order_b, dtype=np.int8).astype(np.int64) - 1
+            order = np.frombuffer(order_b, dtype=np.int8).astype(np.int64) - 1
         seg_count = np.diff(ch.seg)
         owner = np.repeat(np.arange(len(seg_count)), seg_count)
         rtotal = np.zeros((len(seg_count), n), dtype=np.int64)

@@ -70,10 +70,6 @@ class Stats:
     def info(self) -> NDArray[np.float64]:
         return self._block("info")
 
-    @property
-    def n_segments(self) -> int:
-        return int(self.values.shape[0]) if self.values.ndim > 1 else 1
-
     def total(self) -> Stats:
         """The corpus row: the sum over segments."""
         return Stats(self.values.sum(axis=0), self.max_order, self.has_info)
