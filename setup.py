@@ -1,13 +1,12 @@
-"""Builds the C kernel; everything else is declared in pyproject.toml."""
+"""Builds the C kernels; everything else is declared in pyproject.toml."""
 
 from setuptools import Extension, setup
 
+FLAGS = ["-O3", "-std=c99", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+
 setup(
     ext_modules=[
-        Extension(
-            "ngrameval._overlap",
-            sources=["src/ngrameval/_overlap.c"],
-            extra_compile_args=["-O3", "-std=c99", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-        )
+        Extension(f"ngrameval.{name}", sources=[f"src/ngrameval/{name}.c"], extra_compile_args=FLAGS)
+        for name in ("_overlap", "_text")
     ]
 )

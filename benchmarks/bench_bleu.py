@@ -6,9 +6,11 @@ import argparse
 import gc
 import logging
 import math
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -42,6 +44,22 @@ def make_corpus(n_seg: int, n_refs: int, seed: int) -> tuple[list[str], list[lis
         hyps.append(sentence(base))
         refs.append(ref_texts)
     return hyps, refs
+
+
+def make_corpus_fast(n_seg: int, seed: int) -> tuple[list[str], list[str]]:
+    """Hypotheses and one reference each (60% of the hypothesis's words kept), words Zipfian as in
+    :func:`make_corpus` but drawn in bulk: the 1M-segment memory run would take half an hour otherwise."""
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"w{i}" for i in range(50_000)] + PUNCT)
+    p = 1.0 / np.arange(1, len(vocab) + 1) ** 1.1
+    p /= p.sum()
+    lens = rng.integers(15, 36, size=n_seg)
+    hyp = rng.choice(len(vocab), size=int(lens.sum()), p=p)
+    ref = hyp.copy()
+    swap = rng.random(len(ref)) >= 0.6
+    ref[swap] = rng.choice(len(vocab), size=int(swap.sum()), p=p)
+    cut = np.cumsum(lens)[:-1]
+    return [" ".join(w) for w in np.split(vocab[hyp], cut)], [" ".join(w) for w in np.split(vocab[ref], cut)]
 
 
 def timed(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
@@ -101,29 +119,26 @@ def run(n_seg: int, n_refs: int, repeat: int, sentence: bool) -> list[tuple[str,
 
 
 def peak_memory(n_seg: int) -> float:
-    """Peak RSS (MB) of a fresh process that generates nothing big itself: corpus read from temp files."""
-    code = f"""
-import resource, sys, tempfile, os
-sys.path.insert(0, {str(__file__.rsplit("/", 1)[0])!r})
-from bench_bleu import make_corpus
-hyps, refs = make_corpus({n_seg}, 1, seed=7)
-d = tempfile.mkdtemp()
-open(os.path.join(d, 'h'), 'w').write('\\n'.join(hyps) + '\\n')
-open(os.path.join(d, 'r'), 'w').write('\\n'.join(r[0] for r in refs) + '\\n')
-del hyps, refs
-import gc; gc.collect()
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-from ngrameval.cli import main
-main(['score', os.path.join(d, 'h'), '-r', os.path.join(d, 'r'), '-o', os.path.join(d, 'out')])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-"""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    """Peak RSS (MB) of a fresh process that runs ``ngrameval score`` on n_seg generated segments (1 reference)."""
+    hyps, refs = make_corpus_fast(n_seg, seed=7)
+    with tempfile.TemporaryDirectory() as d:
+        h, r, o = (os.path.join(d, x) for x in ("h.txt", "r.txt", "out.txt"))
+        for path, lines in ((h, hyps), (r, refs)):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write("\n".join(lines) + "\n")
+        del hyps, refs
+        code = (
+            "import resource; from ngrameval.cli import main; "
+            f"main(['score', {h!r}, '-r', {r!r}, '-o', {o!r}]); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--segments", type=int, nargs="+", default=[10_000])
+    ap.add_argument("--segments", type=int, nargs="*", default=[10_000], help="corpus sizes to time (none: skip)")
     ap.add_argument("--refs", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--repeat", type=int, default=3, help="runs of ngrameval (median); peers run once")
     ap.add_argument("--no-sentence", action="store_true", help="skip the (slow) sacreBLEU sentence loop")

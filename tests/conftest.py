@@ -63,8 +63,12 @@ word = st.sampled_from(WORDS)
 line = st.lists(st.tuples(word, st.sampled_from(SEPARATORS)), max_size=14).map(
     lambda parts: "".join(w + s for w, s in parts)
 )
-text_char = st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r")
+text_char = st.characters(blacklist_categories=("Cs",), blacklist_characters="\n")
 free_line = st.text(text_char, max_size=30)
+# Segments given through the API may hold line breaks (mteval joins "-\n" and reads "\n" as a space).
+broken_line = st.lists(st.tuples(word, st.sampled_from([*SEPARATORS, "\n", "-\n", "\r\n"])), max_size=10).map(
+    lambda parts: "".join(w + s for w, s in parts)
+)
 
 
 @st.composite

@@ -116,3 +116,25 @@ def test_demo_and_module_entry_point() -> None:
     assert "M23" in done.stdout and "AEv:mt-adequacy" in done.stdout and "NIST" in done.stdout
     version = subprocess.run([sys.executable, "-m", "ngrameval", "--version"], capture_output=True, text=True)
     assert version.stdout.startswith("ngrameval ")
+
+
+def test_paraphrase_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = write(tmp_path / "src.txt", "the cat sat on the mat\na dog runs in the park\nhe eats an apple\n")
+    ref = write(tmp_path / "ref.tsv", "a cat sat on a mat\tcat on mat\nthe dog is running\nhe is eating an apple\n")
+    sys1 = write(tmp_path / "copy.txt", "the cat sat on the mat\na dog runs in the park\nhe eats an apple\n")
+    sys2 = write(tmp_path / "para.txt", "a cat is on the mat\nthe dog is running\nan apple is eaten\n")
+    r1 = write(tmp_path / "copy.r", "1\n2\n\n")
+    r2 = write(tmp_path / "para.r", "4\n5\n3\n")
+    code, out, err = run(["paraphrase", "--source", src, "-r", ref, "--tsv", sys1, sys2, "--ratings", r1, r2], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "system", "BLEU", "BLEU+src", "PINC", "SE", "AM(BLEU,PINC)", "GM(BLEU,PINC)", "HM(BLEU,PINC)", "PINC*sig(BLEU)"
+    ]  # fmt: skip
+    assert lines[2].split()[3] == "0.00"  # the copy has PINC 0
+    assert "logistic fitted to 5 rated sentences" in out
+    bad = write(tmp_path / "bad.r", "1\nlots\n2\n")
+    code, _, err = run(["paraphrase", "--source", src, "-r", ref, "--tsv", sys1, "--ratings", bad], capsys)
+    assert code == 2 and "bad.r:2: expected a number" in err
+    code, _, err = run(["paraphrase", "--source", src, "-r", ref, "--tsv", sys1, sys2, "--ratings", r1], capsys)
+    assert code == 2 and "one ratings file per system" in err

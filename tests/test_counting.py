@@ -43,6 +43,20 @@ def test_kernel_matches_python(data: list[tuple[list[str], list[list[str]]]], n_
     np.testing.assert_array_equal(stats.values, want)
 
 
+def test_long_segments_grow_the_kernel_tables() -> None:
+    # Segments far longer than the kernel's initial tables, between short ones.
+    rng = np.random.default_rng(3)
+    words = np.array(list("abcdefgh"))
+    seg = [
+        (rng.choice(words, k).tolist(), [rng.choice(words, m).tolist() for m in ms])
+        for k, ms in [(3, [2]), (3000, [2500, 4000]), (1, [1]), (5000, [6000, 10, 7000]), (0, [4])]
+    ]
+    hyps = [" ".join(h) for h, _ in seg]
+    refs = [[" ".join(r) for r in rs] for _, rs in seg]
+    (stats,) = overlap_stats([hyps], References.build(refs, Preprocess(tokenize="none")), max_order=5)
+    np.testing.assert_array_equal(stats.values, np.array([expected_row(h, rs, 5) for h, rs in seg]))
+
+
 def test_several_systems_share_one_reference_table() -> None:
     refs = [["a b c", "a a b"], ["c d"]]
     built = References.build(refs, Preprocess(tokenize="none"))

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics.bleu import _get_tokenizer
-from tests.conftest import free_line, line
+from tests.conftest import broken_line, free_line, line
 
-from ngrameval import Preprocess, preprocess, tokenize_lines
+from ngrameval import Preprocess, References, overlap_stats, preprocess, tokenize_lines
 from ngrameval.errors import ConfigError
 
-lines = st.lists(st.one_of(line, free_line), min_size=1, max_size=8)
+lines = st.lists(st.one_of(line, free_line, broken_line), min_size=1, max_size=8)
 
 
 def sacre_tokens(name: str, lines: list[str], lowercase: bool) -> list[list[str]]:
@@ -34,8 +34,10 @@ def test_batch_boundaries_do_not_leak(name: str) -> None:
     assert tokenize_lines(lines, name) == sacre_tokens(name, lines, False)
 
 
-def test_embedded_newlines_follow_mteval() -> None:
-    assert tokenize_lines(["hyphen-\nated line\nbreak"]) == sacre_tokens("13a", ["hyphen-\nated line\nbreak"], False)
+@pytest.mark.parametrize("name", ["13a", "intl", "none", "char"])
+def test_embedded_newlines_follow_sacrebleu(name: str) -> None:
+    lines = ["hyphen-\nated line\nbreak", "<skip-\nped> 5-\n3", "a\n", "\n"]
+    assert tokenize_lines(lines, name) == sacre_tokens(name, lines, False)
 
 
 def test_unknown_tokenizer_lists_valid_ones() -> None:
@@ -46,6 +48,15 @@ def test_unknown_tokenizer_lists_valid_ones() -> None:
 def test_stopwords_then_stem() -> None:
     cfg = Preprocess(lowercase=True, stopwords="smart", stem=True)
     assert preprocess(["The dogs WERE running", ""], cfg) == [["dog", "run"], []]
+
+
+def test_stems_of_unseen_hypothesis_words_match() -> None:
+    # "runs" never occurs in the references, but its stem does: it must count as a match.
+    built = References.build([["he was running"]], Preprocess(stem=True))
+    (stats,) = overlap_stats([["she runs"]], built, max_order=1)
+    assert stats.match.tolist() == [[1]]
+    (plain,) = overlap_stats([["she runs"]], References.build([["he was running"]], Preprocess()), max_order=1)
+    assert plain.match.tolist() == [[0]]
 
 
 def test_user_stopword_file(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""ngrameval: n-gram co-occurrence metrics (AEv family, BLEU, NIST) computed exactly and fast.
+"""ngrameval: n-gram co-occurrence metrics (AEv family, BLEU, NIST, PINC, SE) computed exactly and fast.
 
 Scores are fractions in [0, 1] in this API (NIST has its own scale); text output shows 0-100.
 """
@@ -9,6 +9,7 @@ from ngrameval.errors import ConfigError, InputError, MissingDependencyError, Un
 from ngrameval.metrics import BLEU, NIST, AEv
 from ngrameval.metrics.registry import MetricSpec, parse_specs
 from ngrameval.ngrams import References, Stats, overlap_stats
+from ngrameval.paraphrase import ParaphraseResult, paraphrase, pinc, se
 from ngrameval.text import Preprocess, preprocess, tokenize_lines
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "InputError",
     "MetricSpec",
     "MissingDependencyError",
+    "ParaphraseResult",
     "Preprocess",
     "References",
     "Score",
@@ -29,8 +31,11 @@ __all__ = [
     "bleu",
     "nist",
     "overlap_stats",
+    "paraphrase",
     "parse_specs",
+    "pinc",
     "preprocess",
     "score",
+    "se",
     "tokenize_lines",
 ]

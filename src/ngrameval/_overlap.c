@@ -1,17 +1,19 @@
 /*
  * ngrameval._overlap: the n-gram co-occurrence kernel.
  *
- * One call interns every n-gram (orders 1..max_order) of a block of reference texts into an exact
- * hash table (key = (id of the (n-1)-gram prefix, token id), so no two n-grams ever share an id),
- * then, for every system given, counts per segment and per order:
+ * N-grams are interned exactly in hash tables keyed by (id of the (n-1)-gram prefix, token id), so
+ * no two n-grams ever share an id. `overlap` works one segment at a time: it interns the n-grams
+ * (orders 1..max_order) of the segment's references into a small table that stays in cache, then,
+ * for every system given, counts per segment and per order:
  *
  *   match[s, n]  = sum over hyp n-grams g of min(count_hyp(g), max over refs of count_ref(g))
  *   rmatch[s, n] = sum over refs r, n-grams g of r of min(count_r(g), count_hyp(g))
  *
- * and, on request, the (segment, n-gram id, clipped count) triples of every matched hyp n-gram
- * (NIST weights them by information). Reference n-grams are interned once per call and shared by
- * every system of the call. All inputs and outputs are flat little buffers; the Python side wraps
- * them in numpy arrays (no numpy headers needed to build this file).
+ * The reference side of a segment is counted once and shared by every system of the call.
+ * `intern` numbers the reference n-grams of a whole block globally (with counts and prefixes, for
+ * NIST's information weights); given those ids, `overlap` also emits the (segment, n-gram id,
+ * clipped count) triple of every matched hyp n-gram. All inputs and outputs are flat buffers; the
+ * Python side wraps them in numpy arrays (no numpy headers needed to build this file).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -166,17 +168,156 @@ static PyObject *bytes_of(const void *data, size_t nbytes) {
     return PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)nbytes);
 }
 
+static int get_offsets(PyObject *seg_o, Py_buffer *seg, Py_ssize_t n_texts) {
+    if (PyObject_GetBuffer(seg_o, seg, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const int64_t *rs = (const int64_t *)seg->buf;
+    Py_ssize_t n = seg->len / 8 - 1;
+    int ok = seg->len % 8 == 0 && seg->len >= 8 && rs[0] == 0 && rs[n] == n_texts;
+    for (Py_ssize_t s = 0; ok && s < n; s++) ok = rs[s + 1] >= rs[s];
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "ref_seg must be int64[S + 1], non-decreasing, from 0 to the number of references");
+        PyBuffer_Release(seg);
+        return -1;
+    }
+    return 0;
+}
+
 /*
- * overlap(ref_tok, ref_off, ref_seg, hyps, max_order, emit_matches)
+ * intern(ref_tok, ref_off, max_order) -> (ref_gid int32[T*N], count int64[G], prefix int32[G], order int8[G])
+ *   ref_gid[i * N + n - 1] = id of the n-gram starting at token i (-1 past the end of its text);
+ *   count = occurrences among all references; prefix = id of the (n-1)-gram prefix (-1 for unigrams).
+ */
+static PyObject *intern(PyObject *self, PyObject *args) {
+    PyObject *tok_o, *off_o;
+    int max_order;
+    if (!PyArg_ParseTuple(args, "OOi", &tok_o, &off_o, &max_order)) return NULL;
+    if (max_order < 1 || max_order > 100) {
+        PyErr_SetString(PyExc_ValueError, "max_order must be in 1..100");
+        return NULL;
+    }
+    stream_t refs;
+    if (get_stream(tok_o, off_o, &refs) < 0) return NULL;
+    const int32_t *rtok = (const int32_t *)refs.tok.buf;
+    const int64_t *roff = (const int64_t *)refs.off.buf;
+    Py_ssize_t n_refs = refs.off.len / 8 - 1;
+    size_t T = (size_t)(refs.tok.len / 4), N = (size_t)max_order;
+    table_t table = {0};
+    gram_info_t info = {0};
+    PyObject *result = NULL;
+    int32_t *gid = (int32_t *)malloc((T ? T : 1) * N * sizeof(int32_t));
+    if (!gid || table_init(&table, T * N / 2 + 16) < 0) goto nomem;
+    for (Py_ssize_t r = 0; r < n_refs; r++) {
+        int64_t a = roff[r], b = roff[r + 1];
+        for (int64_t i = a; i < b; i++) {
+            int32_t prev = -1;
+            for (size_t n = 0; n < N; n++) {
+                if (i + (int64_t)n >= b) {
+                    gid[(size_t)i * N + n] = -1;
+                    continue;
+                }
+                int32_t id = table_insert(&table, make_key(prev, rtok[i + n]), (int32_t)info.size);
+                if (id == -2) goto nomem;
+                if (id == (int32_t)info.size && info_push(&info, prev, (int8_t)(n + 1)) < 0) goto nomem;
+                info.count[id]++;
+                gid[(size_t)i * N + n] = id;
+                prev = id;
+            }
+        }
+    }
+    result = Py_BuildValue("(NNNN)", bytes_of(gid, T * N * sizeof(int32_t)),
+                           bytes_of(info.count, info.size * sizeof(int64_t)),
+                           bytes_of(info.prefix, info.size * sizeof(int32_t)),
+                           bytes_of(info.order, info.size * sizeof(int8_t)));
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(gid);
+    free(info.count); free(info.prefix); free(info.order);
+    if (table.keys) table_free(&table);
+    release_stream(&refs);
+    return result;
+}
+
+/* Per-system inputs and outputs of `overlap`. */
+typedef struct {
+    stream_t hyp;
+    int64_t *match, *rmatch, *dmatch;
+    int64_t *m_seg, *m_clip;
+    int32_t *m_gram;
+    size_t m_len, m_cap;
+} system_t;
+
+static int emit_push(system_t *y, int64_t s, int32_t gram, int64_t clip) {
+    if (y->m_len == y->m_cap) {
+        size_t cap = y->m_cap ? y->m_cap * 2 : 4096;
+        int64_t *a = (int64_t *)realloc(y->m_seg, cap * sizeof(int64_t));
+        if (!a) return -1;
+        y->m_seg = a;
+        int64_t *c = (int64_t *)realloc(y->m_clip, cap * sizeof(int64_t));
+        if (!c) return -1;
+        y->m_clip = c;
+        int32_t *g = (int32_t *)realloc(y->m_gram, cap * sizeof(int32_t));
+        if (!g) return -1;
+        y->m_gram = g;
+        y->m_cap = cap;
+    }
+    y->m_seg[y->m_len] = s;
+    y->m_gram[y->m_len] = gram;
+    y->m_clip[y->m_len] = clip;
+    y->m_len++;
+    return 0;
+}
+
+/* Scratch of one segment's reference n-grams, indexed by local id (reused across segments). */
+typedef struct {
+    int8_t *order;
+    int64_t *first;  /* i * N + n of the first occurrence, to find its global id */
+    int64_t *cmax, *rcnt, *hcnt, *rstamp, *hstamp;
+    int32_t *list;
+    size_t cap;
+} local_t;
+
+static int local_reserve(local_t *l, size_t need) {
+    if (need <= l->cap) return 0;
+    size_t cap = l->cap ? l->cap : 1024;
+    while (cap < need) cap *= 2;
+#define GROW(field, type)                                                   \
+    do {                                                                    \
+        type *p = (type *)realloc(l->field, cap * sizeof(type));            \
+        if (!p) return -1;                                                  \
+        l->field = p;                                                       \
+    } while (0)
+    GROW(order, int8_t); GROW(first, int64_t); GROW(cmax, int64_t); GROW(rcnt, int64_t); GROW(hcnt, int64_t);
+    GROW(list, int32_t);
+#undef GROW
+    int64_t *rs = (int64_t *)calloc(cap, sizeof(int64_t)), *hs = (int64_t *)calloc(cap, sizeof(int64_t));
+    if (!rs || !hs) { free(rs); free(hs); return -1; }
+    free(l->rstamp); free(l->hstamp);
+    l->rstamp = rs;   /* stamps restart at 0 < every tick */
+    l->hstamp = hs;
+    l->cap = cap;
+    return 0;
+}
+
+static void local_free(local_t *l) {
+    free(l->order); free(l->first); free(l->cmax); free(l->rcnt); free(l->hcnt); free(l->rstamp); free(l->hstamp);
+    free(l->list);
+}
+
+/*
+ * overlap(ref_tok, ref_off, ref_seg, hyps, max_order, ref_gid)
  *   ref_tok: int32[T], ref_off: int64[R + 1], ref_seg: int64[S + 1] (the references of segment s
- *   are texts ref_seg[s] .. ref_seg[s + 1] - 1), hyps: sequence of (tok int32[], off int64[S + 1]).
- * Returns (count int64[G], prefix int32[G], order int8[G], per_system) with per_system a list of
- * (match int64[S*N], rmatch int64[S*N], m_seg int64[M], m_gram int32[M], m_clip int64[M]).
+ *   are texts ref_seg[s] .. ref_seg[s + 1] - 1), hyps: sequence of (tok int32[], off int64[S + 1]),
+ *   ref_gid: None, or the first result of intern(ref_tok, ref_off, max_order).
+ * Returns a list, per system, of (match int64[S*N], rmatch int64[S*N], dmatch int64[S*N],
+ * m_seg int64[M], m_gram int32[M], m_clip int64[M]); dmatch counts the distinct hyp n-grams that
+ * occur in a reference of the segment; the last three are empty unless ref_gid is given.
  */
 static PyObject *overlap(PyObject *self, PyObject *args) {
-    PyObject *ref_tok_o, *ref_off_o, *ref_seg_o, *hyps_o;
-    int max_order, emit;
-    if (!PyArg_ParseTuple(args, "OOOOip", &ref_tok_o, &ref_off_o, &ref_seg_o, &hyps_o, &max_order, &emit))
+    PyObject *ref_tok_o, *ref_off_o, *ref_seg_o, *hyps_o, *gid_o;
+    int max_order;
+    if (!PyArg_ParseTuple(args, "OOOOiO", &ref_tok_o, &ref_off_o, &ref_seg_o, &hyps_o, &max_order, &gid_o))
         return NULL;
     if (max_order < 1 || max_order > 100) {
         PyErr_SetString(PyExc_ValueError, "max_order must be in 1..100");
@@ -184,234 +325,271 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
     }
     PyObject *hyps = PySequence_Fast(hyps_o, "hyps must be a sequence of (tok, off) pairs");
     if (!hyps) return NULL;
-
-    stream_t refs;
-    Py_buffer seg_buf = {0};
+    Py_ssize_t K = PySequence_Fast_GET_SIZE(hyps);
+    system_t *sys = (system_t *)calloc((size_t)(K ? K : 1), sizeof(system_t));
+    stream_t refs = {0};
+    Py_buffer seg_buf = {0}, gid_buf = {0};
     table_t table = {0};
-    gram_info_t info = {0};
-    int32_t *ref_gid = NULL;
-    int64_t *stamp_hyp = NULL, *stamp_ref = NULL, *stamp_max = NULL;
-    int64_t *cnt_hyp = NULL, *cnt_ref = NULL, *cnt_max = NULL;
-    int32_t *list_hyp = NULL, *list_ref = NULL;
-    PyObject *result = NULL, *systems = NULL;
-    int have_refs = 0;
-
-    if (get_stream(ref_tok_o, ref_off_o, &refs) < 0) goto fail_early;
-    have_refs = 1;
-    if (PyObject_GetBuffer(ref_seg_o, &seg_buf, PyBUF_C_CONTIGUOUS) < 0) goto fail;
-    if (seg_buf.len % 8 || seg_buf.len < 8) {
-        PyErr_SetString(PyExc_ValueError, "ref_seg must be int64[S + 1]");
-        goto fail;
-    }
+    local_t loc = {0};
+    size_t *used = NULL, used_cap = 0;
+    int64_t *pair_cnt = NULL;
+    int32_t *pair_id = NULL;
+    size_t pair_cap = 0;
+    PyObject *result = NULL;
+    if (!sys) { PyErr_NoMemory(); goto fail; }
+    if (get_stream(ref_tok_o, ref_off_o, &refs) < 0) goto fail;
     const int32_t *rtok = (const int32_t *)refs.tok.buf;
     const int64_t *roff = (const int64_t *)refs.off.buf;
-    const int64_t *rseg = (const int64_t *)seg_buf.buf;
     Py_ssize_t n_refs = refs.off.len / 8 - 1;
+    if (get_offsets(ref_seg_o, &seg_buf, n_refs) < 0) goto fail;
+    const int64_t *rseg = (const int64_t *)seg_buf.buf;
     Py_ssize_t n_seg = seg_buf.len / 8 - 1;
-    if (rseg[0] != 0 || rseg[n_seg] != n_refs) {
-        PyErr_SetString(PyExc_ValueError, "ref_seg must start at 0 and end at the number of references");
-        goto fail;
-    }
-    for (Py_ssize_t s = 0; s < n_seg; s++) {
-        if (rseg[s + 1] < rseg[s]) {
-            PyErr_SetString(PyExc_ValueError, "ref_seg must be non-decreasing");
-            goto fail;
-        }
-    }
-    size_t T = (size_t)(refs.tok.len / 4);
     const size_t N = (size_t)max_order;
-
-    /* 1. Intern the reference n-grams: ref_gid[pos * N + (n - 1)], -1 past the text's end. */
-    ref_gid = (int32_t *)malloc((T ? T : 1) * N * sizeof(int32_t));
-    if (!ref_gid || table_init(&table, T * N / 2 + 16) < 0) goto nomem;
-    for (Py_ssize_t r = 0; r < n_refs; r++) {
-        int64_t a = roff[r], b = roff[r + 1];
-        for (int64_t i = a; i < b; i++) {
-            int32_t prev = -1;
-            for (size_t n = 0; n < N; n++) {
-                if (i + (int64_t)n >= b) {
-                    ref_gid[i * N + n] = -1;
-                    continue;
-                }
-                int32_t id = table_insert(&table, make_key(prev, rtok[i + n]), (int32_t)info.size);
-                if (id == -2) goto nomem;
-                if (id == (int32_t)info.size && info_push(&info, prev, (int8_t)(n + 1)) < 0) goto nomem;
-                info.count[id]++;
-                ref_gid[i * N + n] = id;
-                prev = id;
-            }
-        }
-    }
-    size_t G = info.size;
-    size_t Gs = G ? G : 1;
-    stamp_hyp = (int64_t *)calloc(Gs, sizeof(int64_t));
-    stamp_ref = (int64_t *)calloc(Gs, sizeof(int64_t));
-    stamp_max = (int64_t *)calloc(Gs, sizeof(int64_t));
-    cnt_hyp = (int64_t *)calloc(Gs, sizeof(int64_t));
-    cnt_ref = (int64_t *)calloc(Gs, sizeof(int64_t));
-    cnt_max = (int64_t *)calloc(Gs, sizeof(int64_t));
-    list_hyp = (int32_t *)malloc(Gs * sizeof(int32_t));
-    list_ref = (int32_t *)malloc(Gs * sizeof(int32_t));
-    if (!stamp_hyp || !stamp_ref || !stamp_max || !cnt_hyp || !cnt_ref || !cnt_max || !list_hyp || !list_ref)
-        goto nomem;
-
-    systems = PyList_New(0);
-    if (!systems) goto fail;
-    int64_t tick = 0;
-    Py_ssize_t n_sys = PySequence_Fast_GET_SIZE(hyps);
-    for (Py_ssize_t k = 0; k < n_sys; k++) {
-        PyObject *pair = PySequence_Fast_GET_ITEM(hyps, k);
-        PyObject *tok_o, *off_o;
-        if (!PyArg_ParseTuple(pair, "OO", &tok_o, &off_o)) goto fail;
-        stream_t hyp;
-        if (get_stream(tok_o, off_o, &hyp) < 0) goto fail;
-        if (hyp.off.len / 8 - 1 != n_seg) {
-            PyErr_SetString(PyExc_ValueError, "every system must have one text per segment");
-            release_stream(&hyp);
+    const int32_t *gid = NULL;
+    if (gid_o != Py_None) {
+        if (PyObject_GetBuffer(gid_o, &gid_buf, PyBUF_C_CONTIGUOUS) < 0) goto fail;
+        if ((size_t)gid_buf.len != (size_t)refs.tok.len / 4 * N * sizeof(int32_t)) {
+            PyErr_SetString(PyExc_ValueError, "ref_gid must be int32[T * max_order]");
             goto fail;
         }
-        const int32_t *htok = (const int32_t *)hyp.tok.buf;
-        const int64_t *hoff = (const int64_t *)hyp.off.buf;
-        int64_t *match = (int64_t *)calloc((size_t)(n_seg ? n_seg : 1) * N, sizeof(int64_t));
-        int64_t *rmatch = (int64_t *)calloc((size_t)(n_seg ? n_seg : 1) * N, sizeof(int64_t));
-        size_t m_cap = 1024, m_len = 0;
-        int64_t *m_seg = NULL, *m_clip = NULL;
-        int32_t *m_gram = NULL;
-        if (emit) {
-            m_seg = (int64_t *)malloc(m_cap * sizeof(int64_t));
-            m_clip = (int64_t *)malloc(m_cap * sizeof(int64_t));
-            m_gram = (int32_t *)malloc(m_cap * sizeof(int32_t));
+        gid = (const int32_t *)gid_buf.buf;
+    }
+    for (Py_ssize_t k = 0; k < K; k++) {
+        PyObject *tok_o, *off_o;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(hyps, k), "OO", &tok_o, &off_o)) goto fail;
+        if (get_stream(tok_o, off_o, &sys[k].hyp) < 0) goto fail;
+        if (sys[k].hyp.off.len / 8 - 1 != n_seg) {
+            PyErr_SetString(PyExc_ValueError, "every system must have one text per segment");
+            goto fail;
         }
-        if (!match || !rmatch || (emit && (!m_seg || !m_clip || !m_gram))) {
-            free(match); free(rmatch); free(m_seg); free(m_clip); free(m_gram);
-            release_stream(&hyp);
-            goto nomem;
+        sys[k].match = (int64_t *)calloc((size_t)(n_seg ? n_seg : 1) * N, sizeof(int64_t));
+        sys[k].rmatch = (int64_t *)calloc((size_t)(n_seg ? n_seg : 1) * N, sizeof(int64_t));
+        sys[k].dmatch = (int64_t *)calloc((size_t)(n_seg ? n_seg : 1) * N, sizeof(int64_t));
+        if (!sys[k].match || !sys[k].rmatch || !sys[k].dmatch) goto nomem;
+    }
+    if (table_init(&table, 64) < 0) goto nomem;
+
+    int64_t tick = 0;
+    for (Py_ssize_t s = 0; s < n_seg; s++) {
+        /* 1. Intern this segment's reference n-grams into the (cleared) small table. */
+        size_t n_tok = (size_t)(roff[rseg[s + 1]] - roff[rseg[s]]);
+        size_t need = n_tok * N + 1;
+        if (need * 2 > table.cap) {
+            table_free(&table);
+            if (table_init(&table, need) < 0) goto nomem;
         }
-        int oom = 0;
-        for (Py_ssize_t s = 0; s < n_seg && !oom; s++) {
-            int64_t seg_tick = ++tick;
-            size_t n_hyp = 0;
-            /* 2. Count the hyp n-grams that exist among the references of this call. */
-            for (int64_t i = hoff[s]; i < hoff[s + 1]; i++) {
+        if (local_reserve(&loc, need) < 0) goto nomem;
+        if (need > used_cap) {
+            used_cap = need * 2;
+            size_t *u = (size_t *)realloc(used, used_cap * sizeof(size_t));
+            if (!u) goto nomem;
+            used = u;
+        }
+        if (need > pair_cap) {
+            pair_cap = need * 2;
+            int32_t *pi = (int32_t *)realloc(pair_id, pair_cap * sizeof(int32_t));
+            if (!pi) goto nomem;
+            pair_id = pi;
+            int64_t *pc = (int64_t *)realloc(pair_cnt, pair_cap * sizeof(int64_t));
+            if (!pc) goto nomem;
+            pair_cnt = pc;
+        }
+        size_t G = 0, n_used = 0, n_pairs = 0;
+        const size_t mask = table.cap - 1;
+        for (int64_t r = rseg[s]; r < rseg[s + 1]; r++) {
+            int64_t ref_tick = ++tick;
+            size_t n_list = 0;
+            int64_t b = roff[r + 1];
+            for (int64_t i = roff[r]; i < b; i++) {
                 int32_t prev = -1;
-                for (size_t n = 0; n < N && i + (int64_t)n < hoff[s + 1]; n++) {
-                    int32_t id = table_find(&table, make_key(prev, htok[i + n]));
-                    if (id < 0) break; /* no longer n-gram from here can be a reference n-gram */
-                    if (stamp_hyp[id] != seg_tick) {
-                        stamp_hyp[id] = seg_tick;
-                        cnt_hyp[id] = 0;
-                        list_hyp[n_hyp++] = id;
+                for (size_t n = 0; n < N && i + (int64_t)n < b; n++) {
+                    uint64_t key = make_key(prev, rtok[i + n]);
+                    size_t j = mix64(key) & mask;
+                    while (table.keys[j] != EMPTY_KEY && table.keys[j] != key) j = (j + 1) & mask;
+                    int32_t id;
+                    if (table.keys[j] == EMPTY_KEY) {
+                        id = (int32_t)G++;
+                        table.keys[j] = key;
+                        table.vals[j] = id;
+                        used[n_used++] = j;
+                        loc.order[id] = (int8_t)n;
+                        loc.first[id] = i * (int64_t)N + (int64_t)n;
+                        loc.cmax[id] = 0;
+                    } else {
+                        id = table.vals[j];
                     }
-                    cnt_hyp[id]++;
+                    if (loc.rstamp[id] != ref_tick) {
+                        loc.rstamp[id] = ref_tick;
+                        loc.rcnt[id] = 0;
+                        loc.list[n_list++] = id;
+                    }
+                    loc.rcnt[id]++;
                     prev = id;
                 }
             }
-            /* 3. Each reference: its counts, recall clipping, and the max over references. */
-            for (int64_t r = rseg[s]; r < rseg[s + 1]; r++) {
-                int64_t ref_tick = ++tick;
-                size_t n_ref = 0;
-                for (int64_t i = roff[r]; i < roff[r + 1]; i++) {
-                    for (size_t n = 0; n < N; n++) {
-                        int32_t id = ref_gid[i * N + n];
-                        if (id < 0) break;
-                        if (stamp_ref[id] != ref_tick) {
-                            stamp_ref[id] = ref_tick;
-                            cnt_ref[id] = 0;
-                            list_ref[n_ref++] = id;
-                        }
-                        cnt_ref[id]++;
+            for (size_t q = 0; q < n_list; q++) {
+                int32_t id = loc.list[q];
+                int64_t c = loc.rcnt[id];
+                pair_id[n_pairs] = id;
+                pair_cnt[n_pairs++] = c;
+                if (c > loc.cmax[id]) loc.cmax[id] = c;
+            }
+        }
+        /* 2. Every system: its n-grams found in the table, then both clippings. */
+        for (Py_ssize_t k = 0; k < K; k++) {
+            system_t *y = &sys[k];
+            const int32_t *htok = (const int32_t *)y->hyp.tok.buf;
+            const int64_t *hoff = (const int64_t *)y->hyp.off.buf;
+            int64_t seg_tick = ++tick;
+            size_t n_hyp = 0;
+            int64_t e = hoff[s + 1];
+            for (int64_t i = hoff[s]; i < e; i++) {
+                int32_t prev = -1;
+                for (size_t n = 0; n < N && i + (int64_t)n < e; n++) {
+                    uint64_t key = make_key(prev, htok[i + n]);
+                    size_t j = mix64(key) & mask;
+                    while (table.keys[j] != EMPTY_KEY && table.keys[j] != key) j = (j + 1) & mask;
+                    if (table.keys[j] == EMPTY_KEY) break; /* no longer n-gram from here is a reference n-gram */
+                    int32_t id = table.vals[j];
+                    if (loc.hstamp[id] != seg_tick) {
+                        loc.hstamp[id] = seg_tick;
+                        loc.hcnt[id] = 0;
+                        loc.list[n_hyp++] = id;
                     }
-                }
-                for (size_t q = 0; q < n_ref; q++) {
-                    int32_t id = list_ref[q];
-                    int64_t c = cnt_ref[id];
-                    int64_t h = stamp_hyp[id] == seg_tick ? cnt_hyp[id] : 0;
-                    rmatch[s * N + (size_t)(info.order[id] - 1)] += c < h ? c : h;
-                    if (stamp_max[id] != seg_tick) {
-                        stamp_max[id] = seg_tick;
-                        cnt_max[id] = c;
-                    } else if (c > cnt_max[id]) {
-                        cnt_max[id] = c;
-                    }
+                    loc.hcnt[id]++;
+                    prev = id;
                 }
             }
-            /* 4. Precision clipping against the max reference count. */
+            int64_t *match = y->match + (size_t)s * N, *rmatch = y->rmatch + (size_t)s * N;
+            int64_t *dmatch = y->dmatch + (size_t)s * N;
             for (size_t q = 0; q < n_hyp; q++) {
-                int32_t id = list_hyp[q];
-                int64_t m = stamp_max[id] == seg_tick ? cnt_max[id] : 0;
-                int64_t h = cnt_hyp[id];
+                int32_t id = loc.list[q];
+                int64_t h = loc.hcnt[id], m = loc.cmax[id];
                 int64_t clip = h < m ? h : m;
-                if (!clip) continue;
-                match[s * N + (size_t)(info.order[id] - 1)] += clip;
-                if (emit) {
-                    if (m_len == m_cap) {
-                        m_cap *= 2;
-                        int64_t *a = (int64_t *)realloc(m_seg, m_cap * sizeof(int64_t));
-                        if (a) m_seg = a;
-                        int64_t *c2 = (int64_t *)realloc(m_clip, m_cap * sizeof(int64_t));
-                        if (c2) m_clip = c2;
-                        int32_t *g2 = (int32_t *)realloc(m_gram, m_cap * sizeof(int32_t));
-                        if (g2) m_gram = g2;
-                        if (!a || !c2 || !g2) { oom = 1; break; }
-                    }
-                    m_seg[m_len] = s;
-                    m_gram[m_len] = id;
-                    m_clip[m_len] = clip;
-                    m_len++;
-                }
+                match[loc.order[id]] += clip;
+                dmatch[loc.order[id]]++;
+                if (gid && emit_push(y, s, gid[loc.first[id]], clip) < 0) goto nomem;
+            }
+            for (size_t q = 0; q < n_pairs; q++) {
+                int32_t id = pair_id[q];
+                if (loc.hstamp[id] != seg_tick) continue;
+                int64_t h = loc.hcnt[id], c = pair_cnt[q];
+                rmatch[loc.order[id]] += c < h ? c : h;
             }
         }
-        release_stream(&hyp);
-        PyObject *entry = NULL;
-        if (!oom) {
-            entry = Py_BuildValue(
-                "(NNNNN)",
-                bytes_of(match, (size_t)n_seg * N * sizeof(int64_t)),
-                bytes_of(rmatch, (size_t)n_seg * N * sizeof(int64_t)),
-                bytes_of(m_seg, m_len * sizeof(int64_t)),
-                bytes_of(m_gram, m_len * sizeof(int32_t)),
-                bytes_of(m_clip, m_len * sizeof(int64_t)));
-        }
-        free(match); free(rmatch); free(m_seg); free(m_clip); free(m_gram);
-        if (oom) goto nomem;
-        if (!entry) goto fail;
-        int rc = PyList_Append(systems, entry);
-        Py_DECREF(entry);
-        if (rc < 0) goto fail;
+        for (size_t q = 0; q < n_used; q++) table.keys[used[q]] = EMPTY_KEY;
     }
-    result = Py_BuildValue(
-        "(NNNN)",
-        bytes_of(info.count, G * sizeof(int64_t)),
-        bytes_of(info.prefix, G * sizeof(int32_t)),
-        bytes_of(info.order, G * sizeof(int8_t)),
-        systems);
-    systems = NULL; /* stolen by N */
+
+    result = PyList_New(K);
+    if (!result) goto fail;
+    for (Py_ssize_t k = 0; k < K; k++) {
+        system_t *y = &sys[k];
+        PyObject *entry = Py_BuildValue(
+            "(NNNNNN)", bytes_of(y->match, (size_t)n_seg * N * sizeof(int64_t)),
+            bytes_of(y->rmatch, (size_t)n_seg * N * sizeof(int64_t)),
+            bytes_of(y->dmatch, (size_t)n_seg * N * sizeof(int64_t)), bytes_of(y->m_seg, y->m_len * sizeof(int64_t)),
+            bytes_of(y->m_gram, y->m_len * sizeof(int32_t)), bytes_of(y->m_clip, y->m_len * sizeof(int64_t)));
+        if (!entry) {
+            Py_CLEAR(result);
+            goto fail;
+        }
+        PyList_SET_ITEM(result, k, entry);
+    }
     goto done;
 
 nomem:
     PyErr_NoMemory();
 fail:
-    result = NULL;
+    Py_CLEAR(result);
 done:
-    Py_XDECREF(systems);
-    free(stamp_hyp); free(stamp_ref); free(stamp_max);
-    free(cnt_hyp); free(cnt_ref); free(cnt_max);
-    free(list_hyp); free(list_ref);
-    free(ref_gid);
-    free(info.count); free(info.prefix); free(info.order);
+    if (sys) {
+        for (Py_ssize_t k = 0; k < K; k++) {
+            release_stream(&sys[k].hyp);
+            free(sys[k].match); free(sys[k].rmatch); free(sys[k].dmatch); free(sys[k].m_seg); free(sys[k].m_clip); free(sys[k].m_gram);
+        }
+        free(sys);
+    }
+    local_free(&loc);
+    free(used); free(pair_id); free(pair_cnt);
     if (table.keys) table_free(&table);
+    if (gid_buf.obj) PyBuffer_Release(&gid_buf);
     if (seg_buf.obj) PyBuffer_Release(&seg_buf);
-    if (have_refs) release_stream(&refs);
-fail_early:
+    release_stream(&refs);
     Py_DECREF(hyps);
     return result;
 }
 
+/* distinct(tok, off, max_order) -> int64[L*N]: number of distinct n-grams of each order in each text. */
+static PyObject *distinct(PyObject *self, PyObject *args) {
+    PyObject *tok_o, *off_o;
+    int max_order;
+    if (!PyArg_ParseTuple(args, "OOi", &tok_o, &off_o, &max_order)) return NULL;
+    if (max_order < 1 || max_order > 100) {
+        PyErr_SetString(PyExc_ValueError, "max_order must be in 1..100");
+        return NULL;
+    }
+    stream_t txt;
+    if (get_stream(tok_o, off_o, &txt) < 0) return NULL;
+    const int32_t *tok = (const int32_t *)txt.tok.buf;
+    const int64_t *off = (const int64_t *)txt.off.buf;
+    Py_ssize_t L = txt.off.len / 8 - 1;
+    const size_t N = (size_t)max_order;
+    table_t table = {0};
+    size_t *used = NULL, used_cap = 0;
+    PyObject *result = NULL;
+    int64_t *out = (int64_t *)calloc((size_t)(L ? L : 1) * N, sizeof(int64_t));
+    if (!out || table_init(&table, 64) < 0) goto nomem;
+    for (Py_ssize_t t = 0; t < L; t++) {
+        int64_t a = off[t], b = off[t + 1];
+        size_t need = (size_t)(b - a) * N + 1, n_used = 0;
+        if (need * 2 > table.cap) {
+            table_free(&table);
+            if (table_init(&table, need) < 0) goto nomem;
+        }
+        if (need > used_cap) {
+            used_cap = need * 2;
+            size_t *u = (size_t *)realloc(used, used_cap * sizeof(size_t));
+            if (!u) goto nomem;
+            used = u;
+        }
+        const size_t mask = table.cap - 1;
+        int32_t next = 0;
+        for (int64_t i = a; i < b; i++) {
+            int32_t prev = -1;
+            for (size_t n = 0; n < N && i + (int64_t)n < b; n++) {
+                uint64_t key = make_key(prev, tok[i + n]);
+                size_t j = mix64(key) & mask;
+                while (table.keys[j] != EMPTY_KEY && table.keys[j] != key) j = (j + 1) & mask;
+                if (table.keys[j] == EMPTY_KEY) {
+                    table.keys[j] = key;
+                    table.vals[j] = next++;
+                    used[n_used++] = j;
+                    out[(size_t)t * N + n]++;
+                }
+                prev = table.vals[j];
+            }
+        }
+        for (size_t q = 0; q < n_used; q++) table.keys[used[q]] = EMPTY_KEY;
+    }
+    result = bytes_of(out, (size_t)L * N * sizeof(int64_t));
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(out);
+    free(used);
+    if (table.keys) table_free(&table);
+    release_stream(&txt);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"intern", intern, METH_VARARGS, "Global ids, counts and prefixes of every reference n-gram."},
     {"overlap", overlap, METH_VARARGS, "Clipped n-gram matches of systems against shared references."},
+    {"distinct", distinct, METH_VARARGS, "Number of distinct n-grams of each order in each text."},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_overlap", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_overlap", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__overlap(void) { return PyModule_Create(&module); }

@@ -5,12 +5,14 @@ from typing import Any
 
 Buffer = Any
 
+def intern(ref_tok: Buffer, ref_off: Buffer, max_order: int, /) -> tuple[bytes, bytes, bytes, bytes]: ...
 def overlap(
     ref_tok: Buffer,
     ref_off: Buffer,
     ref_seg: Buffer,
     hyps: Sequence[tuple[Buffer, Buffer]],
     max_order: int,
-    emit_matches: bool,
+    ref_gid: Buffer | None,
     /,
-) -> tuple[bytes, bytes, bytes, list[tuple[bytes, bytes, bytes, bytes, bytes]]]: ...
+) -> list[tuple[bytes, bytes, bytes, bytes, bytes, bytes]]: ...
+def distinct(tok: Buffer, off: Buffer, max_order: int, /) -> bytes: ...

@@ -43,8 +43,9 @@ def segment_major(refs: RefsLike) -> list[list[str]]:
     for i, r in enumerate(refs):
         if isinstance(r, str):
             out.append([r])
-        elif isinstance(r, Sequence) and all(isinstance(x, str) for x in r):
-            out.append(list(r))
+        # list and tuple before the (slow) Sequence ABC check
+        elif isinstance(r, (list, tuple, Sequence)) and all(isinstance(x, str) for x in r):
+            out.append(r if isinstance(r, list) else list(r))  # read-only here: no copy of lists
         else:
             raise InputError(f"references of segment {i + 1} must be a string or a list of strings")
     return out

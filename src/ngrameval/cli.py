@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
 import warnings
 from collections.abc import Sequence
@@ -10,6 +12,7 @@ from pathlib import Path
 
 from ngrameval._version import __version__
 from ngrameval.api import score
+from ngrameval.corpus import Description, cluster, cluster_stats, export, human_baseline, read_corpus, select
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
 from ngrameval.io import read_lines, read_refs, write_atomic
 from ngrameval.metrics.registry import parse_specs, valid_names
@@ -44,17 +47,122 @@ def cmd_score(args: argparse.Namespace) -> int:
     if not args.refs:
         raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
+    systems = _read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have")
+    results = score(systems, refs, specs, sentence=args.sentence)
+    _emit(render(results, args.format, args.width, sentence=args.sentence), args.output)
+    return 0
+
+
+def _read_systems(paths: Sequence[str], n: int, against: str) -> dict[str, list[str]]:
     systems: dict[str, list[str]] = {}
-    for path in args.systems:
+    for path in paths:
         lines = read_lines(path)
-        if len(lines) != len(refs):
-            raise InputError(f"{path} has {len(lines)} lines but the references ({args.refs[0]}) have {len(refs)}")
+        if len(lines) != n:
+            raise InputError(f"{path} has {len(lines)} lines but {against} {n}")
         name = Path(path).name
         while name in systems:
             name += "'"
         systems[name] = lines
-    results = score(systems, refs, specs, sentence=args.sentence)
-    _emit(render(results, args.format, args.width, sentence=args.sentence), args.output)
+    return systems
+
+
+def _read_ratings(path: str, n: int) -> list[float]:
+    lines = read_lines(path)
+    if len(lines) != n:
+        raise InputError(f"{path} has {len(lines)} lines but there are {n} segments")
+    out = []
+    for i, ln in enumerate(lines, 1):
+        if not ln.strip():
+            out.append(float("nan"))  # an empty line: this segment was not rated
+            continue
+        try:
+            out.append(float(ln))
+        except ValueError:
+            raise InputError(f"{path}:{i}: expected a number (or an empty line), got {ln!r}") from None
+    return out
+
+
+def cmd_paraphrase(args: argparse.Namespace) -> int:
+    from ngrameval.metrics.pinc import PINC
+    from ngrameval.paraphrase import paraphrase
+
+    sources = read_lines(args.source)
+    refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
+    if len(refs) != len(sources):
+        raise InputError(f"the references ({args.refs[0]}) have {len(refs)} lines but {args.source} has {len(sources)}")
+    systems = _read_systems(args.systems, len(sources), f"the source ({args.source}) has")
+    ratings = None
+    if args.ratings:
+        if len(args.ratings) != len(systems):
+            raise InputError(f"give one ratings file per system: {len(systems)} systems, {len(args.ratings)} files")
+        ratings = {name: _read_ratings(path, len(sources)) for name, path in zip(systems, args.ratings)}
+    pinc = PINC(args.pinc_order, not args.pinc_counts, args.pinc_average)
+    result = paraphrase(
+        systems, sources, refs, ratings=ratings, tokenize=args.tokenize, lowercase=args.lowercase, pinc=pinc
+    )
+    text = render(list(result.scores), args.format, args.width, sentence=args.sentence)
+    if result.logistic is not None and args.format == "text" and not args.sentence:
+        lg = result.logistic
+        text += (
+            f"logistic fitted to {lg.n} rated sentences: slope {lg.slope:.4g}, midpoint {lg.midpoint:.4g}"
+            f" (sentence BLEU 0-1), Pearson r {lg.pearson:.4f}\n"
+        )
+    _emit(text, args.output)
+    return 0
+
+
+def _corpus(args: argparse.Namespace) -> dict[str, list[Description]]:
+    descs = select([d for path in args.corpus for d in read_corpus(path)], args.language, args.tier)
+    if not descs:
+        raise InputError(f"{', '.join(args.corpus)}: no description left after --language/--tier filtering")
+    return cluster(descs)
+
+
+def cmd_corpus_stats(args: argparse.Namespace) -> int:
+    st = cluster_stats(_corpus(args))
+    if args.format == "json":
+        _emit(json.dumps(dataclasses.asdict(st), indent=2) + "\n", args.output)
+        return 0
+    lines = [
+        f"clusters            {st.clusters}",
+        f"descriptions        {st.descriptions}",
+        f"per cluster         min {st.per_cluster_min}, median {st.per_cluster_median:g}, "
+        f"mean {st.per_cluster_mean:.2f}, max {st.per_cluster_max}",
+        f"clusters of one     {st.singletons}",
+        "tiers               " + ", ".join(f"{k} {v}" for k, v in st.tiers),
+        "languages           " + ", ".join(f"{k} {v}" for k, v in st.languages),
+    ]
+    _emit("\n".join(lines) + "\n", args.output)
+    return 0
+
+
+def cmd_corpus_export(args: argparse.Namespace) -> int:
+    pairs = [None if k == "all" else int(k) for k in args.pairs.split(",") if k]
+    written, singletons = export(
+        _corpus(args),
+        args.out,
+        test_fraction=args.test_fraction,
+        seed=args.seed,
+        pairs=pairs,
+        include_source=args.include_source,
+    )
+    sys.stdout.write("".join(f"wrote {p}\n" for p in written))
+    if singletons:
+        sys.stdout.write(f"left out {len(singletons)} clip(s) with a single description: {', '.join(singletons)}\n")
+    return 0
+
+
+def cmd_corpus_baseline(args: argparse.Namespace) -> int:
+    res = human_baseline(_corpus(args), Preprocess(args.tokenize, args.lowercase))
+    text = (
+        f"human baseline: {res.descriptions} descriptions of {res.clusters} clips"
+        f" ({res.singletons_left_out} clips of one description left out)\n"
+        f"BLEU {res.bleu * 100:.{args.width}f}  PINC {res.pinc * 100:.{args.width}f}"
+        f"  (Chen & Dolan 2011: BLEU 52.9, PINC 77.2)\n  {res.signature}\n"
+    )
+    if args.format == "json":
+        text = json.dumps(dataclasses.asdict(res), indent=2) + "\n"
+    _emit(text, args.output)
     return 0
 
 
@@ -93,6 +201,53 @@ def build_parser() -> argparse.ArgumentParser:
     _add_text_options(p)
     _add_output_options(p)
     p.set_defaults(func=cmd_score)
+
+    pp = sub.add_parser("paraphrase", help="BLEU, PINC, SE and their combinations for paraphrase systems")
+    pp.add_argument("systems", nargs="+", metavar="SYSTEM", help="paraphrase files, one per source line")
+    pp.add_argument("--source", required=True, help="the source sentences, one a line")
+    pp.add_argument("-r", "--refs", nargs="+", required=True, metavar="REF", help="reference files (or TSV)")
+    pp.add_argument("--tsv", action="store_true", help="reference files are TSV (one segment a line)")
+    pp.add_argument("--missing-empty-refs", action="store_true", help="an empty reference is a missing one")
+    pp.add_argument("--ratings", nargs="+", metavar="FILE", help="human ratings, one file per system, a number a line")
+    pp.add_argument("--pinc-order", type=int, default=4, help="PINC's N (default 4)")
+    pp.add_argument("--pinc-counts", action="store_true", help="PINC on n-gram multisets instead of sets")
+    pp.add_argument(
+        "--pinc-average",
+        choices=("present", "all"),
+        default="present",
+        help="average PINC over the orders the candidate has (default) or over all N",
+    )
+    pp.add_argument("--sentence", action="store_true", help="per-segment scores")
+    pp.add_argument("-tok", "--tokenize", default="13a", help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a)")
+    pp.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")
+    _add_output_options(pp)
+    pp.set_defaults(func=cmd_paraphrase)
+
+    c = sub.add_parser("corpus", help="highly parallel corpora (MSVD): statistics, splits, human baseline")
+    csub = c.add_subparsers(dest="corpus_command", required=True)
+    for name, func, helptext in (
+        ("stats", cmd_corpus_stats, "clusters, descriptions per clip, tiers and languages"),
+        ("export", cmd_corpus_export, "seeded split, training pairs and a leave-one-out test set as text files"),
+        ("baseline", cmd_corpus_baseline, "every description scored as a paraphrase of the others in its clip"),
+    ):
+        q = csub.add_parser(name, help=helptext)
+        q.add_argument("corpus", nargs="+", help="MSVD CSV or JSON (clip -> descriptions) files, read in turn")
+        q.add_argument("--language", help="keep this language only (e.g. English)")
+        q.add_argument("--tier", help="keep this tier only (the CSV's Source column: clean or unverified)")
+        q.set_defaults(func=func)
+        if name == "export":
+            q.add_argument("--out", required=True, help="output directory")
+            q.add_argument("--test-fraction", type=float, default=0.1, help="share of clips in the test set")
+            q.add_argument("--seed", type=int, default=0, help="seed of the split and the pair sampling")
+            q.add_argument("--pairs", default="1,5,10,all", help="partners per sentence (default 1,5,10,all)")
+            q.add_argument("--include-source", action="store_true", help="count the source among its references")
+        else:
+            q.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
+            q.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+            q.add_argument("-w", "--width", type=int, default=1, help="decimals (default 1)")
+        if name == "baseline":
+            q.add_argument("-tok", "--tokenize", default="13a", help="tokenizer (default 13a)")
+            q.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")
 
     d = sub.add_parser("demo", help="score the bundled SummEval sample")
     _add_output_options(d)

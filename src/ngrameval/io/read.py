@@ -25,14 +25,19 @@ def read_lines(path: str | Path) -> list[str]:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"{p}:{line}: not valid UTF-8 (byte {data[exc.start]:#04x})") from None
+    del data  # large inputs: never hold the bytes, the text and the lines at once
     if text.startswith("\ufeff"):
         text = text[1:]
     if not text:
         return []
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
-    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    elif lines[-1].endswith("\r"):  # a CR LF without its LF at the very end
+        lines[-1] = lines[-1][:-1]
+    return lines
 
 
 def read_refs(paths: Sequence[str | Path], tsv: bool = False, empty_is_missing: bool = False) -> list[list[str]]:

@@ -1,15 +1,14 @@
-"""Counting: tokens -> ids -> the C kernel -> per-segment :class:`Stats`.
+"""Counting: text -> token ids (C encoder) -> the C kernel -> per-segment :class:`Stats`.
 
 References are tokenized and mapped to ids once (:class:`References`) and reused for every system;
-within one kernel call the reference n-gram table is built once and shared by all systems of the
+the kernel counts each segment's reference n-grams once and shares them with all systems of the
 call. Segments are processed in bounded chunks so memory stays flat on large corpora; NIST needs the
 reference n-gram counts of the whole test set, so it counts in one chunk.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,29 +17,12 @@ from numpy.typing import NDArray
 from ngrameval import _overlap
 from ngrameval.errors import InputError
 from ngrameval.ngrams.stats import Stats
-from ngrameval.text.pipeline import Preprocess, preprocess
+from ngrameval.ngrams.texts import Texts
+from ngrameval.text.pipeline import Encoder, Preprocess
 
 DEFAULT_CHUNK = 20_000
 
 IntArray = NDArray[np.int64]
-
-
-def _ids(
-    lines: list[list[str]], vocab: dict[str, int], fresh: Iterator[int] | None
-) -> tuple[NDArray[np.int32], IntArray]:
-    """Flat token ids and offsets. With ``fresh`` (a counter shared by every call that grows this
-    ``vocab``) unknown tokens are added; without it they get -1, which matches nothing."""
-    lens = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
-    off = np.zeros(len(lines) + 1, dtype=np.int64)
-    np.cumsum(lens, out=off[1:])
-    flat = itertools.chain.from_iterable(lines)
-    if fresh is not None:
-        # setdefault with a running counter: a new token gets an unused number, a known one keeps its own
-        values = map(vocab.setdefault, flat, fresh)
-    else:
-        values = map(vocab.get, flat, itertools.repeat(-1))
-    ids = np.fromiter(values, dtype=np.int32, count=int(off[-1]))
-    return ids, off
 
 
 @dataclass(frozen=True)
@@ -61,13 +43,12 @@ class References:
     n_segments: int
     n_refs: tuple[int, ...]  # distinct reference counts seen (for signatures)
     chunks: tuple[_RefChunk, ...]
-    vocab: dict[str, int] = field(repr=False, compare=False)
+    encoder: Encoder = field(repr=False, compare=False)  # ids of the references; systems are encoded by it too
 
     @classmethod
     def build(cls, refs: Sequence[Sequence[str]], cfg: Preprocess, chunk_size: int = DEFAULT_CHUNK) -> References:
         """Tokenize ``refs`` (``refs[i]`` = the references of segment ``i``) once."""
-        vocab: dict[str, int] = {}
-        fresh = itertools.count()
+        encoder = Encoder(cfg)
         chunks = []
         counts = set()
         for start in range(0, max(len(refs), 1), chunk_size):
@@ -79,10 +60,9 @@ class References:
             counts.update(per_seg.tolist())
             seg = np.zeros(len(block) + 1, dtype=np.int64)
             np.cumsum(per_seg, out=seg[1:])
-            toks = preprocess([r for rs in block for r in rs], cfg)
-            ids, off = _ids(toks, vocab, fresh)
+            ids, off = encoder.encode([r for rs in block for r in rs])
             chunks.append(_RefChunk(start, start + len(block), ids, off, seg, np.diff(off)))
-        return cls(cfg, len(refs), tuple(sorted(counts)), tuple(chunks), vocab)
+        return cls(cfg, len(refs), tuple(sorted(counts)), tuple(chunks), encoder)
 
 
 def _closest(ref_lens: IntArray, seg: IntArray, hyp_len: IntArray) -> IntArray:
@@ -107,6 +87,47 @@ def _nist_info(count: IntArray, prefix: NDArray[np.int32], total_words: int) -> 
         return np.log2(context / count)
 
 
+def count_rows(
+    hyps: Sequence[Texts], refs: Texts, seg: IntArray, max_order: int, nist: bool = False
+) -> list[NDArray[np.float64]]:
+    """:class:`Stats` values of each system in ``hyps`` against ``refs`` (the references of segment
+    ``s`` are texts ``seg[s] .. seg[s + 1] - 1``); NIST weights come from these references alone."""
+    n = max_order
+    info = gid = None
+    if nist:
+        gid, count_b, prefix_b, order_b = _overlap.intern(refs.ids, refs.off, n)
+        count = np.frombuffer(count_b, dtype=np.int64)
+        prefix = np.frombuffer(prefix_b, dtype=np.int32)
+        info = _nist_info(count, prefix, int(refs.off[-1]))
+        order = np.frombuffer(order_b, dtype=np.int8).astype(np.int64) - 1
+    per_sys = _overlap.overlap(refs.ids, refs.off, seg, [(h.ids, h.off) for h in hyps], n, gid)
+    ref_lens = refs.lens
+    seg_count = np.diff(seg)
+    owner = np.repeat(np.arange(len(seg_count)), seg_count)
+    rtotal = np.zeros((len(seg_count), n), dtype=np.int64)
+    np.add.at(rtotal, owner, _ngram_totals(ref_lens, n))
+    ref_sum = np.bincount(owner, weights=ref_lens, minlength=len(seg_count))
+    out = []
+    for hyp, (match_b, rmatch_b, _, m_seg, m_gram, m_clip) in zip(hyps, per_sys):
+        rows = np.zeros((len(seg_count), 3 + 5 * n))
+        hyp_len = hyp.lens
+        rows[:, 0] = hyp_len
+        rows[:, 1] = _closest(ref_lens, seg, hyp_len)
+        rows[:, 2] = ref_sum / seg_count
+        rows[:, 3 : 3 + n] = np.frombuffer(match_b, dtype=np.int64).reshape(-1, n)
+        rows[:, 3 + n : 3 + 2 * n] = _ngram_totals(hyp_len, n)
+        rows[:, 3 + 2 * n : 3 + 3 * n] = np.frombuffer(rmatch_b, dtype=np.int64).reshape(-1, n)
+        rows[:, 3 + 3 * n : 3 + 4 * n] = rtotal
+        if info is not None:
+            seg_i = np.frombuffer(m_seg, dtype=np.int64)
+            gram = np.frombuffer(m_gram, dtype=np.int32)
+            weight = info[gram] * np.frombuffer(m_clip, dtype=np.int64)
+            flat = np.bincount(seg_i * n + order[gram], weights=weight, minlength=len(seg_count) * n)
+            rows[:, 3 + 4 * n :] = flat.reshape(-1, n)
+        out.append(rows)
+    return out
+
+
 def overlap_stats(
     systems: Sequence[Sequence[str]],
     refs: References,
@@ -123,42 +144,26 @@ def overlap_stats(
     chunks = refs.chunks
     if nist and len(chunks) > 1:
         chunks = (_merge(chunks),)
-    n = max_order
-    out = [np.zeros((refs.n_segments, 3 + 5 * n)) for _ in systems]
+    out = [np.zeros((refs.n_segments, 3 + 5 * max_order)) for _ in systems]
     for ch in chunks:
-        hyp_ids = []
-        for hyps in systems:
-            ids, off = _ids(preprocess(hyps[ch.start : ch.stop], refs.cfg), refs.vocab, None)
-            hyp_ids.append((ids, off))
-        count_b, prefix_b, order_b, per_sys = _overlap.overlap(ch.ids, ch.off, ch.seg, hyp_ids, n, nist)
-        info = None
-        if nist:
-            count = np.frombuffer(count_b, dtype=np.int64)
-            prefix = np.frombuffer(prefix_b, dtype=np.int32)
-            info = _nist_info(count, prefix, int(ch.lens.sum()))
-            order = np.frombuffer(order_b, dtype=np.int8).astype(np.int64) - 1
-        seg_count = np.diff(ch.seg)
-        owner = np.repeat(np.arange(len(seg_count)), seg_count)
-        rtotal = np.zeros((len(seg_count), n), dtype=np.int64)
-        np.add.at(rtotal, owner, _ngram_totals(ch.lens, n))
-        ref_sum = np.bincount(owner, weights=ch.lens, minlength=len(seg_count))
-        for v, (_, off), (match_b, rmatch_b, m_seg, m_gram, m_clip) in zip(out, hyp_ids, per_sys):
-            rows = v[ch.start : ch.stop]
-            hyp_len = np.diff(off)
-            rows[:, 0] = hyp_len
-            rows[:, 1] = _closest(ch.lens, ch.seg, hyp_len)
-            rows[:, 2] = ref_sum / seg_count
-            rows[:, 3 : 3 + n] = np.frombuffer(match_b, dtype=np.int64).reshape(-1, n)
-            rows[:, 3 + n : 3 + 2 * n] = _ngram_totals(hyp_len, n)
-            rows[:, 3 + 2 * n : 3 + 3 * n] = np.frombuffer(rmatch_b, dtype=np.int64).reshape(-1, n)
-            rows[:, 3 + 3 * n : 3 + 4 * n] = rtotal
-            if info is not None:
-                seg_i = np.frombuffer(m_seg, dtype=np.int64)
-                gram = np.frombuffer(m_gram, dtype=np.int32)
-                weight = info[gram] * np.frombuffer(m_clip, dtype=np.int64)
-                flat = np.bincount(seg_i * n + order[gram], weights=weight, minlength=len(seg_count) * n)
-                rows[:, 3 + 4 * n :] = flat.reshape(-1, n)
-    return [Stats(v, n, nist) for v in out]
+        hyp_texts = [Texts(*refs.encoder.encode(hyps[ch.start : ch.stop])) for hyps in systems]
+        for v, rows in zip(out, count_rows(hyp_texts, Texts(ch.ids, ch.off), ch.seg, max_order, nist)):
+            v[ch.start : ch.stop] = rows
+    return [Stats(v, max_order, nist) for v in out]
+
+
+def novelty_counts(cands: Texts, sources: Texts, max_order: int, sets: bool) -> tuple[IntArray, IntArray]:
+    """(shared, total), each ``(S, max_order)``: n-grams of candidate ``s`` also in source ``s``, and
+    all n-grams of the candidate; distinct n-grams when ``sets`` (PINC), else clipped counts."""
+    seg = np.arange(len(sources) + 1, dtype=np.int64)
+    ((match_b, _, dmatch_b, *_),) = _overlap.overlap(
+        sources.ids, sources.off, seg, [(cands.ids, cands.off)], max_order, None
+    )
+    if sets:
+        shared = np.frombuffer(dmatch_b, dtype=np.int64)
+        total = np.frombuffer(_overlap.distinct(cands.ids, cands.off, max_order), dtype=np.int64)
+        return shared.reshape(-1, max_order), total.reshape(-1, max_order)
+    return np.frombuffer(match_b, dtype=np.int64).reshape(-1, max_order), _ngram_totals(cands.lens, max_order)
 
 
 def _merge(chunks: Sequence[_RefChunk]) -> _RefChunk:

@@ -1,14 +1,19 @@
-"""The text pipeline as one frozen configuration: tokenize -> stop words -> stem (SPEC §1)."""
+"""The text pipeline: one frozen configuration (tokenize -> stop words -> stem, SPEC §1) and its encoder."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
+
+from ngrameval import _text
 from ngrameval.errors import ConfigError
 from ngrameval.text.stem import porter_stem
 from ngrameval.text.stopwords import load_stopwords
-from ngrameval.text.tokenize import TOKENIZERS, Tokens, tokenize_lines
+from ngrameval.text.tokenize import TOKENIZERS, Tokens, prepare
 
 
 @dataclass(frozen=True)
@@ -39,13 +44,73 @@ class Preprocess:
         )
 
 
+IdArray = NDArray[np.int32]
+OffArray = NDArray[np.int64]
+
+
+class Encoder:
+    """Lines -> token ids under one :class:`Preprocess`, in C (``ngrameval._text``).
+
+    Ids are shared by every call of one encoder, so the references and every system encoded by it
+    compare by id. Stop words and stemming act on token *types*: each new type gets its class (the
+    id of its stem, or -1 for a stop word) once, and token ids are mapped through that table.
+    """
+
+    def __init__(self, cfg: Preprocess) -> None:
+        self.cfg = cfg
+        self._vocab = _text.vocab_new()
+        self._plain = cfg.stopwords is None and not cfg.stem
+        self._stop = load_stopwords(cfg.stopwords) if cfg.stopwords is not None else frozenset()
+        self._class_of: dict[str, int] = {}  # stem -> class id, in id order
+        self._classes = np.zeros(0, dtype=np.int32)  # type id -> class id (-1: removed)
+
+    def encode(self, lines: Sequence[str]) -> tuple[IdArray, OffArray]:
+        """Flat token ids of every line and offsets (line ``i`` is ``ids[off[i]:off[i + 1]]``)."""
+        if not lines:
+            return np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
+        text, v13a = prepare(lines, self.cfg.tokenize, self.cfg.lowercase)
+        ids_b, off_b = _text.encode(self._vocab, text, v13a, True)
+        ids = np.frombuffer(ids_b, dtype=np.int32)
+        off = np.frombuffer(off_b, dtype=np.int64)
+        if self._plain:
+            return ids, off
+        cls = self._class_table()[ids]
+        keep = cls >= 0
+        kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept_before[1:])
+        return cls[keep], kept_before[off]
+
+    def names(self) -> list[str]:
+        """The string of every id (a token, or a stem when stemming)."""
+        return _text.tokens(self._vocab, 0) if self._plain else list(self._class_of)
+
+    def decode(self, ids: IdArray, off: OffArray) -> list[Tokens]:
+        """Token strings per line: the inverse of :meth:`encode` up to stop words and stemming."""
+        names = self.names()
+        flat = [names[i] for i in ids.tolist()]
+        bounds = off.tolist()
+        return [flat[a:b] for a, b in itertools.pairwise(bounds)]
+
+    def _class_table(self) -> IdArray:
+        new = _text.tokens(self._vocab, len(self._classes))
+        if new:
+            kept = [t for t in new if t.lower() not in self._stop]
+            stem_of = dict(zip(kept, porter_stem(kept) if self.cfg.stem else kept))
+            classes = [self._class_of.setdefault(stem_of[t], len(self._class_of)) if t in stem_of else -1 for t in new]
+            self._classes = np.concatenate([self._classes, np.asarray(classes, dtype=np.int32)])
+        return self._classes
+
+
 def preprocess(lines: Sequence[str], cfg: Preprocess) -> list[Tokens]:
     """Tokens of every line after tokenizing, stop-word removal and stemming (in that order)."""
-    toks = tokenize_lines(lines, cfg.tokenize, cfg.lowercase)
-    if cfg.stopwords is None and not cfg.stem:
-        return toks
-    stop = load_stopwords(cfg.stopwords) if cfg.stopwords is not None else frozenset()
-    types = {t for line in toks for t in line}
-    kept = [t for t in types if t.lower() not in stop]
-    mapping = dict(zip(kept, porter_stem(kept) if cfg.stem else kept))
-    return [[mapping[t] for t in line if t in mapping] for line in toks]
+    enc = Encoder(cfg)
+    return enc.decode(*enc.encode(lines))
+
+
+def tokenize_lines(lines: Sequence[str], tokenize: str = "13a", lowercase: bool = False) -> list[Tokens]:
+    """Tokenize every line; ``lowercase`` applies ``str.lower`` first, as sacreBLEU does.
+
+    >>> tokenize_lines(["Hello, world.", "It's 3.5 m-long"])
+    [['Hello', ',', 'world', '.'], ["It's", '3.5', 'm-long']]
+    """
+    return preprocess(lines, Preprocess(tokenize, lowercase))

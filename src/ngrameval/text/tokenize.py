@@ -1,9 +1,10 @@
 """Tokenizers, applied to a whole batch of lines at once.
 
-``13a`` and ``intl`` follow the mteval-v13a and mteval-v14 (``--international-tokenization``) rules
-exactly as sacreBLEU 2.x applies them to one line at a time; here the rules run once over all lines
-joined by a separator that can take part in no rule, so one regex call serves the whole batch and the
-tokens of every line are identical to the line-at-a-time result (pinned by differential tests).
+A tokenizer turns lines into one text: the lines joined by ``"\n"``, each line's tokens separated by
+whitespace. The C encoder (``ngrameval._text``) then splits that text and maps tokens to ids in one
+pass. ``13a`` leaves its four mteval-v13a rules to the encoder (they run in C, line by line);
+``intl`` runs the mteval-v14 rules once over all lines joined by a separator that can take part in
+no rule. Every tokenizer yields sacreBLEU's tokens, line for line (pinned by differential tests).
 """
 
 from __future__ import annotations
@@ -16,21 +17,7 @@ import regex
 from ngrameval.errors import ConfigError, MissingDependencyError
 
 Tokens = list[str]
-
-# mteval-v13a: pad every ASCII symbol but ' , - . and alphanumerics; split . and , unless they sit
-# between digits on that side; split - after a digit. Each rule is a two-character pattern applied
-# left to right without overlap, in this order (as in mteval-v13a.pl and sacreBLEU's 13a).
-# The first rule is one character wide, so it is a plain translation table; the others go through the
-# `regex` module, whose template expansion runs in C (the stdlib's runs in Python on 3.11: 2x slower).
-_PAD_13A = {
-    c: f" {chr(c)} "
-    for c in [*range(0x20, 0x27), *range(0x28, 0x2C), 0x2F, *range(0x3A, 0x41), *range(0x5B, 0x61), *range(0x7B, 0x7F)]
-}
-_RULES_13A = (
-    (regex.compile(r"([^0-9])([.,])"), r"\1 \2 "),
-    (regex.compile(r"([.,])([^0-9])"), r" \1 \2"),
-    (regex.compile(r"([0-9])(-)"), r"\1 \2 "),
-)
+Prepared = tuple[str, bool]  # ("\n"-joined lines of whitespace-separated tokens, apply the v13a rules)
 
 # mteval-v14 international: split punctuation not preceded by a number, punctuation not followed by
 # a number, and every symbol. No padding, so a final punctuation mark after a number stays attached.
@@ -41,45 +28,42 @@ _RULES_INTL = (
 )
 
 _ENTITIES_13A = (("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"))
-
-
-def _newline_free(lines: Sequence[str]) -> list[str]:
-    # mteval-v13a joins hyphenated line breaks and turns other newlines into spaces (sacreBLEU too).
-    return [ln.replace("-\n", "").replace("\n", " ") if "\n" in ln else ln for ln in lines]
-
-
-def _tokenize_13a(lines: Sequence[str]) -> list[Tokens]:
-    text = "\n".join(_newline_free(lines)).replace("<skipped>", "")
-    if "&" in text:
-        for entity, char in _ENTITIES_13A:
-            text = text.replace(entity, char)
-    # Each line is padded with a space as mteval does; " \n " can take part in no rule, so lines stay
-    # independent (a rule that matches ends at the padding space, never at the newline).
-    text = (" " + text.replace("\n", " \n ") + " ").translate(_PAD_13A)
-    for pattern, repl in _RULES_13A:
-        text = pattern.sub(repl, text)
-    return [ln.split() for ln in text.split("\n")]
-
-
 _INTL_SEP = "0\n0"  # '0' is a number: no v14 rule can match across it, and it is never punctuation.
 
 
-def _tokenize_intl(lines: Sequence[str]) -> list[Tokens]:
-    text = _INTL_SEP.join(_newline_free(lines))
+def _joined(lines: Sequence[str], sep: str = "\n") -> str:
+    # A newline inside a line acts as a space in every rule and in sacreBLEU's final split.
+    return sep.join(ln.replace("\n", " ") if "\n" in ln else ln for ln in lines)
+
+
+def _prepare_13a(lines: Sequence[str]) -> Prepared:
+    if any("\n" in ln for ln in lines):
+        # mteval-v13a, in this order: drop "<skipped>", join hyphenated line breaks, other breaks -> space.
+        text = "\n".join(ln.replace("<skipped>", "").replace("-\n", "").replace("\n", " ") for ln in lines)
+    else:
+        text = "\n".join(lines).replace("<skipped>", "")
+    if "&" in text:
+        for entity, char in _ENTITIES_13A:
+            text = text.replace(entity, char)
+    return text, True
+
+
+def _prepare_intl(lines: Sequence[str]) -> Prepared:
+    text = _joined(lines, _INTL_SEP)
     for pattern, repl in _RULES_INTL:
         text = pattern.sub(repl, text)
     pieces = text.split("\n")
     last = len(pieces) - 1
-    return [p[1 if i else 0 : len(p) - 1 if i < last else len(p)].split() for i, p in enumerate(pieces)]
+    return "\n".join(p[1 if i else 0 : len(p) - 1 if i < last else len(p)] for i, p in enumerate(pieces)), False
 
 
-def _tokenize_none(lines: Sequence[str]) -> list[Tokens]:
-    return [ln.split() for ln in lines]
+def _prepare_none(lines: Sequence[str]) -> Prepared:
+    return _joined(lines), False
 
 
-def _tokenize_char(lines: Sequence[str]) -> list[Tokens]:
+def _prepare_char(lines: Sequence[str]) -> Prepared:
     # sacreBLEU joins every character with spaces and splits on whitespace: whitespace disappears.
-    return [list("".join(ln.split())) for ln in lines]
+    return "\n".join(" ".join("".join(ln.split())) for ln in lines), False
 
 
 _SACREBLEU_TOKENIZERS = ("zh", "ja-mecab", "ko-mecab", "spm", "flores101", "flores200")
@@ -95,35 +79,28 @@ def _sacrebleu_tokenizer(name: str) -> Callable[[str], str]:
     return tok
 
 
-def _via_sacrebleu(name: str) -> Callable[[Sequence[str]], list[Tokens]]:
-    def run(lines: Sequence[str]) -> list[Tokens]:
+def _via_sacrebleu(name: str) -> Callable[[Sequence[str]], Prepared]:
+    def run(lines: Sequence[str]) -> Prepared:
         tok = _sacrebleu_tokenizer(name)
-        return [tok(ln.rstrip()).split() for ln in lines]
+        return _joined([tok(ln) for ln in lines]), False
 
     return run
 
 
-TOKENIZERS: dict[str, Callable[[Sequence[str]], list[Tokens]]] = {
-    "13a": _tokenize_13a,
-    "intl": _tokenize_intl,
-    "none": _tokenize_none,
-    "char": _tokenize_char,
+TOKENIZERS: dict[str, Callable[[Sequence[str]], Prepared]] = {
+    "13a": _prepare_13a,
+    "intl": _prepare_intl,
+    "none": _prepare_none,
+    "char": _prepare_char,
     **{name: _via_sacrebleu(name) for name in _SACREBLEU_TOKENIZERS},
 }
 
 
-def tokenize_lines(lines: Sequence[str], tokenize: str = "13a", lowercase: bool = False) -> list[Tokens]:
-    """Tokenize every line; ``lowercase`` applies ``str.lower`` first, as sacreBLEU does.
-
-    >>> tokenize_lines(["Hello, world.", "It's 3.5 m-long"])
-    [['Hello', ',', 'world', '.'], ["It's", '3.5', 'm-long']]
-    """
+def prepare(lines: Sequence[str], tokenize: str = "13a", lowercase: bool = False) -> Prepared:
+    """The tokenizer's text for the encoder; ``lowercase`` applies ``str.lower`` first, as sacreBLEU does."""
     try:
         run = TOKENIZERS[tokenize]
     except KeyError:
         raise ConfigError(f"unknown tokenizer {tokenize!r}; valid: {', '.join(TOKENIZERS)}") from None
-    if not lines:
-        return []
     # sacreBLEU strips trailing whitespace first; it matters for intl ("5- " keeps "5-" together).
-    lines = [ln.lower().rstrip() for ln in lines] if lowercase else [ln.rstrip() for ln in lines]
-    return run(lines)
+    return run([ln.lower().rstrip() for ln in lines] if lowercase else [ln.rstrip() for ln in lines])
