@@ -127,10 +127,12 @@ def peak_memory(n_seg: int) -> float:
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write("\n".join(lines) + "\n")
         del hyps, refs
+        # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork + exec, so the child would report the
+        # parent's size (which holds the generated corpus).
         code = (
-            "import resource; from ngrameval.cli import main; "
+            "from ngrameval.cli import main; "
             f"main(['score', {h!r}, '-r', {r!r}, '-o', {o!r}]); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
+            "print(next(int(ln.split()[1]) for ln in open('/proc/self/status') if ln.startswith('VmHWM')) / 1024)"
         )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])

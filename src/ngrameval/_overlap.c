@@ -182,21 +182,41 @@ static int get_offsets(PyObject *seg_o, Py_buffer *seg, Py_ssize_t n_texts) {
     return 0;
 }
 
+/* Parses (tok, off, max_order) into a stream; -1 with an exception set on error. */
+static int parse_texts(PyObject *args, stream_t *s, int *max_order) {
+    PyObject *tok_o, *off_o;
+    if (!PyArg_ParseTuple(args, "OOi", &tok_o, &off_o, max_order)) return -1;
+    if (*max_order < 1 || *max_order > 100) {
+        PyErr_SetString(PyExc_ValueError, "max_order must be in 1..100");
+        return -1;
+    }
+    return get_stream(tok_o, off_o, s);
+}
+
+/* Makes the (empty) table `t` fit `need` keys and `used` hold as many slot numbers; -1 on OOM. */
+static int reserve_segment(table_t *t, size_t need, size_t **used, size_t *used_cap) {
+    if (need * 2 > t->cap) {
+        table_free(t);
+        if (table_init(t, need) < 0) return -1;
+    }
+    if (need > *used_cap) {
+        size_t *u = (size_t *)realloc(*used, need * 2 * sizeof(size_t));
+        if (!u) return -1;
+        *used = u;
+        *used_cap = need * 2;
+    }
+    return 0;
+}
+
 /*
  * intern(ref_tok, ref_off, max_order) -> (ref_gid int32[T*N], count int64[G], prefix int32[G], order int8[G])
  *   ref_gid[i * N + n - 1] = id of the n-gram starting at token i (-1 past the end of its text);
  *   count = occurrences among all references; prefix = id of the (n-1)-gram prefix (-1 for unigrams).
  */
 static PyObject *intern(PyObject *self, PyObject *args) {
-    PyObject *tok_o, *off_o;
     int max_order;
-    if (!PyArg_ParseTuple(args, "OOi", &tok_o, &off_o, &max_order)) return NULL;
-    if (max_order < 1 || max_order > 100) {
-        PyErr_SetString(PyExc_ValueError, "max_order must be in 1..100");
-        return NULL;
-    }
     stream_t refs;
-    if (get_stream(tok_o, off_o, &refs) < 0) return NULL;
+    if (parse_texts(args, &refs, &max_order) < 0) return NULL;
     const int32_t *rtok = (const int32_t *)refs.tok.buf;
     const int64_t *roff = (const int64_t *)refs.off.buf;
     Py_ssize_t n_refs = refs.off.len / 8 - 1;
@@ -374,17 +394,7 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
         /* 1. Intern this segment's reference n-grams into the (cleared) small table. */
         size_t n_tok = (size_t)(roff[rseg[s + 1]] - roff[rseg[s]]);
         size_t need = n_tok * N + 1;
-        if (need * 2 > table.cap) {
-            table_free(&table);
-            if (table_init(&table, need) < 0) goto nomem;
-        }
-        if (local_reserve(&loc, need) < 0) goto nomem;
-        if (need > used_cap) {
-            used_cap = need * 2;
-            size_t *u = (size_t *)realloc(used, used_cap * sizeof(size_t));
-            if (!u) goto nomem;
-            used = u;
-        }
+        if (reserve_segment(&table, need, &used, &used_cap) < 0 || local_reserve(&loc, need) < 0) goto nomem;
         if (need > pair_cap) {
             pair_cap = need * 2;
             int32_t *pi = (int32_t *)realloc(pair_id, pair_cap * sizeof(int32_t));
@@ -521,15 +531,9 @@ done:
 
 /* distinct(tok, off, max_order) -> int64[L*N]: number of distinct n-grams of each order in each text. */
 static PyObject *distinct(PyObject *self, PyObject *args) {
-    PyObject *tok_o, *off_o;
     int max_order;
-    if (!PyArg_ParseTuple(args, "OOi", &tok_o, &off_o, &max_order)) return NULL;
-    if (max_order < 1 || max_order > 100) {
-        PyErr_SetString(PyExc_ValueError, "max_order must be in 1..100");
-        return NULL;
-    }
     stream_t txt;
-    if (get_stream(tok_o, off_o, &txt) < 0) return NULL;
+    if (parse_texts(args, &txt, &max_order) < 0) return NULL;
     const int32_t *tok = (const int32_t *)txt.tok.buf;
     const int64_t *off = (const int64_t *)txt.off.buf;
     Py_ssize_t L = txt.off.len / 8 - 1;
@@ -542,16 +546,7 @@ static PyObject *distinct(PyObject *self, PyObject *args) {
     for (Py_ssize_t t = 0; t < L; t++) {
         int64_t a = off[t], b = off[t + 1];
         size_t need = (size_t)(b - a) * N + 1, n_used = 0;
-        if (need * 2 > table.cap) {
-            table_free(&table);
-            if (table_init(&table, need) < 0) goto nomem;
-        }
-        if (need > used_cap) {
-            used_cap = need * 2;
-            size_t *u = (size_t *)realloc(used, used_cap * sizeof(size_t));
-            if (!u) goto nomem;
-            used = u;
-        }
+        if (reserve_segment(&table, need, &used, &used_cap) < 0) goto nomem;
         const size_t mask = table.cap - 1;
         int32_t next = 0;
         for (int64_t i = a; i < b; i++) {
