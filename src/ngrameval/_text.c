@@ -295,16 +295,10 @@ static PyObject *tokens(PyObject *self, PyObject *args) {
     return out;
 }
 
-static PyObject *size(PyObject *self, PyObject *cap) {
-    vocab_t *v = (vocab_t *)PyCapsule_GetPointer(cap, CAPSULE_NAME);
-    return v ? PyLong_FromSize_t(v->n) : NULL;
-}
-
 static PyMethodDef methods[] = {
     {"vocab_new", vocab_new, METH_NOARGS, "A new, empty vocabulary."},
     {"encode", encode, METH_VARARGS, "Token ids and per-line offsets of '\\n'-joined lines."},
     {"tokens", tokens, METH_VARARGS, "The strings of the vocabulary's ids from `start` on."},
-    {"size", size, METH_O, "Number of distinct tokens in the vocabulary."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -51,9 +51,15 @@ def segment_major(refs: RefsLike) -> list[list[str]]:
     return out
 
 
+def nrefs_label(counts: Sequence[int]) -> str:
+    """The signature's ``nrefs``: the number of references per segment, or ``var`` when it varies."""
+    distinct = set(counts)
+    return str(distinct.pop()) if len(distinct) == 1 else "var"
+
+
 def signature(spec: MetricSpec, refs: References) -> str:
     """``BLEU|nrefs:1|tok:13a|case:mixed|stop:no|stem:no|n:4|eff:no|smooth:exp|version:...``."""
-    nrefs = str(refs.n_refs[0]) if len(refs.n_refs) == 1 else "var"
+    nrefs = nrefs_label(refs.n_refs)
     return (
         f"{spec.metric.display_name()}|nrefs:{nrefs}|{spec.pre.signature()}|{spec.metric.signature()}"
         f"|version:ngrameval-{__version__}"

@@ -22,18 +22,16 @@ from numpy.typing import NDArray
 from scipy import optimize, stats
 
 from ngrameval._version import __version__
-from ngrameval.api import RefsLike, Score, segment_major
+from ngrameval.api import RefsLike, Score, nrefs_label, segment_major
 from ngrameval.errors import InputError
 from ngrameval.metrics.bleu import BLEU
-from ngrameval.metrics.pinc import PINC
+from ngrameval.metrics.pinc import DEFAULT_PINC, PINC
 from ngrameval.metrics.policy import FloatArray
 from ngrameval.metrics.se import se_scores
 from ngrameval.ngrams.count import count_rows, novelty_counts
 from ngrameval.ngrams.stats import Stats
 from ngrameval.ngrams.texts import Texts
 from ngrameval.text.pipeline import Encoder, Preprocess
-
-DEFAULT_PINC = PINC()
 
 
 @dataclass(frozen=True)
@@ -98,6 +96,13 @@ def _with_source(refs: Texts, seg: NDArray[np.int64], sources: Texts) -> tuple[T
     return both.take(idx), new_seg
 
 
+def _encode_refs(enc: Encoder, seg_refs: Sequence[Sequence[str]]) -> tuple[Texts, NDArray[np.int64]]:
+    """All references as one :class:`Texts`, and offsets: segment ``s`` owns texts ``seg[s] .. seg[s+1]-1``."""
+    seg = np.zeros(len(seg_refs) + 1, dtype=np.int64)
+    np.cumsum([len(rs) for rs in seg_refs], out=seg[1:])
+    return Texts(*enc.encode([r for rs in seg_refs for r in rs])), seg
+
+
 def _signature(name: str, nrefs: str, pre: Preprocess, detail: str) -> str:
     return f"{name}|nrefs:{nrefs}|{pre.signature()}|{detail}|version:ngrameval-{__version__}"
 
@@ -127,17 +132,14 @@ def paraphrase(
     pre = Preprocess(tokenize, lowercase)
     enc = Encoder(pre)
     src = Texts(*enc.encode(sources))
-    ref = Texts(*enc.encode([r for rs in seg_refs for r in rs]))
-    seg = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum([len(rs) for rs in seg_refs], out=seg[1:])
+    ref, seg = _encode_refs(enc, seg_refs)
     ref_src, seg_src = _with_source(ref, seg, src)
     names = list(systems)
     hyp = [Texts(*enc.encode(systems[s])) for s in names]
     plain = count_rows(hyp, ref, seg, 4)
     with_src = count_rows(hyp, ref_src, seg_src, 4)
     corpus_bleu, sent_bleu = BLEU(), BLEU(effective_order=True)
-    counts = sorted({len(rs) for rs in seg_refs})
-    nrefs = str(counts[0]) if len(counts) == 1 else "var"
+    nrefs = nrefs_label([len(rs) for rs in seg_refs])
     sig_bleu = _signature("BLEU", nrefs, pre, corpus_bleu.signature())
     sig_src = _signature("BLEU+src", nrefs, pre, corpus_bleu.signature() + "|source:ref")
     sig_pinc = _signature("PINC", "src", pre, pinc.signature())
@@ -219,10 +221,7 @@ def se(hyps: Sequence[str], refs: RefsLike, *, tokenize: str = "13a", lowercase:
         raise InputError(f"{len(hyps)} hypotheses but references for {len(seg_refs)} segments")
     pre = Preprocess(tokenize, lowercase)
     enc = Encoder(pre)
-    ref = Texts(*enc.encode([r for rs in seg_refs for r in rs]))
-    seg = np.zeros(len(hyps) + 1, dtype=np.int64)
-    np.cumsum([len(rs) for rs in seg_refs], out=seg[1:])
+    ref, seg = _encode_refs(enc, seg_refs)
     sent = se_scores(Texts(*enc.encode(hyps)), ref, seg)
-    nrefs = sorted({len(rs) for rs in seg_refs})
-    sig = _signature("SE", str(nrefs[0]) if len(nrefs) == 1 else "var", pre, "sub:2|indel:1|avg:refs")
+    sig = _signature("SE", nrefs_label([len(rs) for rs in seg_refs]), pre, "sub:2|indel:1|avg:refs")
     return Score("system", "SE", float(sent.mean()) if len(sent) else 0.0, sig, True, sent)

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from ngrameval.corpus.msvd import Description
 from ngrameval.errors import InputError
 from ngrameval.metrics.bleu import BLEU
-from ngrameval.metrics.pinc import PINC
+from ngrameval.metrics.pinc import DEFAULT_PINC, PINC
 from ngrameval.ngrams.count import count_rows, novelty_counts
 from ngrameval.ngrams.stats import Stats
 from ngrameval.ngrams.texts import Texts
@@ -26,7 +26,6 @@ from ngrameval.text.pipeline import Encoder, Preprocess
 
 BLOCK_PAIRS = 400_000
 DEFAULT_TEXT = Preprocess()
-DEFAULT_PINC = PINC()
 
 
 @dataclass(frozen=True)

@@ -59,3 +59,6 @@ class PINC:
 
     def signature(self) -> str:
         return f"n:{self.max_order}|ngrams:{'sets' if self.sets else 'counts'}|avg:{self.average}"
+
+
+DEFAULT_PINC = PINC()  # sets, N = 4, averaged over the orders present
