@@ -92,6 +92,18 @@ def test_output_file_is_written_whole(files, tmp_path: Path, capsys) -> None:  #
         (["score", "{sys}", "-r", "{ref}", "-m", "bleu:smooth=magic"], "unknown BLEU smoothing 'magic'; valid: none"),
         (["score", "{sys}", "-r", "{ref}", "-m", "aev:beta=2"], "unknown option 'beta' for aev; valid: alpha"),
         (["score", "{sys}", "-r", "{ref}", "-tok", "moses"], "unknown tokenizer 'moses'; valid: 13a, intl"),
+        (["score", "{sys}", "-r", "{ref}", "-m", "pinc"], "PINC is measured against the source sentences"),
+        (
+            ["score", "{sys}", "-r", "{ref}", "-m", "pinc", "--source", "{short}"],
+            r"short.txt has 1 lines but the refer",
+        ),
+        (["score", "{sys}", "-r", "{ref}", "-m", "pinc:avg=some"], "expected one of present, all, got 'some'"),
+        (["compare", "{sys}", "-r", "{ref}"], "a paired test needs at least two systems; got 1"),
+        (
+            ["compare", "{sys}", "{short}", "-r", "{ref}"],
+            r"short.txt has 1 lines but the references \(.*ref.txt\) have 3",
+        ),
+        (["compare", "{sys}", "{sys}", "-r", "{ref}", "--paired-ar-n", "0"], "trials/resamples must be >= 1"),
     ],
 )
 def test_bad_input_is_one_clear_line(argv, message, files, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -114,6 +126,7 @@ def test_missing_empty_refs_gives_variable_reference_counts(tmp_path: Path, caps
 def test_demo_and_module_entry_point() -> None:
     done = subprocess.run([sys.executable, "-m", "ngrameval", "demo"], capture_output=True, text=True, check=True)
     assert "M23" in done.stdout and "AEv:mt-adequacy" in done.stdout and "NIST" in done.stdout
+    assert "approximate randomisation (10000 trials, seed 12345)" in done.stdout and "rank" in done.stdout
     version = subprocess.run([sys.executable, "-m", "ngrameval", "--version"], capture_output=True, text=True)
     assert version.stdout.startswith("ngrameval ")
 
@@ -138,3 +151,51 @@ def test_paraphrase_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert code == 2 and "bad.r:2: expected a number" in err
     code, _, err = run(["paraphrase", "--source", src, "-r", ref, "--tsv", sys1, sys2, "--ratings", r1], capsys)
     assert code == 2 and "one ratings file per system" in err
+
+
+def test_score_pinc_and_se_with_a_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import ngrameval as ne
+
+    src_lines = ["the cat sat on the mat", "", "a dog runs in the park"]
+    out_lines = ["a cat is on the mat", "", "the dog is running in a park"]
+    src = write(tmp_path / "src.txt", "\n".join(src_lines) + "\n")
+    ref = write(tmp_path / "ref.txt", "a cat sat on a mat\nsomething\nthe dog is running\n")
+    hyp = write(tmp_path / "hyp.txt", "\n".join(out_lines) + "\n")
+    with pytest.warns(ne.UndefinedMetricWarning, match="empty candidate"):
+        code, out, err = run(["score", hyp, "-r", ref, "--source", src, "-m", "pinc,se:lc=yes", "-f", "json"], capsys)
+    assert code == 0, err
+    pinc, se = json.loads(out)
+    refs = Path(ref).read_text().splitlines()
+    with pytest.warns(ne.UndefinedMetricWarning):
+        assert pinc["score"] == pytest.approx(ne.pinc(out_lines, src_lines).score * 100, abs=1e-12)
+    assert se["score"] == pytest.approx(ne.se(out_lines, refs, lowercase=True).score * 100, abs=1e-12)
+    assert pinc["signature"].startswith("PINC|nrefs:src|") and "|case:lc|" in se["signature"]
+
+
+def test_compare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    refs = [f"the cat number {i} sat on the mat today" for i in range(40)]
+    ref = write(tmp_path / "ref.txt", "\n".join(refs) + "\n")
+    good = write(tmp_path / "good.txt", "\n".join(refs) + "\n")
+    near = write(tmp_path / "near.txt", "\n".join(r.replace("today", "now") for r in refs) + "\n")
+    bad = write(tmp_path / "bad.txt", "\n".join(f"dogs {i} ran away" for i in range(40)) + "\n")
+    code, out, err = run(["compare", good, near, bad, "-r", ref, "-m", "bleu,se", "--paired-ar-n", "999"], capsys)
+    assert code == 0, err
+    assert out.count("approximate randomisation (999 trials, seed 12345), p holm-corrected") == 2
+    assert out.count("|ar:999|bs:1000|seed:12345|correction:holm|") == 2
+    table = out.split("rank  ")[1].splitlines()
+    assert [row.split()[:2] for row in table[2:5]] == [["1", "good.txt"], ["2", "near.txt"], ["3", "bad.txt"]]
+    code, out, _ = run(
+        ["compare", good, near, bad, "-r", ref, "--paired-bs", "--paired-bs-n", "200", "--baseline", "-f", "json"],
+        capsys,
+    )
+    rec = json.loads(out)
+    assert rec["test"] == "bs" and rec["baseline"] == "good.txt" and rec["n_resamples"] == 200
+    (m,) = rec["metrics"]
+    assert m["ranking"] is None and [p["system_b"] for p in m["pairs"]] == ["near.txt", "bad.txt"]
+    assert m["systems"][0]["score"] == pytest.approx(100.0) and m["scale"] == "0-100"
+    code, out, _ = run(
+        ["compare", good, near, "-r", ref, "-f", "csv", "--seed", "none", "--correction", "none"], capsys
+    )
+    rows = out.splitlines()
+    assert rows[0].startswith("metric,kind,system,other,score") and len(rows) == 1 + 2 + 1
+    assert rows[3].startswith("BLEU,pair,good.txt,near.txt,100.0,")

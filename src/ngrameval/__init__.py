@@ -1,14 +1,16 @@
-"""ngrameval: n-gram co-occurrence metrics (AEv family, BLEU, NIST, PINC, SE) computed exactly and fast.
+"""ngrameval: n-gram co-occurrence metrics (AEv family, BLEU, NIST, PINC, SE) computed exactly and fast,
+with significance tests between systems.
 
 Scores are fractions in [0, 1] in this API (NIST has its own scale); text output shows 0-100.
 """
 
 from ngrameval._version import __version__
-from ngrameval.api import Score, aev, bleu, nist, score
+from ngrameval.api import Score, aev, bleu, measure, nist, score
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
+from ngrameval.meta.significance import Comparison, compare, paired_test
 from ngrameval.metrics import BLEU, NIST, AEv
 from ngrameval.metrics.registry import MetricSpec, parse_specs
-from ngrameval.ngrams import References, Stats, overlap_stats
+from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
 from ngrameval.paraphrase import ParaphraseResult, paraphrase, pinc, se
 from ngrameval.text import Preprocess, preprocess, tokenize_lines
 
@@ -16,8 +18,10 @@ __all__ = [
     "BLEU",
     "NIST",
     "AEv",
+    "Comparison",
     "ConfigError",
     "InputError",
+    "MetricRows",
     "MetricSpec",
     "MissingDependencyError",
     "ParaphraseResult",
@@ -29,8 +33,11 @@ __all__ = [
     "__version__",
     "aev",
     "bleu",
+    "compare",
+    "measure",
     "nist",
     "overlap_stats",
+    "paired_test",
     "paraphrase",
     "parse_specs",
     "pinc",

@@ -10,13 +10,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval._version import __version__
-from ngrameval.errors import InputError
+from ngrameval.errors import ConfigError, InputError
 from ngrameval.metrics.aev import AEv
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.nist import NIST
-from ngrameval.metrics.registry import Metric, MetricSpec
-from ngrameval.ngrams.count import References, overlap_stats
-from ngrameval.ngrams.stats import Stats
+from ngrameval.metrics.pinc import PINC
+from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.registry import Metric, MetricSpec, SentenceMetric
+from ngrameval.metrics.se import SE, se_scores
+from ngrameval.ngrams.count import References, novelty_counts, overlap_stats
+from ngrameval.ngrams.stats import MetricRows, mean_of_rows, mean_rows, stats_scorer
+from ngrameval.ngrams.texts import Texts
 from ngrameval.text.pipeline import Preprocess
 
 RefsLike = Sequence[str] | Sequence[Sequence[str]]
@@ -58,18 +62,71 @@ def nrefs_label(counts: Sequence[int]) -> str:
 
 
 def signature(spec: MetricSpec, refs: References) -> str:
-    """``BLEU|nrefs:1|tok:13a|case:mixed|stop:no|stem:no|n:4|eff:no|smooth:exp|version:...``."""
-    nrefs = nrefs_label(refs.n_refs)
+    """``BLEU|nrefs:1|tok:13a|case:mixed|stop:no|stem:no|n:4|eff:no|smooth:exp|version:...``
+    (PINC is measured against the source: ``nrefs:src``)."""
+    nrefs = "src" if isinstance(spec.metric, PINC) else nrefs_label(refs.n_refs)
     return (
         f"{spec.metric.display_name()}|nrefs:{nrefs}|{spec.pre.signature()}|{spec.metric.signature()}"
         f"|version:ngrameval-{__version__}"
     )
 
 
-def compute_stats(systems: Sequence[Sequence[str]], refs: References, metrics: Sequence[Metric]) -> list[Stats]:
-    """Count once for every metric of one text setting."""
-    order = max(m.order_needed for m in metrics)
-    return overlap_stats(systems, refs, max_order=order, nist=any(m.needs_info for m in metrics))
+def sentence_scores(
+    metric: SentenceMetric, systems: Sequence[Sequence[str]], refs: References, source: Sequence[str] | None
+) -> list[FloatArray]:
+    """Sentence PINC (against ``source``) or SE (against the references) of every system, chunk by chunk."""
+    if isinstance(metric, PINC) and source is None:
+        raise ConfigError("PINC is measured against the source sentences: give them (--source / source=)")
+    out: list[list[FloatArray]] = [[] for _ in systems]
+    enc = refs.encoder
+    for ch in refs.chunks:
+        src = None if source is None else Texts(*enc.encode(source[ch.start : ch.stop]))
+        for acc, hyps in zip(out, systems):
+            hyp = Texts(*enc.encode(hyps[ch.start : ch.stop]))
+            if isinstance(metric, SE):
+                acc.append(se_scores(hyp, Texts(ch.ids, ch.off), ch.seg))
+            elif src is not None:
+                acc.append(metric(*novelty_counts(hyp, src, metric.max_order, metric.sets)))
+    return [np.concatenate(acc) if acc else np.zeros(0) for acc in out]
+
+
+def measure(
+    systems: Mapping[str, Sequence[str]],
+    refs: RefsLike,
+    specs: Sequence[MetricSpec],
+    source: Sequence[str] | None = None,
+) -> list[MetricRows]:
+    """The summable per-segment rows of every metric of ``specs`` for every system (in ``systems``'
+    order): one counting pass per text setting; PINC and SE become rows ``(score, 1)``."""
+    seg_refs = segment_major(refs)
+    for name, hyps in systems.items():
+        if len(hyps) != len(seg_refs):
+            raise InputError(f"system {name} has {len(hyps)} segments but the references have {len(seg_refs)}")
+    if source is not None and len(source) != len(seg_refs):
+        raise InputError(f"the source has {len(source)} segments but the references have {len(seg_refs)}")
+    by_text: dict[Preprocess, list[tuple[int, MetricSpec]]] = {}
+    for i, spec in enumerate(specs):
+        by_text.setdefault(spec.pre, []).append((i, spec))
+    texts = list(systems.values())
+    out: dict[int, MetricRows] = {}
+    for pre, group in by_text.items():
+        built = References.build(seg_refs, pre)
+        counted = [(i, sp, sp.metric) for i, sp in group if not isinstance(sp.metric, PINC | SE)]
+        if counted:
+            # one count for every metric of this text setting
+            order = max(m.order_needed for _, _, m in counted)
+            nist = any(m.needs_info for _, _, m in counted)
+            values = tuple(st.values for st in overlap_stats(texts, built, max_order=order, nist=nist))
+            for i, spec, metric in counted:
+                scorer = stats_scorer(metric, order, nist)
+                out[i] = MetricRows(metric.display_name(), signature(spec, built), spec.fraction, values, scorer)
+        for i, spec in group:
+            if isinstance(spec.metric, PINC | SE):
+                sent = sentence_scores(spec.metric, texts, built, source)
+                values = tuple(mean_rows(x) for x in sent)
+                name = spec.metric.display_name()
+                out[i] = MetricRows(name, signature(spec, built), spec.fraction, values, mean_of_rows)
+    return [out[i] for i in range(len(specs))]
 
 
 def score(
@@ -77,25 +134,24 @@ def score(
     refs: RefsLike,
     specs: Sequence[MetricSpec],
     sentence: bool = False,
+    source: Sequence[str] | None = None,
 ) -> list[Score]:
-    """Every metric of ``specs`` for every system; ``sentence`` adds per-segment scores."""
-    by_text: dict[Preprocess, list[tuple[int, MetricSpec]]] = {}
-    for i, spec in enumerate(specs):
-        by_text.setdefault(spec.pre, []).append((i, spec))
-    seg_refs = segment_major(refs)
+    """Every metric of ``specs`` for every system; ``sentence`` adds per-segment scores; ``source``
+    (the source sentences) is needed by PINC only."""
     names = list(systems)
-    results: dict[tuple[str, int], Score] = {}
-    for pre, group in by_text.items():
-        built = References.build(seg_refs, pre)
-        all_stats = compute_stats([systems[n] for n in names], built, [s.metric for _, s in group])
-        for name, stats in zip(names, all_stats):
-            for i, spec in group:
-                value = float(spec.metric(stats.total()))
-                per_seg = spec.metric(stats) if sentence else None
-                results[(name, i)] = Score(
-                    name, spec.metric.display_name(), value, signature(spec, built), spec.fraction, per_seg
-                )
-    return [results[(n, i)] for n in names for i in range(len(specs))]
+    rows = measure(systems, refs, specs, source)
+    return [
+        Score(
+            name,
+            r.metric,
+            float(r.scorer(r.values[k].sum(axis=0))),
+            r.signature,
+            r.fraction,
+            r.scorer(r.values[k]) if sentence else None,
+        )
+        for k, name in enumerate(names)
+        for r in rows
+    ]
 
 
 def _one(hyps: Sequence[str], refs: RefsLike, metric: Metric, pre: Preprocess, fraction: bool = True) -> Score:

@@ -15,7 +15,7 @@ from ngrameval.api import score
 from ngrameval.corpus import Description, cluster, cluster_stats, export, human_baseline, read_corpus, select
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
 from ngrameval.io import read_lines, read_refs, write_atomic
-from ngrameval.metrics.registry import parse_specs, valid_names
+from ngrameval.metrics.registry import MetricSpec, parse_specs, valid_names
 from ngrameval.report.render import FORMATS, render
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.tokenize import TOKENIZERS
@@ -26,6 +26,21 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")
     p.add_argument("--stem", action="store_true", help="Porter-stem every token")
     p.add_argument("--stopwords", metavar="LIST", help="remove stop words: 'smart' or a file, one word a line")
+
+
+def _add_scoring_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("systems", nargs="+", metavar="SYSTEM", help="system output files, one segment a line")
+    p.add_argument("-r", "--refs", nargs="+", metavar="REF", help="reference files (one per reference stream)")
+    p.add_argument(
+        "--tsv", action="store_true", help="reference files are TSV: one segment a line, a reference a field"
+    )
+    p.add_argument(
+        "--missing-empty-refs",
+        action="store_true",
+        help="an empty reference line/field is a missing reference (variable number per segment)",
+    )
+    p.add_argument("--source", help="source sentences, one a line (needed by pinc)")
+    p.add_argument("-m", "--metrics", default="bleu", help=f"comma-separated metric specs ({valid_names()})")
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -41,15 +56,62 @@ def _emit(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def cmd_score(args: argparse.Namespace) -> int:
+def _scoring_inputs(
+    args: argparse.Namespace,
+) -> tuple[list[MetricSpec], list[list[str]], dict[str, list[str]], list[str] | None]:
+    """Metric specs, references, systems and (if given) the source of ``score`` and ``compare``."""
     pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem)
     specs = parse_specs(args.metrics, pre)
     if not args.refs:
         raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
     systems = _read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have")
-    results = score(systems, refs, specs, sentence=args.sentence)
+    source = None
+    if args.source:
+        source = read_lines(args.source)
+        if len(source) != len(refs):
+            raise InputError(
+                f"{args.source} has {len(source)} lines but the references ({args.refs[0]}) have {len(refs)}"
+            )
+    return specs, refs, systems, source
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    specs, refs, systems, source = _scoring_inputs(args)
+    results = score(systems, refs, specs, sentence=args.sentence, source=source)
     _emit(render(results, args.format, args.width, sentence=args.sentence), args.output)
+    return 0
+
+
+def _seed(text: str) -> int | None:
+    if text.lower() == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or 'none', got {text!r}") from None
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ngrameval.api import measure
+    from ngrameval.meta.significance import paired_test
+    from ngrameval.report.significance import render_comparison
+
+    specs, refs, systems, source = _scoring_inputs(args)
+    test = "bs" if args.paired_bs else "ar"
+    result = paired_test(
+        measure(systems, refs, specs, source),
+        list(systems),
+        test=test,
+        n_resamples=args.paired_bs_n if test == "bs" else args.paired_ar_n,
+        n_confidence=args.confidence_n,
+        seed=args.seed,
+        correction=args.correction,
+        alpha=args.alpha,
+        confidence=args.ci,
+        baseline=next(iter(systems)) if args.baseline else None,
+    )
+    _emit(render_comparison(result, args.format, args.width), args.output)
     return 0
 
 
@@ -168,13 +230,19 @@ def cmd_corpus_baseline(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from ngrameval.demo import run_demo
+    from ngrameval.report.significance import render_comparison
 
-    results = run_demo()
+    results, ranking = run_demo()
+    if args.format != "text":
+        _emit(render(results, args.format, args.width), args.output)
+        return 0
     header = (
         "ngrameval demo: 16 summarisation systems x 20 SummEval documents (11 references each),\n"
-        "scored with BLEU, NIST and the AEv(alpha, N) members Soricut & Brill (2004) found best.\n\n"
+        "scored with BLEU, NIST and the AEv(alpha, N) members Soricut & Brill (2004) found best,\n"
+        "then ranked by BLEU with significance tests between every pair of systems.\n\n"
     )
-    _emit(header + render(results, args.format, args.width), args.output)
+    text = render(results, args.format, args.width) + "\n" + render_comparison(ranking, "text", args.width, pairs=False)
+    _emit(header + text, args.output)
     return 0
 
 
@@ -186,21 +254,34 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("score", help="score system outputs against references")
-    p.add_argument("systems", nargs="+", metavar="SYSTEM", help="system output files, one segment a line")
-    p.add_argument("-r", "--refs", nargs="+", metavar="REF", help="reference files (one per reference stream)")
-    p.add_argument(
-        "--tsv", action="store_true", help="reference files are TSV: one segment a line, a reference a field"
-    )
-    p.add_argument(
-        "--missing-empty-refs",
-        action="store_true",
-        help="an empty reference line/field is a missing reference (variable number per segment)",
-    )
-    p.add_argument("-m", "--metrics", default="bleu", help=f"comma-separated metric specs ({valid_names()})")
+    _add_scoring_options(p)
     p.add_argument("--sentence", action="store_true", help="per-segment scores")
     _add_text_options(p)
     _add_output_options(p)
     p.set_defaults(func=cmd_score)
+
+    cp = sub.add_parser("compare", help="significance tests between systems (all pairs) and a ranking")
+    _add_scoring_options(cp)
+    test = cp.add_mutually_exclusive_group()
+    test.add_argument("--paired-ar", action="store_true", help="paired approximate randomisation (the default)")
+    test.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling (Koehn 2004)")
+    cp.add_argument("--paired-ar-n", type=int, default=10_000, metavar="N", help="AR trials (default 10000)")
+    cp.add_argument("--paired-bs-n", type=int, default=1_000, metavar="N", help="bootstrap resamples (default 1000)")
+    cp.add_argument(
+        "--confidence-n", type=int, default=1_000, metavar="N", help="bootstrap resamples for intervals under AR"
+    )
+    cp.add_argument("--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    cp.add_argument("--seed", type=_seed, default=12345, help="random seed (default 12345; 'none': drawn, printed)")
+    cp.add_argument(
+        "--correction", choices=("holm", "bonferroni", "none"), default="holm", help="multiple comparisons (holm)"
+    )
+    cp.add_argument("--alpha", type=float, default=0.05, help="significance level after correction (default 0.05)")
+    cp.add_argument(
+        "--baseline", action="store_true", help="compare each system with the first one only (sacreBLEU's layout)"
+    )
+    _add_text_options(cp)
+    _add_output_options(cp)
+    cp.set_defaults(func=cmd_compare)
 
     pp = sub.add_parser("paraphrase", help="BLEU, PINC, SE and their combinations for paraphrase systems")
     pp.add_argument("systems", nargs="+", metavar="SYSTEM", help="paraphrase files, one per source line")

@@ -6,6 +6,7 @@ import json
 from importlib import resources
 
 from ngrameval.api import Score, score
+from ngrameval.meta.significance import Comparison, compare
 from ngrameval.metrics.registry import parse_specs
 from ngrameval.text.pipeline import Preprocess
 
@@ -25,7 +26,9 @@ def load_sample() -> tuple[dict[str, list[str]], list[list[str]]]:
     return systems, [doc["references"] for doc in docs]
 
 
-def run_demo() -> list[Score]:
-    """Score every sample system with BLEU, NIST and the AEv presets of Soricut & Brill (2004)."""
+def run_demo() -> tuple[list[Score], Comparison]:
+    """Score every sample system with BLEU, NIST and the AEv presets of Soricut & Brill (2004), and rank
+    the systems by BLEU with all-pairs approximate randomisation (10,000 trials, Holm)."""
     systems, refs = load_sample()
-    return score(systems, refs, parse_specs(DEMO_METRICS, Preprocess()))
+    scores = score(systems, refs, parse_specs(DEMO_METRICS, Preprocess()))
+    return scores, compare(systems, refs, "bleu")

@@ -27,7 +27,7 @@ from ngrameval.errors import InputError
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.pinc import DEFAULT_PINC, PINC
 from ngrameval.metrics.policy import FloatArray
-from ngrameval.metrics.se import se_scores
+from ngrameval.metrics.se import SE, se_scores
 from ngrameval.ngrams.count import count_rows, novelty_counts
 from ngrameval.ngrams.stats import Stats
 from ngrameval.ngrams.texts import Texts
@@ -143,7 +143,7 @@ def paraphrase(
     sig_bleu = _signature("BLEU", nrefs, pre, corpus_bleu.signature())
     sig_src = _signature("BLEU+src", nrefs, pre, corpus_bleu.signature() + "|source:ref")
     sig_pinc = _signature("PINC", "src", pre, pinc.signature())
-    sig_se = _signature("SE", nrefs, pre, "sub:2|indel:1|avg:refs")
+    sig_se = _signature("SE", nrefs, pre, SE().signature())
     per_system = []
     for name, h, rows, rows_src in zip(names, hyp, plain, with_src):
         st, st_src = Stats(rows, 4, False), Stats(rows_src, 4, False)
@@ -223,5 +223,5 @@ def se(hyps: Sequence[str], refs: RefsLike, *, tokenize: str = "13a", lowercase:
     enc = Encoder(pre)
     ref, seg = _encode_refs(enc, seg_refs)
     sent = se_scores(Texts(*enc.encode(hyps)), ref, seg)
-    sig = _signature("SE", nrefs_label([len(rs) for rs in seg_refs]), pre, "sub:2|indel:1|avg:refs")
+    sig = _signature("SE", nrefs_label([len(rs) for rs in seg_refs]), pre, SE().signature())
     return Score("system", "SE", float(sent.mean()) if len(sent) else 0.0, sig, True, sent)

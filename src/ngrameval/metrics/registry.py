@@ -1,4 +1,5 @@
-"""Metric specs as users write them: ``bleu``, ``nist:n=4``, ``aev:alpha=0.3,n=2``, ``aev:mt-adequacy``.
+"""Metric specs as users write them: ``bleu``, ``nist:n=4``, ``aev:alpha=0.3,n=2``, ``aev:mt-adequacy``,
+``pinc:n=3,sets=no`` (needs the source sentences), ``se``.
 
 A spec may also set text options for that metric alone (``tok=intl``, ``lc=yes``, ``stem=yes``,
 ``stop=smart``); metrics with the same text settings share one counting pass.
@@ -7,7 +8,7 @@ A spec may also set text options for that metric alone (``tok=intl``, ``lc=yes``
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -15,7 +16,9 @@ from ngrameval.errors import ConfigError
 from ngrameval.metrics.aev import PAPER_TEXT, PRESETS, AEv
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.nist import NIST
+from ngrameval.metrics.pinc import AVERAGES, PINC
 from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.se import SE
 from ngrameval.ngrams.stats import Stats
 from ngrameval.text.pipeline import Preprocess
 
@@ -36,11 +39,14 @@ class Metric(Protocol):
     def signature(self) -> str: ...
 
 
+SentenceMetric = PINC | SE  # means of sentence scores that are not computed from Stats
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     """A metric with the text settings it is counted under; ``fraction`` metrics print x100."""
 
-    metric: Metric
+    metric: Metric | SentenceMetric
     pre: Preprocess
     fraction: bool = True
 
@@ -84,6 +90,12 @@ _KEYS: dict[str, dict[str, tuple[str, Callable[[str], Any]]]] = {
         "eff": ("effective_order", _bool),
     },
     "nist": {"n": ("n", _int)},
+    "pinc": {
+        "n": ("max_order", _int),
+        "sets": ("sets", _bool),
+        "avg": ("average", lambda v: v if v in AVERAGES else _bad(v, AVERAGES)),
+    },
+    "se": {},
     "aev": {
         "alpha": ("alpha", _float),
         "n": ("n", _int),
@@ -94,7 +106,17 @@ _KEYS: dict[str, dict[str, tuple[str, Callable[[str], Any]]]] = {
         "weights": ("weights", lambda v: tuple(_float(x) for x in v.split("/"))),
     },
 }
-_FACTORIES: dict[str, Callable[..., Metric]] = {"bleu": BLEU, "nist": NIST, "aev": AEv}
+_FACTORIES: dict[str, Callable[..., Metric | SentenceMetric]] = {
+    "bleu": BLEU,
+    "nist": NIST,
+    "aev": AEv,
+    "pinc": PINC,
+    "se": SE,
+}
+
+
+def _bad(value: str, valid: Sequence[str]) -> str:
+    raise ConfigError(f"expected one of {', '.join(valid)}, got {value!r}")
 
 
 def split_specs(text: str) -> list[str]:
@@ -112,7 +134,7 @@ def split_specs(text: str) -> list[str]:
 
 def valid_names() -> str:
     presets = ", ".join(f"aev:{p}" for p in PRESETS)
-    return f"bleu, nist, aev (presets: {presets})"
+    return f"bleu, nist, aev (presets: {presets}), pinc (needs the source), se"
 
 
 def parse_spec(spec: str, pre: Preprocess) -> MetricSpec:

@@ -12,6 +12,8 @@ against a plain dynamic program.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from rapidfuzz.distance import Indel
 
@@ -38,3 +40,14 @@ def se_scores(hyps: Texts, refs: Texts, seg: IntArray) -> FloatArray:
     sums = np.bincount(owner, weights=per_ref, minlength=len(hyps))
     out: FloatArray = sums / np.diff(seg)
     return out
+
+
+@dataclass(frozen=True)
+class SE:
+    """String-edit similarity as a metric configuration (no options: substitution 2, indel 1)."""
+
+    def display_name(self) -> str:
+        return "SE"
+
+    def signature(self) -> str:
+        return "sub:2|indel:1|avg:refs"

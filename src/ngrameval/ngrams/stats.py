@@ -14,6 +14,7 @@ a resample the metric of ``W @ values``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,3 +82,50 @@ class Stats:
     def weighted(self, weights: NDArray[np.float64]) -> Stats:
         """``weights @ values``: one summed row per row of ``weights`` (bootstrap counts, AR masks)."""
         return Stats(weights @ self.values, self.max_order, self.has_info)
+
+
+Scorer = Callable[[NDArray[np.float64]], NDArray[np.float64]]
+
+
+@dataclass(frozen=True)
+class MetricRows:
+    """One metric's summable per-segment rows for every system, and the function scoring a sum of rows.
+
+    ``values[s]`` has shape ``(n_segments, k)`` for system ``s``; its corpus score is
+    ``scorer(values[s].sum(axis=0))``, its sentence scores ``scorer(values[s])`` and a resample
+    ``scorer(W @ values[s])``. Micro-averaged metrics (BLEU, NIST, AEv) keep their n-gram statistics;
+    means of sentence scores (PINC, SE) are rows ``(score, 1)`` (:func:`mean_of_rows`), so resampling
+    code never branches on how a metric averages.
+    """
+
+    metric: str
+    signature: str
+    fraction: bool
+    values: tuple[NDArray[np.float64], ...]
+    scorer: Scorer
+
+    def corpus(self) -> NDArray[np.float64]:
+        """The corpus score of every system."""
+        return self.scorer(np.stack([v.sum(axis=0) for v in self.values]))
+
+
+def stats_scorer(metric: Callable[[Stats], NDArray[np.float64]], max_order: int, has_info: bool) -> Scorer:
+    """The scorer of a :class:`Stats` metric: rows of ``(3 + 5 max_order)`` columns -> scores."""
+
+    def score(values: NDArray[np.float64]) -> NDArray[np.float64]:
+        return metric(Stats(values, max_order, has_info))
+
+    return score
+
+
+def mean_rows(sentences: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Sentence scores as summable rows ``(score, 1)``."""
+    return np.column_stack([sentences, np.ones(len(sentences))])
+
+
+def mean_of_rows(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """sum of scores / number of sentences (0 for no sentence) of rows made by :func:`mean_rows`."""
+    den = values[..., 1]
+    out = np.zeros(den.shape)
+    np.divide(values[..., 0], den, out=out, where=den != 0)
+    return out
