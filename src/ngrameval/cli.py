@@ -15,6 +15,7 @@ from ngrameval.api import score
 from ngrameval.corpus import Description, cluster, cluster_stats, export, human_baseline, read_corpus, select
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
 from ngrameval.io import read_lines, read_refs, write_atomic
+from ngrameval.meta.correlate import HumanScores
 from ngrameval.metrics.registry import MetricSpec, parse_specs, valid_names
 from ngrameval.report.render import FORMATS, render
 from ngrameval.text.pipeline import Preprocess
@@ -173,6 +174,104 @@ def cmd_paraphrase(args: argparse.Namespace) -> int:
     return 0
 
 
+def _judged(args: argparse.Namespace, systems: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[HumanScores]]:
+    """Systems renamed by --names, and the human scores of every criterion read with the judgment options."""
+    from ngrameval.io.judgments import read_judgments
+    from ngrameval.meta.correlate import aggregate
+
+    if args.names:
+        if len(args.names) != len(systems):
+            raise InputError(f"--names gives {len(args.names)} names for {len(systems)} system files")
+        systems = dict(zip(args.names, systems.values()))
+    where = dict(_key_value(w) for w in args.where or [])
+    scores = [c for c in args.score_columns.split(",") if c]
+    judgments = read_judgments(
+        args.judgments,
+        system=args.system_column,
+        scores=scores,
+        segment=args.segment_column,
+        judge=args.judge_column,
+        criterion=args.criterion_column,
+        where=where,
+    )
+    n = len(next(iter(systems.values())))
+    segments = None
+    if args.segment_column:
+        segments = read_lines(args.segment_ids) if args.segment_ids else [str(i) for i in range(1, n + 1)]
+        if len(segments) != n:
+            raise InputError(f"{args.segment_ids} has {len(segments)} ids but the outputs have {n} lines")
+    scale = None
+    if args.scale:
+        lo, _, hi = args.scale.partition(",")
+        try:
+            scale = (float(lo), float(hi))
+        except ValueError:
+            raise InputError(f"--scale: expected LOW,HIGH (e.g. 1,5), got {args.scale!r}") from None
+    criteria = list(dict.fromkeys(j.criterion for j in judgments))
+    return systems, [aggregate(judgments, c, list(systems), segments, scale) for c in criteria]
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, eq, value = text.partition("=")
+    if not eq:
+        raise InputError(f"--where: expected COLUMN=VALUE, got {text!r}")
+    return key, value
+
+
+def cmd_correlate(args: argparse.Namespace) -> int:
+    from ngrameval.api import measure
+    from ngrameval.meta.correlate import correlate
+    from ngrameval.report.correlate import render_correlations
+
+    specs, refs, systems, source = _scoring_inputs(args)
+    systems, humans = _judged(args, systems)
+    rows = measure(systems, refs, specs, source)
+    coefs = [c for c in args.coefficients.split(",") if c]
+    results = [
+        c
+        for h in humans
+        for c in correlate(
+            rows, h, level=args.level, grouping=args.grouping, coefficients=coefs,
+            n_resamples=args.n_resamples, seed=args.seed, confidence=args.ci,
+        )
+    ]  # fmt: skip
+    notes = [f"{h.criterion}: {h.judgments} judgments, {h.missing} cells without one" for h in humans]
+    _emit(render_correlations(results, args.format, notes), args.output)
+    return 0
+
+
+def cmd_plane(args: argparse.Namespace) -> int:
+    from ngrameval.meta.plane import plane, plane_text, plot_plane
+
+    if not args.refs:
+        raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
+    refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
+    systems, humans = _judged(args, _read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have"))
+    pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem)
+    alphas = [round(i * args.alpha_step, 10) for i in range(round(1 / args.alpha_step) + 1)]
+    planes = [
+        plane(systems, refs, h, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1),
+              coefficient_name=args.coefficient, brevity=args.brevity, wordiness=args.wordiness)
+        for h in humans
+    ]  # fmt: skip
+    if args.format == "json":
+        text = json.dumps([{**dataclasses.asdict(p), "values": p.values.tolist()} for p in planes], indent=2) + "\n"
+    else:
+        text = "\n".join(plane_text(p) for p in planes)
+    _emit(text, args.output)
+    if args.plot:
+        for p in planes:
+            path = args.plot if len(planes) == 1 else _suffixed(args.plot, p.criterion)
+            plot_plane(p, path)
+            sys.stderr.write(f"ngrameval: wrote {path}\n")
+    return 0
+
+
+def _suffixed(path: str, name: str) -> str:
+    p = Path(path)
+    return str(p.with_name(f"{p.stem}.{name}{p.suffix}"))
+
+
 def _corpus(args: argparse.Namespace) -> dict[str, list[Description]]:
     descs = select([d for path in args.corpus for d in read_corpus(path)], args.language, args.tier)
     if not descs:
@@ -329,6 +428,53 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "baseline":
             q.add_argument("-tok", "--tokenize", default="13a", help="tokenizer (default 13a)")
             q.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")
+
+    for name, func, helptext in (
+        ("correlate", cmd_correlate, "correlate metrics with human judgments (system or segment level)"),
+        ("plane", cmd_plane, "R^2 of every AEv(alpha, N) against human judgments, in the paper's layout"),
+    ):
+        q = sub.add_parser(name, help=helptext)
+        if name == "correlate":
+            _add_scoring_options(q)
+            q.add_argument("--level", choices=("system", "segment"), default="system", help="(default system)")
+            q.add_argument(
+                "--grouping",
+                choices=("none", "item", "system"),
+                default="none",
+                help="segment level: all pairs (none), per segment across systems (item), per system",
+            )
+            q.add_argument("--coefficients", default="pearson,r2,spearman,kendall-b", help="comma-separated")
+            q.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples for the intervals")
+            q.add_argument("--seed", type=_seed, default=12345, help="random seed (default 12345)")
+            q.add_argument("--ci", type=float, default=0.95, help="confidence level (default 0.95)")
+        else:
+            q.add_argument("systems", nargs="+", metavar="SYSTEM", help="system output files, one segment a line")
+            q.add_argument("-r", "--refs", nargs="+", metavar="REF", help="reference files (one per stream)")
+            q.add_argument("--tsv", action="store_true", help="reference files are TSV (one segment a line)")
+            q.add_argument("--missing-empty-refs", action="store_true", help="an empty reference is a missing one")
+            q.add_argument("--alpha-step", type=float, default=0.1, help="grid step of alpha in [0, 1] (default 0.1)")
+            q.add_argument("--max-order", type=int, default=4, help="N = 1 .. this (default 4)")
+            q.add_argument("--coefficient", default="r2", help="r2 (default), pearson, spearman, kendall-b, kendall-c")
+            q.add_argument("-B", "--brevity", type=float, default=1.0, help="AEv brevity constant B (default 1)")
+            q.add_argument("-W", "--wordiness", type=float, default=2.0, help="AEv wordiness constant W (default 2)")
+            q.add_argument("--plot", metavar="IMAGE", help="draw the heat map here (needs ngrameval[plot])")
+        q.add_argument("-j", "--judgments", required=True, help="human judgments: .csv, .tsv or .jsonl")
+        q.add_argument("--system-column", default="system", help="column naming the system (default system)")
+        q.add_argument("--score-columns", default="score", help="score column(s); several = one criterion each")
+        q.add_argument("--segment-column", help="column naming the segment (absent: system-level judgments)")
+        q.add_argument("--segment-ids", help="file: the segment id of each output line (default 1, 2, ...)")
+        q.add_argument("--judge-column", help="column naming the judge")
+        q.add_argument("--criterion-column", help="column naming the criterion (long layout)")
+        q.add_argument("--where", nargs="+", metavar="COL=VALUE", help="keep only judgment rows with these values")
+        q.add_argument("--scale", metavar="LOW,HIGH", help="map scores to 0-1 from this scale (e.g. 1,5)")
+        q.add_argument("--names", nargs="+", help="the system names the judgments use, one per system file")
+        _add_text_options(q)
+        if name == "plane":
+            q.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
+            q.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+        else:
+            _add_output_options(q)
+        q.set_defaults(func=func)
 
     d = sub.add_parser("demo", help="score the bundled SummEval sample")
     _add_output_options(d)

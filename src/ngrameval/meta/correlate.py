@@ -1,0 +1,249 @@
+"""Does a metric agree with people? Human scores aggregated per segment and system, and correlations.
+
+Aggregation (SPEC §5): a (system, segment) cell's human score is the mean over its judges; a system's is the
+mean over its judged segments (or over judges, for system-level judgments); ``scale=(lo, hi)`` maps scores
+to (x - lo) / (hi - lo). Coefficients come from scipy: Pearson r (with its p-value), R^2 = r^2 (the
+coefficient of determination of the least-squares line; Soricut & Brill's tables give it in %),
+Spearman rho, Kendall tau-b and tau-c.
+
+Levels and groupings (mt-metrics-eval's choices, named in words):
+
+- ``system``: corpus metric score vs mean human score, one point per system.
+- ``segment``, ``grouping="none"``: every judged (system, segment) pair is one point.
+- ``segment``, ``grouping="item"``: a coefficient per segment across systems, averaged over segments.
+- ``segment``, ``grouping="system"``: a coefficient per system across its segments, averaged over systems.
+
+Confidence intervals are bootstrap percentile intervals, seeded (seed recorded): at system level the
+segments are resampled and every system's corpus score is recomputed from its statistics (the same
+``W @ rows`` as the significance tests; with system-level judgments the systems are resampled); at
+segment level the points (``none``) or the per-group coefficients (``item``/``system``) are resampled.
+Resamples where a coefficient is undefined (fewer than 3 points, or a constant side) are left out
+and counted.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ngrameval.errors import ConfigError, InputError
+from ngrameval.io.judgments import Judgment
+from ngrameval.meta.resample import FloatArray
+from ngrameval.meta.significance import DEFAULT_SEED, bootstrap_scores
+from ngrameval.ngrams.stats import MetricRows
+
+COEFFICIENTS = ("pearson", "r2", "spearman", "kendall-b", "kendall-c")
+LEVELS = ("system", "segment")
+GROUPINGS = ("none", "item", "system")
+
+
+@dataclass(frozen=True)
+class HumanScores:
+    """One criterion's human scores for ``systems`` (in that order); ``segment`` is ``None`` for
+    system-level judgments, else ``(n_systems, n_segments)`` with NaN where a cell has no judgment."""
+
+    criterion: str
+    systems: tuple[str, ...]
+    system: FloatArray
+    segment: FloatArray | None
+    judgments: int
+    missing: int  # systems (system level) or (system, segment) cells without a judgment
+
+
+def aggregate(
+    judgments: Sequence[Judgment],
+    criterion: str,
+    systems: Sequence[str],
+    segments: Sequence[str] | None = None,
+    scale: tuple[float, float] | None = None,
+) -> HumanScores:
+    """Means over judges (and segments) of ``criterion`` for ``systems``; ``segments`` are the segment ids
+    in output order (default: judgments without segments, i.e. system level)."""
+    rows = [j for j in judgments if j.criterion == criterion]
+    if not rows:
+        found = sorted({j.criterion for j in judgments})
+        raise InputError(f"no judgment for criterion {criterion!r}; criteria found: {', '.join(found)}")
+    sys_index = {s: i for i, s in enumerate(systems)}
+    unknown = sorted({j.system for j in rows} - set(sys_index))
+    if unknown:
+        raise InputError(f"judgments name unknown system(s) {', '.join(unknown)}; systems: {', '.join(systems)}")
+    lo, span = (scale[0], scale[1] - scale[0]) if scale else (0.0, 1.0)
+    if span <= 0:
+        raise ConfigError(f"scale must be (low, high) with low < high, got {scale}")
+    n_sys = len(systems)
+    if segments is None:
+        with_seg = [j for j in rows if j.segment is not None]
+        if with_seg:
+            raise InputError(f"line {with_seg[0].line}: judgments have segments; give the segment ids of the outputs")
+        sums, counts = np.zeros(n_sys), np.zeros(n_sys)
+        for j in rows:
+            sums[sys_index[j.system]] += (j.score - lo) / span
+            counts[sys_index[j.system]] += 1
+        system = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        return HumanScores(criterion, tuple(systems), system, None, len(rows), int(np.sum(counts == 0)))
+    seg_index = {s: i for i, s in enumerate(segments)}
+    cell_sum, cell_n = np.zeros((n_sys, len(segments))), np.zeros((n_sys, len(segments)))
+    for j in rows:
+        if j.segment not in seg_index:
+            raise InputError(f"line {j.line}: segment {j.segment!r} is not one of the {len(segments)} segment ids")
+        cell_sum[sys_index[j.system], seg_index[j.segment]] += (j.score - lo) / span
+        cell_n[sys_index[j.system], seg_index[j.segment]] += 1
+    segment = np.where(cell_n > 0, cell_sum / np.maximum(cell_n, 1), np.nan)
+    judged = cell_n > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        system = np.where(judged.any(axis=1), np.nansum(segment, axis=1) / judged.sum(axis=1), np.nan)
+    return HumanScores(criterion, tuple(systems), system, segment, len(rows), int(np.sum(~judged)))
+
+
+def coefficient(x: FloatArray, y: FloatArray, name: str) -> tuple[float, float]:
+    """(value, p-value) of one coefficient; NaN for both when undefined (< 3 points or a constant side)."""
+    if name not in COEFFICIENTS:
+        raise ConfigError(f"unknown coefficient {name!r}; valid: {', '.join(COEFFICIENTS)}")
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan, math.nan
+    if name in ("pearson", "r2"):
+        r, p = stats.pearsonr(x, y)
+        return (float(r) ** 2 if name == "r2" else float(r)), float(p)
+    if name == "spearman":
+        rho, p = stats.spearmanr(x, y)
+        return float(rho), float(p)
+    tau, p = stats.kendalltau(x, y, variant=name[-1])
+    return float(tau), float(p)
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """One metric vs one criterion; ``n`` points (or groups averaged), ``undefined`` resamples left out."""
+
+    metric: str
+    criterion: str
+    level: str
+    grouping: str
+    coefficient: str
+    value: float
+    p_value: float | None
+    ci_low: float
+    ci_high: float
+    n: int
+    n_resamples: int
+    undefined: int
+    seed: int
+    confidence: float
+
+
+def _interval(samples: FloatArray, confidence: float) -> tuple[float, float, int]:
+    ok = samples[~np.isnan(samples)]
+    if not len(ok):
+        return math.nan, math.nan, len(samples)
+    lo, hi = np.quantile(ok, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(lo), float(hi), len(samples) - len(ok)
+
+
+def _human_rows(segment: FloatArray) -> MetricRows:
+    """Human segment scores as summable rows (sum of judged scores, judged count) per system."""
+    judged = ~np.isnan(segment)
+    values = tuple(np.column_stack([np.where(j, s, 0.0), j.astype(np.float64)]) for s, j in zip(segment, judged))
+
+    def mean(v: FloatArray) -> FloatArray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out: FloatArray = np.where(v[..., 1] > 0, v[..., 0] / v[..., 1], np.nan)
+        return out
+
+    return MetricRows("human", "", False, values, mean)
+
+
+def _grouped(x: FloatArray, y: FloatArray, name: str, axis: int) -> FloatArray:
+    """Coefficient per item (axis 1: across systems) or per system (axis 0: across segments)."""
+    xs, ys = (x.T, y.T) if axis == 1 else (x, y)
+    out = []
+    for a, b in zip(xs, ys):
+        keep = ~np.isnan(b)
+        out.append(coefficient(a[keep], b[keep], name)[0])
+    return np.array(out)
+
+
+def correlate(
+    rows: Sequence[MetricRows],
+    human: HumanScores,
+    *,
+    level: str = "system",
+    grouping: str = "none",
+    coefficients: Sequence[str] = ("pearson", "r2", "spearman", "kendall-b"),
+    n_resamples: int = 1000,
+    seed: int | None = DEFAULT_SEED,
+    confidence: float = 0.95,
+) -> tuple[Correlation, ...]:
+    """Every coefficient of every metric of ``rows`` (systems in ``human.systems`` order) against ``human``."""
+    if level not in LEVELS or grouping not in GROUPINGS:
+        raise ConfigError(f"level must be one of {', '.join(LEVELS)} and grouping one of {', '.join(GROUPINGS)}")
+    if level == "segment" and human.segment is None:
+        raise InputError(f"{human.criterion}: segment-level correlation needs segment-level judgments")
+    if n_resamples < 1 or not 0 < confidence < 1:
+        raise ConfigError(f"need n_resamples >= 1 and 0 < confidence < 1; got {n_resamples}, {confidence}")
+    for name in coefficients:
+        coefficient(np.zeros(0), np.zeros(0), name)  # validates the names
+    used_seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0]) if seed is None else seed
+    rng = np.random.default_rng(used_seed)
+    out: list[Correlation] = []
+    if level == "system":
+        keep = ~np.isnan(human.system)
+        if keep.sum() < 3:
+            raise InputError(f"{human.criterion}: {int(keep.sum())} judged systems; a correlation needs >= 3")
+        metric = [r.corpus() for r in rows]
+        if human.segment is not None:
+            boot = bootstrap_scores([*rows, _human_rows(human.segment)], n_resamples, rng)
+            boot_x, boot_y = boot[:-1], boot[-1]
+        else:  # system-level judgments: resample the systems
+            idx = rng.integers(0, len(human.systems), size=(n_resamples, len(human.systems)))
+            boot_x = [np.take(m, idx) for m in metric]
+            boot_y = np.take(human.system, idx)
+        for r, x, bx in zip(rows, metric, boot_x):
+            for name in coefficients:
+                value, p = coefficient(x[keep], human.system[keep], name)
+                samples = np.array([coefficient(a[~np.isnan(b)], b[~np.isnan(b)], name)[0] for a, b in zip(bx, boot_y)])
+                lo, hi, bad = _interval(samples, confidence)
+                n = int(keep.sum())
+                out.append(Correlation(r.metric, human.criterion, level, "none", name, value, p, lo, hi, n,
+                                       n_resamples, bad, used_seed, confidence))  # fmt: skip
+        _warn_undefined(out)
+        return tuple(out)
+    y = human.segment
+    assert y is not None  # checked above
+    for r in rows:
+        x = np.stack([r.scorer(v) for v in r.values])
+        for name in coefficients:
+            pv: float | None
+            if grouping == "none":
+                judged = ~np.isnan(y)
+                xs, ys = x[judged], y[judged]
+                value, pv = coefficient(xs, ys, name)
+                idx = rng.integers(0, len(xs), size=(n_resamples, len(xs)))
+                samples = np.array([coefficient(xs[i], ys[i], name)[0] for i in idx])
+                n = len(xs)
+            else:
+                per = _grouped(x, y, name, 1 if grouping == "item" else 0)
+                per = per[~np.isnan(per)]
+                if not len(per):
+                    raise InputError(f"{human.criterion}: no {grouping} has a defined {name} coefficient")
+                value, pv, n = float(per.mean()), None, len(per)
+                samples = per[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
+            lo, hi, bad = _interval(samples, confidence)
+            out.append(Correlation(r.metric, human.criterion, level, grouping, name, value, pv, lo, hi, n,
+                                   n_resamples, bad, used_seed, confidence))  # fmt: skip
+    _warn_undefined(out)
+    return tuple(out)
+
+
+def _warn_undefined(results: Sequence[Correlation]) -> None:
+    for c in results:
+        if math.isnan(c.value):
+            warnings.warn(
+                f"{c.metric} vs {c.criterion}: {c.coefficient} undefined (a constant side or < 3 points)",
+                UserWarning,
+                stacklevel=3,
+            )
