@@ -3,36 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import glob
 import logging
 import math
 import os
-import statistics
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_bleu import make_corpus
+from bench_bleu import make_corpus, timed
 
 logging.getLogger("sacrebleu").setLevel(logging.ERROR)
 
 WMT17 = "../shared/data/wmt17-en-de"
 BASELINE = "newstest2017.LIUM-NMT.4900.en-de"
-
-
-def clock(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
-    """Median wall-clock time of ``repeat`` runs, and the last result."""
-    times, out = [], None
-    for _ in range(repeat):
-        gc.collect()
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), out
 
 
 def sacrebleu_test(named: list[tuple[str, list[str]]], ref: list[str], test: str, n: int, tok: str) -> list[float]:
@@ -112,8 +97,8 @@ def main() -> None:
     named = [("A", hyps), ("B", [r[1] for r in refs])]
     ref = [r[0] for r in refs]
     for test, n in (("ar", 10_000), ("bs", 1_000)):
-        t_peer, p_peer = clock(lambda t=test, k=n: sacrebleu_test(named, ref, t, k, "13a"))
-        t_ours, p_ours = clock(lambda t=test, k=n: ours_test(named, ref, t, k, "13a", True), 3)
+        t_peer, p_peer = timed(lambda t=test, k=n: sacrebleu_test(named, ref, t, k, "13a"), 1)
+        t_ours, p_ours = timed(lambda t=test, k=n: ours_test(named, ref, t, k, "13a", True), 3)
         task = f"2 systems x {args.segments:,} segments, {'AR 10,000 trials' if test == 'ar' else 'bootstrap 1,000'}"
         row(task, t_peer, t_ours, check(p_ours, p_peer, n, test))
 
@@ -126,11 +111,11 @@ def main() -> None:
     order = [BASELINE, *(s for s in systems if s != BASELINE)]
     named17 = [(s, systems[s]) for s in order]
     for test, n in (("ar", 10_000), ("bs", 1_000)):
-        t_peer, p_peer = clock(lambda t=test, k=n: sacrebleu_test(named17, ref17, t, k, "none"))
-        t_ours, p_ours = clock(lambda t=test, k=n: ours_test(named17, ref17, t, k, "none", True), 3)
+        t_peer, p_peer = timed(lambda t=test, k=n: sacrebleu_test(named17, ref17, t, k, "none"), 1)
+        t_ours, p_ours = timed(lambda t=test, k=n: ours_test(named17, ref17, t, k, "none", True), 3)
         task = f"16 WMT17 systems x 3,004, baseline vs 15, {'AR 10,000' if test == 'ar' else 'bootstrap 1,000'}"
         row(task, t_peer, t_ours, check(p_ours, p_peer, n, test))
-    t_all, _ = clock(lambda: ours_test(named17, ref17, "ar", 10_000, "none", False), 3)
+    t_all, _ = timed(lambda: ours_test(named17, ref17, "ar", 10_000, "none", False), 3)
     row("16 WMT17 systems, all 120 pairs, AR 10,000 (sacreBLEU: baseline only)", None, t_all, "target < 30 s")
     print(f"\npeak RSS of `ngrameval compare` on all 120 pairs (AR 10,000): {peak_memory(args.wmt17):.0f} MB")
 

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.meta.resample import FloatArray, WeightedSums, blocks, bootstrap_counts, swap_masks
-from ngrameval.ngrams.stats import MetricRows, Scorer
+from ngrameval.ngrams.stats import MetricRows
 
 TESTS = ("ar", "bs")
 CORRECTIONS = ("holm", "bonferroni", "none")
@@ -414,7 +414,6 @@ __all__ = [
     "MetricComparison",
     "PairTest",
     "RankEntry",
-    "Scorer",
     "SystemScore",
     "adjust_p",
     "bootstrap_scores",
