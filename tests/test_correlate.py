@@ -16,8 +16,9 @@ from ngrameval.demo import load_sample
 from ngrameval.errors import InputError
 from ngrameval.io.judgments import read_judgments
 from ngrameval.meta.correlate import aggregate, coefficient, correlate
-from ngrameval.meta.plane import plane, plane_text, plot_plane
+from ngrameval.meta.plane import plane
 from ngrameval.meta.resample import bootstrap_counts
+from ngrameval.report.plane import plane_text, plot_plane
 
 
 def summeval_rows(tmp_path: Path) -> tuple[str, dict[str, list[str]], list[list[str]], list[str]]:

@@ -241,7 +241,8 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 
 def cmd_plane(args: argparse.Namespace) -> int:
-    from ngrameval.meta.plane import plane, plane_text, plot_plane
+    from ngrameval.meta.plane import plane
+    from ngrameval.report.plane import plane_text, plot_plane
 
     if not args.refs:
         raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")

@@ -22,11 +22,12 @@ from numpy.typing import NDArray
 from scipy import optimize, stats
 
 from ngrameval._version import __version__
-from ngrameval.api import RefsLike, Score, nrefs_label, segment_major
+from ngrameval.api import RefsLike, Score, nrefs_label, score, segment_major
 from ngrameval.errors import InputError
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.pinc import DEFAULT_PINC, PINC
 from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.registry import MetricSpec
 from ngrameval.metrics.se import SE, se_scores
 from ngrameval.ngrams.count import count_rows, novelty_counts
 from ngrameval.ngrams.stats import Stats
@@ -219,9 +220,5 @@ def se(hyps: Sequence[str], refs: RefsLike, *, tokenize: str = "13a", lowercase:
     seg_refs = segment_major(refs)
     if len(seg_refs) != len(hyps):
         raise InputError(f"{len(hyps)} hypotheses but references for {len(seg_refs)} segments")
-    pre = Preprocess(tokenize, lowercase)
-    enc = Encoder(pre)
-    ref, seg = _encode_refs(enc, seg_refs)
-    sent = se_scores(Texts(*enc.encode(hyps)), ref, seg)
-    sig = _signature("SE", nrefs_label([len(rs) for rs in seg_refs]), pre, SE().signature())
-    return Score("system", "SE", float(sent.mean()) if len(sent) else 0.0, sig, True, sent)
+    spec = MetricSpec(SE(), Preprocess(tokenize, lowercase))
+    return score({"system": hyps}, seg_refs, [spec], sentence=True)[0]

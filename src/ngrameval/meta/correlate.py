@@ -33,7 +33,7 @@ from scipy import stats
 
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.judgments import Judgment
-from ngrameval.meta.resample import FloatArray
+from ngrameval.meta.resample import FloatArray, resolve_seed
 from ngrameval.meta.significance import DEFAULT_SEED, bootstrap_scores
 from ngrameval.ngrams.stats import MetricRows
 
@@ -187,7 +187,7 @@ def correlate(
         raise ConfigError(f"need n_resamples >= 1 and 0 < confidence < 1; got {n_resamples}, {confidence}")
     for name in coefficients:
         coefficient(np.zeros(0), np.zeros(0), name)  # validates the names
-    used_seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0]) if seed is None else seed
+    used_seed = resolve_seed(seed)
     rng = np.random.default_rng(used_seed)
     out: list[Correlation] = []
     if level == "system":

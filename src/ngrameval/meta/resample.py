@@ -19,6 +19,11 @@ BLOCK_ENTRIES = 1 << 20  # 1M weights (8 MB as float64) per block
 FloatArray = NDArray[np.float64]
 
 
+def resolve_seed(seed: int | None) -> int:
+    """``seed``, or (for ``None``) a fresh one from the OS, so every resampled result can record its seed."""
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0]) if seed is None else seed
+
+
 def blocks(n_resamples: int, n_segments: int) -> Iterator[int]:
     """Sizes of the successive blocks of resamples (each ``<= BLOCK_ENTRIES / n_segments`` rows)."""
     step = max(1, BLOCK_ENTRIES // max(n_segments, 1))

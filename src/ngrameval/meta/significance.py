@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError, InputError
-from ngrameval.meta.resample import FloatArray, WeightedSums, blocks, bootstrap_counts, swap_masks
+from ngrameval.meta.resample import FloatArray, WeightedSums, blocks, bootstrap_counts, resolve_seed, swap_masks
 from ngrameval.ngrams.stats import MetricRows
 
 TESTS = ("ar", "bs")
@@ -316,7 +316,7 @@ def paired_test(
             UserWarning,
             stacklevel=2,
         )
-    used_seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0]) if seed is None else seed
+    used_seed = resolve_seed(seed)
     rng = np.random.default_rng(used_seed)
     observed = [r.corpus() for r in rows]
     p_values: list[FloatArray] = []
@@ -407,18 +407,3 @@ def compare(
         confidence=confidence,
         baseline=baseline,
     )
-
-
-__all__ = [
-    "Comparison",
-    "MetricComparison",
-    "PairTest",
-    "RankEntry",
-    "SystemScore",
-    "adjust_p",
-    "bootstrap_scores",
-    "compare",
-    "paired_test",
-    "randomisation_counts",
-    "rank",
-]

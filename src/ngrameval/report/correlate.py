@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 
 from ngrameval.meta.correlate import Correlation
+from ngrameval.report.table import table
 
 
 def _cell(c: Correlation) -> str:
@@ -44,8 +45,5 @@ def render_correlations(results: Sequence[Correlation], fmt: str = "text", notes
         )
         head = ["metric", *coefs]
         rows = [[m, *(_cell(cell[m, k]) for k in coefs)] for m in metrics]
-        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-        for r in [head, ["-" * w for w in widths], *rows]:
-            lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
-        lines.append("")
+        lines += [*table(head, rows), ""]
     return "\n".join([*lines, *notes, ""])

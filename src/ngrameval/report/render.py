@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 
 from ngrameval.api import Score
+from ngrameval.report.table import table
 
 FORMATS = ("text", "json", "csv")
 
@@ -22,12 +23,7 @@ def _text(scores: Sequence[Score], width: int) -> str:
     cell = {(s.system, s.metric): s for s in scores}
     head = ["system", *metrics]
     rows = [[sys, *(f"{_shown(cell[sys, m], cell[sys, m].score):.{width}f}" for m in metrics)] for sys in systems]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-
-    def fmt(r: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-
-    lines = [fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows), ""]
+    lines = [*table(head, rows), ""]
     sigs = dict.fromkeys(s.signature for s in scores)
     lines += [f"  {sig}" for sig in sigs]
     lines.append("(BLEU, AEv: 0-100; NIST: its own scale)")

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from ngrameval.meta.significance import Comparison, MetricComparison
+from ngrameval.report.table import table
 
 _SCALED = ("score", "mean", "ci_low", "ci_high", "score_a", "score_b", "delta")
 _TESTS = {"ar": "approximate randomisation", "bs": "paired bootstrap"}
@@ -17,16 +18,6 @@ _TESTS = {"ar": "approximate randomisation", "bs": "paired bootstrap"}
 def _scaled(m: MetricComparison, record: dict[str, Any]) -> dict[str, Any]:
     k = 100.0 if m.fraction else 1.0
     return {key: (v * k if key in _SCALED and isinstance(v, float) else v) for key, v in record.items()}
-
-
-def _table(head: list[str], rows: list[list[str]], left: int) -> list[str]:
-    """Aligned columns: the first ``left`` left-aligned (names), the rest right-aligned (numbers)."""
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-
-    def fmt(r: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-
-    return [fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows)]
 
 
 def _interval(low: float, high: float, k: float, width: int) -> str:
@@ -51,7 +42,7 @@ def _text_metric(c: Comparison, m: MetricComparison, width: int, pairs: bool) ->
             ]
             for e in m.ranking
         ]
-        lines += _table(["rank", "system", m.metric, ci, "group"], rows, 2)
+        lines += table(["rank", "system", m.metric, ci, "group"], rows, 2)
         lines += [
             "",
             "rank: 1 + systems significantly better .. n - systems significantly worse;",
@@ -60,7 +51,7 @@ def _text_metric(c: Comparison, m: MetricComparison, width: int, pairs: bool) ->
     else:
         # baseline layout (sacreBLEU's): every system's score and interval, then its test against the first
         rows = [[s.system, f"{s.score * k:.{width}f}", _interval(s.ci_low, s.ci_high, k, width)] for s in m.systems]
-        lines += _table(["system", m.metric, ci], rows, 1)
+        lines += table(["system", m.metric, ci], rows, 1)
     if pairs or m.ranking is None:
         pair_rows = [
             [
@@ -77,7 +68,7 @@ def _text_metric(c: Comparison, m: MetricComparison, width: int, pairs: bool) ->
         wins = [] if c.test == "ar" else ["A wins"]
         lines += [
             "",
-            *_table(["system A", "system B", "A - B", "p", f"p ({c.correction})", "sig", *wins], pair_rows, 2),
+            *table(["system A", "system B", "A - B", "p", f"p ({c.correction})", "sig", *wins], pair_rows, 2),
         ]
     return [*lines, "", f"  {m.signature}", ""]
 
