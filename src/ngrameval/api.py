@@ -16,7 +16,8 @@ from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.pinc import PINC
 from ngrameval.metrics.policy import FloatArray
-from ngrameval.metrics.registry import Metric, MetricSpec, SentenceMetric
+from ngrameval.metrics.registry import SENTENCE_METRICS, Metric, MetricSpec, parse_spec
+from ngrameval.metrics.rouge import ItemScores, Rouge, item_scores
 from ngrameval.metrics.se import SE, se_scores
 from ngrameval.ngrams.count import References, novelty_counts, overlap_stats
 from ngrameval.ngrams.stats import MetricRows, mean_of_rows, mean_rows, stats_scorer
@@ -61,10 +62,10 @@ def nrefs_label(counts: Sequence[int]) -> str:
     return str(distinct.pop()) if len(distinct) == 1 else "var"
 
 
-def signature(spec: MetricSpec, refs: References) -> str:
+def signature(spec: MetricSpec, n_refs: Sequence[int]) -> str:
     """``BLEU|nrefs:1|tok:13a|case:mixed|stop:no|stem:no|n:4|eff:no|smooth:exp|version:...``
-    (PINC is measured against the source: ``nrefs:src``)."""
-    nrefs = "src" if isinstance(spec.metric, PINC) else nrefs_label(refs.n_refs)
+    (``n_refs``: the reference counts per segment; PINC is measured against the source: ``nrefs:src``)."""
+    nrefs = "src" if isinstance(spec.metric, PINC) else nrefs_label(n_refs)
     return (
         f"{spec.metric.display_name()}|nrefs:{nrefs}|{spec.pre.signature()}|{spec.metric.signature()}"
         f"|version:ngrameval-{__version__}"
@@ -72,7 +73,7 @@ def signature(spec: MetricSpec, refs: References) -> str:
 
 
 def sentence_scores(
-    metric: SentenceMetric, systems: Sequence[Sequence[str]], refs: References, source: Sequence[str] | None
+    metric: PINC | SE, systems: Sequence[Sequence[str]], refs: References, source: Sequence[str] | None
 ) -> list[FloatArray]:
     """Sentence PINC (against ``source``) or SE (against the references) of every system, chunk by chunk."""
     if isinstance(metric, PINC) and source is None:
@@ -108,10 +109,20 @@ def measure(
     for i, spec in enumerate(specs):
         by_text.setdefault(spec.pre, []).append((i, spec))
     texts = list(systems.values())
+    n_refs = sorted({len(r) for r in seg_refs})
     out: dict[int, MetricRows] = {}
     for pre, group in by_text.items():
+        rouge = [(i, sp.metric, signature(sp, n_refs)) for i, sp in group if isinstance(sp.metric, Rouge)]
+        if rouge:
+            # one tokenization of every text for all ROUGE variants of this text setting
+            per_system = item_scores([rm for _, rm, _ in rouge], texts, seg_refs, pre)
+            for k, (i, rm, sig) in enumerate(rouge):
+                values = tuple(mean_rows(items[k].stat(rm.stat)) for items in per_system)
+                out[i] = MetricRows(rm.display_name(), sig, True, values, mean_of_rows)
+        if len(rouge) == len(group):
+            continue
         built = References.build(seg_refs, pre)
-        counted = [(i, sp, sp.metric) for i, sp in group if not isinstance(sp.metric, PINC | SE)]
+        counted = [(i, sp, sp.metric) for i, sp in group if not isinstance(sp.metric, SENTENCE_METRICS)]
         if counted:
             # one count for every metric of this text setting
             order = max(m.order_needed for _, _, m in counted)
@@ -119,13 +130,13 @@ def measure(
             values = tuple(st.values for st in overlap_stats(texts, built, max_order=order, nist=nist))
             for i, spec, metric in counted:
                 scorer = stats_scorer(metric, order, nist)
-                out[i] = MetricRows(metric.display_name(), signature(spec, built), spec.fraction, values, scorer)
+                out[i] = MetricRows(metric.display_name(), signature(spec, built.n_refs), spec.fraction, values, scorer)
         for i, spec in group:
             if isinstance(spec.metric, PINC | SE):
                 sent = sentence_scores(spec.metric, texts, built, source)
                 values = tuple(mean_rows(x) for x in sent)
                 name = spec.metric.display_name()
-                out[i] = MetricRows(name, signature(spec, built), spec.fraction, values, mean_of_rows)
+                out[i] = MetricRows(name, signature(spec, built.n_refs), spec.fraction, values, mean_of_rows)
     return [out[i] for i in range(len(specs))]
 
 
@@ -199,3 +210,70 @@ def aev(
     """AEv(alpha, N) of Soricut & Brill (2004); alpha = 1 is the precision family, 0 the recall family."""
     metric = AEv(alpha=alpha, n=n, brevity=brevity, wordiness=wordiness)
     return _one(hyps, refs, metric, Preprocess(tokenize, lowercase, stopwords, stem))
+
+
+@dataclass(frozen=True)
+class RougeScore:
+    """One ROUGE variant over a corpus: ``items`` holds recall, precision and F of every item (fractions);
+    the properties are their means, the system score ROUGE-1.5.5 and ``rouge-score`` users report."""
+
+    metric: str
+    signature: str
+    items: ItemScores
+
+    @property
+    def recall(self) -> float:
+        return float(self.items.recall.mean()) if len(self.items.recall) else 0.0
+
+    @property
+    def precision(self) -> float:
+        return float(self.items.precision.mean()) if len(self.items.precision) else 0.0
+
+    @property
+    def f(self) -> float:
+        return float(self.items.f.mean()) if len(self.items.f) else 0.0
+
+
+def rouge(
+    hyps: Sequence[str],
+    refs: RefsLike,
+    metrics: Sequence[str] = ("rouge-1", "rouge-2", "rouge-l"),
+    *,
+    profile: str = "rouge155",
+    stem: bool = False,
+    stopwords: str | None = None,
+    multi: str | None = None,
+    alpha: float = 0.5,
+    length_limit: int = 0,
+    byte_limit: int = 0,
+) -> dict[str, RougeScore]:
+    """ROUGE of one system, per item and averaged, keyed by the spec given (``rouge-2``, ``rouge-su4``,
+    ``rouge-w:w=1.5`` ...). Sentences are separated by ``"\n"`` inside a text (ROUGE-L/W use them).
+
+    ``profile``: ``rouge155`` (ROUGE-1.5.5 exactly, 5-decimal rounding), ``rouge-score`` (Google's tokenizer,
+    NLTK stemmer, best-F reference, ``rouge-l`` over the whole text) or ``unicode`` (words of any script).
+    ``multi``: ``A`` (pool references), ``B`` (best recall), ``jk`` (jackknife), ``max-f``; default by profile.
+    ``alpha``: ROUGE-1.5.5's ``-p`` (1 = precision, 0 = recall); ``length_limit``/``byte_limit``: ``-l``/``-b``.
+
+    >>> s = rouge(["the cat sat on the mat"], ["the cat is on the mat"], ["rouge-1", "rouge-2"])
+    >>> s["rouge-1"].f, s["rouge-2"].recall
+    (0.83333, 0.6)
+    """
+    defaults: dict[str, object] = {"profile": profile, "alpha": alpha}
+    defaults.update(length_limit=length_limit, byte_limit=byte_limit, **({"multi": multi} if multi else {}))
+    specs = [parse_spec(m, Preprocess(stopwords=stopwords, stem=stem), defaults) for m in metrics]
+    seg_refs = segment_major(refs)
+    if len(hyps) != len(seg_refs):
+        raise InputError(f"{len(hyps)} hypotheses but {len(seg_refs)} reference sets")
+    n_refs = sorted({len(r) for r in seg_refs})
+    by_text: dict[Preprocess, list[tuple[str, MetricSpec, Rouge]]] = {}
+    for name, spec in zip(metrics, specs):
+        if not isinstance(spec.metric, Rouge):
+            raise ConfigError(f"{name!r} is not a ROUGE spec")
+        by_text.setdefault(spec.pre, []).append((name, spec, spec.metric))
+    out: dict[str, RougeScore] = {}
+    for pre, group in by_text.items():
+        (scores,) = item_scores([m for _, _, m in group], [hyps], seg_refs, pre)
+        for (name, spec, metric), items in zip(group, scores):
+            out[name] = RougeScore(metric.display_name(), signature(spec, n_refs), items)
+    return {name: out[name] for name in metrics}

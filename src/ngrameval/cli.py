@@ -16,7 +16,8 @@ from ngrameval.corpus import Description, cluster, cluster_stats, export, human_
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
 from ngrameval.io import read_lines, read_refs, write_atomic
 from ngrameval.meta.correlate import HumanScores
-from ngrameval.metrics.registry import MetricSpec, parse_specs, valid_names
+from ngrameval.metrics.registry import ROUGE_PROFILES, MetricSpec, parse_specs, valid_names
+from ngrameval.metrics.rouge import MULTI
 from ngrameval.report.render import FORMATS, render
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.tokenize import TOKENIZERS
@@ -25,7 +26,11 @@ from ngrameval.text.tokenize import TOKENIZERS
 def _add_text_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-tok", "--tokenize", default="13a", help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a)")
     p.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")
-    p.add_argument("--stem", action="store_true", help="Porter-stem every token")
+    p.add_argument(
+        "--stem",
+        action="store_true",
+        help="Porter-stem every token (ROUGE profiles: their own stemmer, ROUGE-1.5.5 -m)",
+    )
     p.add_argument("--stopwords", metavar="LIST", help="remove stop words: 'smart' or a file, one word a line")
 
 
@@ -42,6 +47,28 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--source", help="source sentences, one a line (needed by pinc)")
     p.add_argument("-m", "--metrics", default="bleu", help=f"comma-separated metric specs ({valid_names()})")
+    g = p.add_argument_group("ROUGE (defaults of every rouge-* spec; a spec's own options win)")
+    g.add_argument(
+        "--rouge-profile",
+        choices=ROUGE_PROFILES,
+        default="rouge155",
+        help="rouge155: ROUGE-1.5.5 exactly (ASCII words, 5-decimal rounding); rouge-score: Google's package; "
+        "unicode: rouge155 with words of any script (default rouge155)",
+    )
+    g.add_argument(
+        "--rouge-multi",
+        choices=MULTI,
+        help="several references: A pool (ROUGE-1.5.5 -f A), B best "
+        "recall (-f B), jk jackknife, max-f best F (rouge-score); default A, max-f for rouge-score",
+    )
+    g.add_argument("--rouge-alpha", type=float, default=0.5, help="F weight as ROUGE-1.5.5 -p: 1 = P, 0 = R (0.5)")
+    g.add_argument("--length-limit", type=int, default=0, metavar="WORDS", help="ROUGE-1.5.5 -l (0: none)")
+    g.add_argument("--byte-limit", type=int, default=0, metavar="BYTES", help="ROUGE-1.5.5 -b (0: none)")
+    g.add_argument(
+        "--sentence-separator",
+        metavar="SEP",
+        help="split every line into sentences at SEP (e.g. '<n>'), for ROUGE-L/W; default: a line is one sentence",
+    )
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -62,11 +89,19 @@ def _scoring_inputs(
 ) -> tuple[list[MetricSpec], list[list[str]], dict[str, list[str]], list[str] | None]:
     """Metric specs, references, systems and (if given) the source of ``score`` and ``compare``."""
     pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem)
-    specs = parse_specs(args.metrics, pre)
+    rouge = {"profile": args.rouge_profile, "alpha": args.rouge_alpha}
+    rouge.update(length_limit=args.length_limit, byte_limit=args.byte_limit)
+    if args.rouge_multi:
+        rouge["multi"] = args.rouge_multi
+    specs = parse_specs(args.metrics, pre, rouge)
     if not args.refs:
         raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
     systems = _read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have")
+    if args.sentence_separator:
+        sep = args.sentence_separator
+        refs = [[r.replace(sep, "\n") for r in rs] for rs in refs]
+        systems = {name: [h.replace(sep, "\n") for h in hyps] for name, hyps in systems.items()}
     source = None
     if args.source:
         source = read_lines(args.source)

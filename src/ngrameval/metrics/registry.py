@@ -1,5 +1,6 @@
 """Metric specs as users write them: ``bleu``, ``nist:n=4``, ``aev:alpha=0.3,n=2``, ``aev:mt-adequacy``,
-``pinc:n=3,sets=no`` (needs the source sentences), ``se``.
+``pinc:n=3,sets=no`` (needs the source sentences), ``se``, ``rouge-2``, ``rouge-l``, ``rouge-w:w=1.5``,
+``rouge-s4``, ``rouge-su*:stat=r,multi=B``.
 
 A spec may also set text options for that metric alone (``tok=intl``, ``lc=yes``, ``stem=yes``,
 ``stop=smart``); metrics with the same text settings share one counting pass.
@@ -8,7 +9,8 @@ A spec may also set text options for that metric alone (``tok=intl``, ``lc=yes``
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -18,9 +20,11 @@ from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.pinc import AVERAGES, PINC
 from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.rouge import MULTI, STATS, Rouge
 from ngrameval.metrics.se import SE
 from ngrameval.ngrams.stats import Stats
 from ngrameval.text.pipeline import Preprocess
+from ngrameval.text.tokenize import LOWERCASING
 
 
 class Metric(Protocol):
@@ -39,7 +43,8 @@ class Metric(Protocol):
     def signature(self) -> str: ...
 
 
-SentenceMetric = PINC | SE  # means of sentence scores that are not computed from Stats
+SentenceMetric = PINC | SE | Rouge  # means of per-segment scores that are not computed from Stats
+SENTENCE_METRICS = (PINC, SE, Rouge)
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,16 @@ _KEYS: dict[str, dict[str, tuple[str, Callable[[str], Any]]]] = {
         "avg": ("average", lambda v: v if v in AVERAGES else _bad(v, AVERAGES)),
     },
     "se": {},
+    "rouge": {
+        "stat": ("stat", lambda v: v.lower() if v.lower() in STATS else _bad(v, STATS)),
+        "alpha": ("alpha", _float),
+        "multi": ("multi", lambda v: v if v in MULTI else _bad(v, MULTI)),
+        "l": ("length_limit", _int),
+        "b": ("byte_limit", _int),
+        "w": ("weight", _float),
+        "split": ("split", _bool),
+        "round": ("round5", lambda v: v == "5" or _bool(v)),
+    },
     "aev": {
         "alpha": ("alpha", _float),
         "n": ("n", _int),
@@ -112,7 +127,33 @@ _FACTORIES: dict[str, Callable[..., Metric | SentenceMetric]] = {
     "aev": AEv,
     "pinc": PINC,
     "se": SE,
+    "rouge": Rouge,
 }
+# rouge-1 .. rouge-9.., rouge-l, rouge-lsum, rouge-w, rouge-s4 / rouge-s* / rouge-s, rouge-su4 / rouge-su* / rouge-su
+_ROUGE_NAME = re.compile(r"rouge-(?:(?P<n>\d+)|(?P<l>l|lsum)|(?P<w>w)|(?P<s>su|s)(?P<gap>\d+|\*)?)")
+ROUGE_PROFILES = ("rouge155", "rouge-score", "unicode")
+
+
+def _rouge_name(name: str) -> dict[str, Any] | None:
+    """The :class:`Rouge` fields a ROUGE spec name fixes, or None when ``name`` is not one."""
+    m = _ROUGE_NAME.fullmatch(name)
+    if m is None:
+        return None
+    if m["n"]:
+        return {"variant": "n", "n": int(m["n"])}
+    if m["l"]:
+        return {"variant": "l", **({"split": True} if m["l"] == "lsum" else {})}
+    if m["w"]:
+        return {"variant": "w"}
+    return {"variant": m["s"], "gap": None if m["gap"] in (None, "*") else int(m["gap"])}
+
+
+def _rouge_defaults(tokenize: str) -> dict[str, Any]:
+    """What a ROUGE profile implies: ROUGE-1.5.5 rounds to 5 decimals; rouge-score keeps the reference with
+    the best F and scores ROUGE-L over the whole text (its rougeL; rouge-lsum splits sentences)."""
+    if tokenize == "rouge-score":
+        return {"multi": "max-f", "split": False}
+    return {"round5": tokenize == "rouge155"}
 
 
 def _bad(value: str, valid: Sequence[str]) -> str:
@@ -134,14 +175,21 @@ def split_specs(text: str) -> list[str]:
 
 def valid_names() -> str:
     presets = ", ".join(f"aev:{p}" for p in PRESETS)
-    return f"bleu, nist, aev (presets: {presets}), pinc (needs the source), se"
+    return (
+        f"bleu, nist, aev (presets: {presets}), pinc (needs the source), se, "
+        "rouge-N, rouge-l, rouge-lsum, rouge-w, rouge-sK, rouge-s*, rouge-suK, rouge-su*"
+    )
 
 
-def parse_spec(spec: str, pre: Preprocess) -> MetricSpec:
-    """One metric spec against the default text settings ``pre``."""
+def parse_spec(spec: str, pre: Preprocess, rouge: Mapping[str, Any] | None = None) -> MetricSpec:
+    """One metric spec against the default text settings ``pre``; ``rouge`` holds defaults for ROUGE specs
+    (``profile`` and any :class:`Rouge` field), below what the spec itself says."""
     name, _, rest = spec.partition(":")
     name = name.strip().lower()
-    if name not in _FACTORIES:
+    fixed = _rouge_name(name)
+    if fixed is not None:
+        name = "rouge"
+    elif name not in _FACTORIES or name == "rouge":
         raise ConfigError(f"unknown metric {name!r}; valid: {valid_names()}")
     kwargs: dict[str, Any] = {}
     text: dict[str, Any] = {}
@@ -155,6 +203,8 @@ def parse_spec(spec: str, pre: Preprocess) -> MetricSpec:
                 text.update(PAPER_TEXT)
                 continue
             raise ConfigError(f"{spec!r}: expected key=value or an AEv preset ({', '.join(PRESETS)}), got {item!r}")
+        if key == "profile" and name == "rouge":
+            key = "tok"
         if key in _TEXT_KEYS:
             field, conv = _TEXT_KEYS[key]
             text[field] = conv(value.strip())
@@ -164,13 +214,19 @@ def parse_spec(spec: str, pre: Preprocess) -> MetricSpec:
         else:
             valid = ", ".join([*_KEYS[name], *_TEXT_KEYS])
             raise ConfigError(f"{spec!r}: unknown option {key!r} for {name}; valid: {valid}")
+    if fixed is not None:
+        defaults = dict(rouge or {})
+        text.setdefault("tokenize", defaults.pop("profile", "rouge155"))
+        if text["tokenize"] in LOWERCASING:
+            text["lowercase"] = False  # the ROUGE profiles lower-case by themselves
+        kwargs = {**_rouge_defaults(text["tokenize"]), **defaults, **kwargs, **fixed}
     metric = replace(base, **kwargs) if base is not None else _FACTORIES[name](**kwargs)  # type: ignore[type-var]
     return MetricSpec(metric, replace(pre, **text), fraction=name != "nist")
 
 
-def parse_specs(text: str, pre: Preprocess) -> list[MetricSpec]:
-    """All specs of a ``-m`` argument."""
-    specs = [parse_spec(s, pre) for s in split_specs(text)]
+def parse_specs(text: str, pre: Preprocess, rouge: Mapping[str, Any] | None = None) -> list[MetricSpec]:
+    """All specs of a ``-m`` argument (``rouge``: defaults of ROUGE specs, see :func:`parse_spec`)."""
+    specs = [parse_spec(s, pre, rouge) for s in split_specs(text)]
     if not specs:
         raise ConfigError(f"no metric given; valid: {valid_names()}")
     return specs

@@ -11,16 +11,17 @@ from numpy.typing import NDArray
 
 from ngrameval import _text
 from ngrameval.errors import ConfigError
-from ngrameval.text.stem import porter_stem
+from ngrameval.text.stem import stemmer_for
 from ngrameval.text.stopwords import load_stopwords
-from ngrameval.text.tokenize import TOKENIZERS, Tokens, prepare
+from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS, Tokens, prepare
 
 
 @dataclass(frozen=True)
 class Preprocess:
     """Every text setting that changes a number (and so appears in signatures).
 
-    tokenize: ``13a`` (default), ``intl``, ``none``, ``char`` or a sacreBLEU tokenizer.
+    tokenize: ``13a`` (default), ``intl``, ``none``, ``char``, a sacreBLEU tokenizer, or a ROUGE profile
+        (``rouge155``, ``rouge-score``, ``unicode``: these lower-case by themselves and imply their stemmer).
     lowercase: ``str.lower`` before tokenizing.
     stopwords: ``None``, ``"smart"`` or a file path; matching is case-insensitive and words are
         removed before n-grams are formed.
@@ -38,10 +39,9 @@ class Preprocess:
 
     def signature(self) -> str:
         """``tok:13a|case:mixed|stop:no|stem:no`` style fragment."""
-        return (
-            f"tok:{self.tokenize}|case:{'lc' if self.lowercase else 'mixed'}"
-            f"|stop:{self.stopwords or 'no'}|stem:{'porter' if self.stem else 'no'}"
-        )
+        case = "lc" if self.lowercase or self.tokenize in LOWERCASING else "mixed"
+        stem = stemmer_for(self.tokenize)[0] if self.stem else "no"
+        return f"tok:{self.tokenize}|case:{case}|stop:{self.stopwords or 'no'}|stem:{stem}"
 
 
 IdArray = NDArray[np.int32]
@@ -95,7 +95,7 @@ class Encoder:
         new = _text.tokens(self._vocab, len(self._classes))
         if new:
             kept = [t for t in new if t.lower() not in self._stop]
-            stem_of = dict(zip(kept, porter_stem(kept) if self.cfg.stem else kept))
+            stem_of = dict(zip(kept, stemmer_for(self.cfg.tokenize)[1](kept) if self.cfg.stem else kept))
             classes = [self._class_of.setdefault(stem_of[t], len(self._class_of)) if t in stem_of else -1 for t in new]
             self._classes = np.concatenate([self._classes, np.asarray(classes, dtype=np.int32)])
         return self._classes

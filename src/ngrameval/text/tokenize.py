@@ -66,6 +66,30 @@ def _prepare_char(lines: Sequence[str]) -> Prepared:
     return "\n".join(" ".join("".join(ln.split())) for ln in lines), False
 
 
+# ROUGE profiles. rouge155: what ROUGE-1.5.5 does to the raw bytes of a line (ASCII A-Z lower-cased, every
+# byte outside [a-z0-9] a separator, so a non-ASCII letter splits its word: "café" -> "caf"). rouge-score:
+# Google's tokenizer (str.lower, then [^a-z0-9]+ -> space). unicode: lower-cased runs of letters, marks and
+# digits of any script ("café", "Zürich", "東京" stay whole).
+_ROUGE_BYTES = bytes(
+    b + 32 if 65 <= b <= 90 else b if 48 <= b <= 57 or 97 <= b <= 122 or b == 10 else 32 for b in range(256)
+)
+_NOT_WORD = regex.compile(r"[^\p{L}\p{M}\p{N}\n]+")
+
+
+def _prepare_rouge155(lines: Sequence[str]) -> Prepared:
+    return _joined(lines).encode("utf-8").translate(_ROUGE_BYTES).decode("ascii"), False
+
+
+def _prepare_rouge_score(lines: Sequence[str]) -> Prepared:
+    return _joined(lines).lower().encode("utf-8").translate(_ROUGE_BYTES).decode("ascii"), False
+
+
+def _prepare_unicode(lines: Sequence[str]) -> Prepared:
+    return _NOT_WORD.sub(" ", _joined(lines).lower()), False
+
+
+LOWERCASING = ("rouge155", "rouge-score", "unicode")  # tokenizers that lower-case by themselves
+
 _SACREBLEU_TOKENIZERS = ("zh", "ja-mecab", "ko-mecab", "spm", "flores101", "flores200")
 
 
@@ -92,6 +116,9 @@ TOKENIZERS: dict[str, Callable[[Sequence[str]], Prepared]] = {
     "intl": _prepare_intl,
     "none": _prepare_none,
     "char": _prepare_char,
+    "rouge155": _prepare_rouge155,
+    "rouge-score": _prepare_rouge_score,
+    "unicode": _prepare_unicode,
     **{name: _via_sacrebleu(name) for name in _SACREBLEU_TOKENIZERS},
 }
 

@@ -1,0 +1,350 @@
+/*
+ * ngrameval._rouge: the alignment and skip-bigram kernels of ROUGE (Lin 2004), as ROUGE-1.5.5 computes them.
+ *
+ * Texts are token ids in sentences: sentence s is tok[soff[s] .. soff[s+1]), text t is sentences
+ * toff[t] .. toff[t+1]. A pair (h, r) scores hypothesis text h against reference text r.
+ *
+ * lcs(hyp texts, ref texts, hyp clip texts, ref clip texts, pair_hyp, pair_ref, weight) -> hits double[P]
+ *   (clip texts: one sentence per text, the tokens whose counts clip the hits)
+ *   For every reference sentence, the union of one LCS with each hypothesis sentence (backtracking from
+ *   the end: diagonal on a match, else up when c[i-1][j] >= c[i][j-1], else left) marks reference
+ *   positions. Marked positions count as hits while both the reference and the hypothesis still have an
+ *   unused occurrence of that token (unigram counts over the clip texts, decremented as they are used).
+ *   weight = 0: ROUGE-L, hits = number of such positions. weight > 0: ROUGE-W, the DP maximises the
+ *   weighted LCS (a run of k consecutive matches is worth k^weight) and hits = sum of run^weight over runs
+ *   of counted positions, a run ending where the next position is unmarked or the sentence ends.
+ *
+ * skip(hyp texts, ref texts, pair_hyp, pair_ref, gap, unigrams) -> (hits, ref_total, hyp_total) int64[3 * P]
+ *   Skip-bigrams (i < j, j - i <= gap + 1; gap < 0: any distance) of each whole text, plus with `unigrams`
+ *   the unigram of every token but the last (ROUGE-SU); hits = sum over units of min(count_h, count_r).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    Py_buffer tok, soff, toff;
+} texts_t;
+
+static void release_texts(texts_t *t) {
+    if (t->tok.obj) PyBuffer_Release(&t->tok);
+    if (t->soff.obj) PyBuffer_Release(&t->soff);
+    if (t->toff.obj) PyBuffer_Release(&t->toff);
+}
+
+/* Reads and checks (tok int32, soff int64, toff int64); -1 with an exception on error. */
+static int get_texts(PyObject *tok_o, PyObject *soff_o, PyObject *toff_o, texts_t *t) {
+    if (PyObject_GetBuffer(tok_o, &t->tok, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (PyObject_GetBuffer(soff_o, &t->soff, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (PyObject_GetBuffer(toff_o, &t->toff, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const int64_t *so = (const int64_t *)t->soff.buf, *to = (const int64_t *)t->toff.buf;
+    Py_ssize_t ns = t->soff.len / 8 - 1, nt = t->toff.len / 8 - 1;
+    int ok = t->tok.len % 4 == 0 && t->soff.len % 8 == 0 && t->toff.len % 8 == 0 && ns >= 0 && nt >= 0;
+    ok = ok && so[0] == 0 && so[ns] == t->tok.len / 4 && to[0] == 0 && to[nt] == ns;
+    for (Py_ssize_t s = 0; ok && s < ns; s++) ok = so[s + 1] >= so[s];
+    for (Py_ssize_t s = 0; ok && s < nt; s++) ok = to[s + 1] >= to[s];
+    const int32_t *tk = (const int32_t *)t->tok.buf;
+    for (Py_ssize_t i = 0; ok && i < t->tok.len / 4; i++) ok = tk[i] >= 0;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "texts must be int32 ids >= 0 and non-decreasing int64 offsets covering them");
+        return -1;
+    }
+    return 0;
+}
+
+static int get_pairs(PyObject *ph_o, PyObject *pr_o, Py_buffer *ph, Py_buffer *pr, const texts_t *h,
+                     const texts_t *r) {
+    if (PyObject_GetBuffer(ph_o, ph, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (PyObject_GetBuffer(pr_o, pr, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    Py_ssize_t P = ph->len / 8, nh = h->toff.len / 8 - 1, nr = r->toff.len / 8 - 1;
+    int ok = ph->len % 8 == 0 && pr->len == ph->len;
+    const int64_t *a = (const int64_t *)ph->buf, *b = (const int64_t *)pr->buf;
+    for (Py_ssize_t p = 0; ok && p < P; p++) ok = a[p] >= 0 && a[p] < nh && b[p] >= 0 && b[p] < nr;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "pairs must be int64 text indices of equal length");
+        return -1;
+    }
+    return 0;
+}
+
+static int32_t max_id(const texts_t *t) {
+    const int32_t *tk = (const int32_t *)t->tok.buf;
+    int32_t m = -1;
+    for (Py_ssize_t i = 0; i < t->tok.len / 4; i++)
+        if (tk[i] > m) m = tk[i];
+    return m;
+}
+
+typedef struct {
+    double *c;
+    size_t cap;
+} dp_t;
+
+static int dp_reserve(dp_t *dp, size_t cells) {
+    if (cells <= dp->cap) return 0;
+    double *c = (double *)realloc(dp->c, cells * 2 * sizeof(double));
+    if (!c) return -1;
+    dp->c = c;
+    dp->cap = cells * 2;
+    return 0;
+}
+
+/* LCS (weight 0) or weighted LCS table of r[0..m) x h[0..n), then marks the backtracked r positions. */
+static int align(const int32_t *r, size_t m, const int32_t *h, size_t n, double weight, dp_t *dp, dp_t *run,
+                 uint8_t *mask) {
+    if (m == 0 || n == 0) return 0;
+    const size_t w = n + 1;
+    if (dp_reserve(dp, (m + 1) * w) < 0) return -1;
+    double *c = dp->c, *l = NULL;
+    if (weight > 0) {
+        if (dp_reserve(run, (m + 1) * w) < 0) return -1;
+        l = run->c;
+        for (size_t j = 0; j <= n; j++) l[j] = 0;
+    }
+    for (size_t j = 0; j <= n; j++) c[j] = 0;
+    for (size_t i = 1; i <= m; i++) {
+        double *row = c + i * w, *up = row - w;
+        row[0] = 0;
+        if (l) l[i * w] = 0;
+        for (size_t j = 1; j <= n; j++) {
+            if (r[i - 1] == h[j - 1]) {
+                if (l) {
+                    double k = l[(i - 1) * w + j - 1];
+                    row[j] = up[j - 1] + pow(k + 1, weight) - pow(k, weight);
+                    l[i * w + j] = k + 1;
+                } else {
+                    row[j] = up[j - 1] + 1;
+                }
+            } else {
+                row[j] = up[j] >= row[j - 1] ? up[j] : row[j - 1];
+                if (l) l[i * w + j] = 0;
+            }
+        }
+    }
+    size_t i = m, j = n;
+    while (i && j) {
+        if (r[i - 1] == h[j - 1]) {
+            mask[--i] = 1;
+            j--;
+        } else if (c[(i - 1) * w + j] >= c[i * w + j - 1]) {
+            i--;
+        } else {
+            j--;
+        }
+    }
+    return 0;
+}
+
+static PyObject *lcs(PyObject *self, PyObject *args) {
+    PyObject *ht, *hs, *hto, *rt, *rs, *rto, *cht, *chs, *chto, *crt, *crs, *crto, *ph_o, *pr_o;
+    double weight;
+    texts_t H = {0}, R = {0}, CH = {0}, CR = {0};
+    Py_buffer ph = {0}, pr = {0};
+    PyObject *result = NULL;
+    int32_t *cnt_r = NULL, *cnt_h = NULL;
+    uint8_t *mask = NULL;
+    double *hits = NULL;
+    dp_t dp = {0}, run = {0};
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOd", &ht, &hs, &hto, &rt, &rs, &rto, &cht, &chs, &chto, &crt, &crs,
+                          &crto, &ph_o, &pr_o, &weight))
+        return NULL;
+    if (get_texts(ht, hs, hto, &H) < 0 || get_texts(rt, rs, rto, &R) < 0) goto done;
+    if (get_texts(cht, chs, chto, &CH) < 0 || get_texts(crt, crs, crto, &CR) < 0) goto done;
+    /* clip texts: one sentence per text, so sentence offsets are text offsets */
+    if (CH.soff.len != H.toff.len || CR.soff.len != R.toff.len || CH.toff.len != CH.soff.len ||
+        CR.toff.len != CR.soff.len) {
+        PyErr_SetString(PyExc_ValueError, "clip texts must be one sentence per text, matching the texts one to one");
+        goto done;
+    }
+    if (get_pairs(ph_o, pr_o, &ph, &pr, &H, &R) < 0) goto done;
+    {
+        int32_t vmax = max_id(&CH), vr = max_id(&CR), va = max_id(&H), vb = max_id(&R);
+        if (vr > vmax) vmax = vr;
+        if (va > vmax) vmax = va;
+        if (vb > vmax) vmax = vb;
+        size_t V = (size_t)vmax + 1, longest = 1;
+        const int64_t *rso = (const int64_t *)R.soff.buf;
+        for (Py_ssize_t s = 0; s < R.soff.len / 8 - 1; s++)
+            if ((size_t)(rso[s + 1] - rso[s]) > longest) longest = (size_t)(rso[s + 1] - rso[s]);
+        Py_ssize_t P = ph.len / 8;
+        cnt_r = (int32_t *)calloc(V, sizeof(int32_t));
+        cnt_h = (int32_t *)calloc(V, sizeof(int32_t));
+        mask = (uint8_t *)malloc(longest);
+        hits = (double *)calloc((size_t)(P ? P : 1), sizeof(double));
+        if (!cnt_r || !cnt_h || !mask || !hits) goto nomem;
+        const int32_t *htk = (const int32_t *)H.tok.buf, *rtk = (const int32_t *)R.tok.buf;
+        const int64_t *hso = (const int64_t *)H.soff.buf, *hto_ = (const int64_t *)H.toff.buf;
+        const int64_t *rto_ = (const int64_t *)R.toff.buf;
+        const int32_t *chk = (const int32_t *)CH.tok.buf, *crk = (const int32_t *)CR.tok.buf;
+        const int64_t *cho = (const int64_t *)CH.soff.buf, *cro = (const int64_t *)CR.soff.buf;
+        const int64_t *pa = (const int64_t *)ph.buf, *pb = (const int64_t *)pr.buf;
+        for (Py_ssize_t p = 0; p < P; p++) {
+            int64_t h = pa[p], r = pb[p];
+            for (int64_t k = cho[h]; k < cho[h + 1]; k++) cnt_h[chk[k]]++;
+            for (int64_t k = cro[r]; k < cro[r + 1]; k++) cnt_r[crk[k]]++;
+            double total = 0;
+            for (int64_t rs_ = rto_[r]; rs_ < rto_[r + 1]; rs_++) {
+                const int32_t *rt_ = rtk + rso[rs_];
+                size_t m = (size_t)(rso[rs_ + 1] - rso[rs_]);
+                if (m == 0) continue;
+                memset(mask, 0, m);
+                for (int64_t hs_ = hto_[h]; hs_ < hto_[h + 1]; hs_++)
+                    if (align(rt_, m, htk + hso[hs_], (size_t)(hso[hs_ + 1] - hso[hs_]), weight, &dp, &run, mask) < 0)
+                        goto nomem;
+                size_t len = 0;
+                for (size_t j = 0; j < m; j++) {
+                    int32_t t = rt_[j];
+                    if (!mask[j] || cnt_r[t] <= 0 || cnt_h[t] <= 0) continue;
+                    cnt_r[t]--;
+                    cnt_h[t]--;
+                    if (weight <= 0) {
+                        total += 1;
+                        continue;
+                    }
+                    len++;
+                    if (j + 1 == m || !mask[j + 1]) {
+                        total += pow((double)len, weight);
+                        len = 0;
+                    }
+                }
+            }
+            hits[p] = total;
+            for (int64_t k = cho[h]; k < cho[h + 1]; k++) cnt_h[chk[k]] = 0;
+            for (int64_t k = cro[r]; k < cro[r + 1]; k++) cnt_r[crk[k]] = 0;
+        }
+        result = PyBytes_FromStringAndSize((const char *)hits, (Py_ssize_t)(P * (Py_ssize_t)sizeof(double)));
+    }
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(cnt_r);
+    free(cnt_h);
+    free(mask);
+    free(hits);
+    free(dp.c);
+    free(run.c);
+    release_texts(&H);
+    release_texts(&R);
+    release_texts(&CH);
+    release_texts(&CR);
+    if (ph.obj) PyBuffer_Release(&ph);
+    if (pr.obj) PyBuffer_Release(&pr);
+    return result;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorted skip-bigram (and unigram) keys of every text: keys[koff[t] .. koff[t+1]). */
+static int skip_keys(const texts_t *T, uint64_t V, int gap, int unigrams, uint64_t **keys, int64_t **koff) {
+    const int32_t *tk = (const int32_t *)T->tok.buf;
+    const int64_t *so = (const int64_t *)T->soff.buf, *to = (const int64_t *)T->toff.buf;
+    Py_ssize_t nt = T->toff.len / 8 - 1;
+    int64_t *ko = (int64_t *)malloc((size_t)(nt + 1) * sizeof(int64_t));
+    if (!ko) return -1;
+    ko[0] = 0;
+    for (Py_ssize_t t = 0; t < nt; t++) {
+        int64_t L = so[to[t + 1]] - so[to[t]], pairs;
+        if (gap < 0 || L <= gap + 1) {
+            pairs = L * (L - 1) / 2;
+        } else {
+            int64_t d = gap + 1; /* each token pairs with the next d, fewer near the end */
+            pairs = (L - d) * d + d * (d - 1) / 2;
+        }
+        ko[t + 1] = ko[t] + pairs + (unigrams && L > 0 ? L - 1 : 0);
+    }
+    uint64_t *k = (uint64_t *)malloc((size_t)(ko[nt] ? ko[nt] : 1) * sizeof(uint64_t));
+    if (!k) {
+        free(ko);
+        return -1;
+    }
+    for (Py_ssize_t t = 0; t < nt; t++) {
+        const int32_t *x = tk + so[to[t]];
+        int64_t L = so[to[t + 1]] - so[to[t]], q = ko[t];
+        for (int64_t i = 0; i + 1 < L; i++) {
+            uint64_t a = (uint64_t)x[i] * (V + 1);
+            if (unigrams) k[q++] = a;
+            for (int64_t j = i + 1; j < L && (gap < 0 || j <= i + gap + 1); j++) k[q++] = a + (uint64_t)x[j] + 1;
+        }
+        qsort(k + ko[t], (size_t)(q - ko[t]), sizeof(uint64_t), cmp_u64);
+    }
+    *keys = k;
+    *koff = ko;
+    return 0;
+}
+
+static PyObject *skip(PyObject *self, PyObject *args) {
+    PyObject *ht, *hs, *hto, *rt, *rs, *rto, *ph_o, *pr_o;
+    int gap, unigrams;
+    texts_t H = {0}, R = {0};
+    Py_buffer ph = {0}, pr = {0};
+    uint64_t *hk = NULL, *rk = NULL;
+    int64_t *hko = NULL, *rko = NULL, *out = NULL;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOip", &ht, &hs, &hto, &rt, &rs, &rto, &ph_o, &pr_o, &gap, &unigrams))
+        return NULL;
+    if (get_texts(ht, hs, hto, &H) < 0 || get_texts(rt, rs, rto, &R) < 0) goto done;
+    if (get_pairs(ph_o, pr_o, &ph, &pr, &H, &R) < 0) goto done;
+    {
+        int32_t vh = max_id(&H), vr = max_id(&R);
+        uint64_t V = (uint64_t)(vh > vr ? vh : vr) + 1;
+        if (skip_keys(&H, V, gap, unigrams, &hk, &hko) < 0 || skip_keys(&R, V, gap, unigrams, &rk, &rko) < 0)
+            goto nomem;
+        Py_ssize_t P = ph.len / 8;
+        out = (int64_t *)malloc((size_t)(P ? P : 1) * 3 * sizeof(int64_t));
+        if (!out) goto nomem;
+        const int64_t *pa = (const int64_t *)ph.buf, *pb = (const int64_t *)pr.buf;
+        for (Py_ssize_t p = 0; p < P; p++) {
+            const uint64_t *a = hk + hko[pa[p]], *ae = hk + hko[pa[p] + 1];
+            const uint64_t *b = rk + rko[pb[p]], *be = rk + rko[pb[p] + 1];
+            int64_t hit = 0;
+            while (a < ae && b < be) {
+                if (*a < *b) {
+                    a++;
+                } else if (*b < *a) {
+                    b++;
+                } else {
+                    uint64_t key = *a;
+                    int64_t ca = 0, cb = 0;
+                    while (a < ae && *a == key) a++, ca++;
+                    while (b < be && *b == key) b++, cb++;
+                    hit += ca < cb ? ca : cb;
+                }
+            }
+            out[p] = hit;
+            out[P + p] = rko[pb[p] + 1] - rko[pb[p]];
+            out[2 * P + p] = hko[pa[p] + 1] - hko[pa[p]];
+        }
+        result = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)(3 * P * (Py_ssize_t)sizeof(int64_t)));
+    }
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(hk);
+    free(rk);
+    free(hko);
+    free(rko);
+    free(out);
+    release_texts(&H);
+    release_texts(&R);
+    if (ph.obj) PyBuffer_Release(&ph);
+    if (pr.obj) PyBuffer_Release(&pr);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"lcs", lcs, METH_VARARGS, "Union-LCS (weight 0) or weighted-LCS hits of every (hypothesis, reference) pair."},
+    {"skip", skip, METH_VARARGS, "Skip-bigram hits and totals of every (hypothesis, reference) pair."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rouge", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__rouge(void) { return PyModule_Create(&module); }

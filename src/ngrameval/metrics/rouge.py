@@ -1,0 +1,312 @@
+"""ROUGE (Lin 2004): ROUGE-N, ROUGE-L, ROUGE-W, ROUGE-S and ROUGE-SU, per item, as ROUGE-1.5.5 computes them.
+
+Every variant reduces an (item, reference) pair to ``hits``, ``ref_total`` and ``hyp_total``:
+
+* ROUGE-N: clipped n-gram matches ``sum_g min(c_hyp(g), c_ref(g))``; n-grams of the whole text (they cross
+  sentence boundaries); totals ``max(len - n + 1, 0)``.
+* ROUGE-L: for each reference sentence the union of its LCS with every hypothesis sentence, positions counted
+  while both texts have an unused occurrence of the token (summary-level LCS); totals = token counts. With
+  ``split=False`` each text is one sentence (``rouge-score``'s ``rougeL``).
+* ROUGE-W: weighted LCS, runs of k consecutive hits worth ``k^w``; ``ref_total = (sum_sentences len^w)^w`` and
+  ``hyp_total = len^w`` (ROUGE-1.5.5 weights the reference length twice), scores ``(hits/total)^(1/w)``.
+* ROUGE-S / SU: skip-bigrams ``i < j <= i + gap + 1`` (``gap=None``: any distance); SU adds the unigram of
+  every token but the last (ROUGE-1.5.5's loop, so a one-word text has no unit).
+
+With several references (``multi``): ``A`` pools them (ROUGE-1.5.5 ``-f A``: ``R = sum hits / sum ref_total``,
+``P = sum hits / (M hyp_total)``), ``B`` keeps the reference with the best recall (``-f B``, first on ties),
+``max-f`` the one with the best F (``rouge-score``'s ``score_multi``), ``jk`` jackknifes (mean over the M
+leave-one-out subsets of the best-F reference of each subset; one reference: its score).
+``F = P R / ((1 - alpha) P + alpha R)``: alpha = 1 is precision, 0 recall (ROUGE-1.5.5 ``-p``; 0.5 = F1).
+``round5`` rounds R and P to 5 decimals and F from the rounded values, as ROUGE-1.5.5 prints them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ngrameval import _overlap, _rouge
+from ngrameval.errors import ConfigError
+from ngrameval.metrics.policy import FloatArray
+from ngrameval.ngrams.texts import Texts
+from ngrameval.text.pipeline import Encoder, Preprocess
+
+IntArray = NDArray[np.int64]
+VARIANTS = ("n", "l", "w", "s", "su")
+MULTI = ("A", "B", "jk", "max-f")
+STATS = ("f", "r", "p")
+
+
+@dataclass(frozen=True)
+class Rouge:
+    """One ROUGE variant, its F weighting, multi-reference mode and length limits (see the module doc)."""
+
+    variant: str = "n"
+    n: int = 1
+    gap: int | None = 4
+    weight: float = 1.2
+    split: bool = True
+    alpha: float = 0.5
+    multi: str = "A"
+    stat: str = "f"
+    round5: bool = False
+    length_limit: int = 0
+    byte_limit: int = 0
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ConfigError(f"unknown ROUGE variant {self.variant!r}; valid: {', '.join(VARIANTS)}")
+        if self.multi not in MULTI:
+            raise ConfigError(f"multi must be one of {', '.join(MULTI)}, got {self.multi!r}")
+        if self.stat not in STATS:
+            raise ConfigError(f"stat must be one of {', '.join(STATS)}, got {self.stat!r}")
+        if not 0 <= self.alpha <= 1:
+            raise ConfigError(f"alpha must be in [0, 1], got {self.alpha}")
+        if self.n < 1 or (self.gap is not None and self.gap < 0) or self.weight <= 0:
+            raise ConfigError("ROUGE needs n >= 1, gap >= 0 (or unlimited) and weight > 0")
+        if self.length_limit < 0 or self.byte_limit < 0 or (self.length_limit and self.byte_limit):
+            raise ConfigError("give at most one of the word limit and the byte limit, each >= 0")
+
+    def display_name(self) -> str:
+        """ROUGE-1.5.5's names (ROUGE-2, ROUGE-L, ROUGE-W-1.2, ROUGE-S4, ROUGE-SU*); ``-sent`` for L/W over
+        whole texts, ``-R``/``-P`` when recall or precision is reported instead of F."""
+        gap = "*" if self.gap is None else str(self.gap)
+        name = {"n": str(self.n), "l": "L", "w": f"W-{self.weight:g}", "s": f"S{gap}", "su": f"SU{gap}"}
+        sent = "" if self.split or self.variant not in ("l", "w") else "-sent"
+        return f"ROUGE-{name[self.variant]}{sent}" + ("" if self.stat == "f" else f"-{self.stat.upper()}")
+
+    def signature(self) -> str:
+        limit = f"|l:{self.length_limit}" if self.length_limit else f"|b:{self.byte_limit}" if self.byte_limit else ""
+        return f"stat:{self.stat}|alpha:{self.alpha:g}|multi:{self.multi}|round:{'5' if self.round5 else 'no'}{limit}"
+
+
+@dataclass(frozen=True)
+class ItemScores:
+    """Recall, precision and F of every item (fractions in [0, 1])."""
+
+    recall: FloatArray
+    precision: FloatArray
+    f: FloatArray
+
+    def stat(self, name: str) -> FloatArray:
+        return {"r": self.recall, "p": self.precision, "f": self.f}[name]
+
+
+@dataclass(frozen=True)
+class _Side:
+    """Texts as sentences of token ids: sentence s = ids[soff[s]:soff[s+1]], text t = sentences toff[t]..toff[t+1]."""
+
+    ids: NDArray[np.int32]
+    soff: IntArray
+    toff: IntArray
+
+    @property
+    def flat_off(self) -> IntArray:
+        """Token offsets of whole texts."""
+        out: IntArray = self.soff[self.toff]
+        return out
+
+    def one_sentence(self) -> _Side:
+        return _Side(self.ids, self.flat_off, np.arange(len(self.toff), dtype=np.int64))
+
+    @property
+    def lens(self) -> IntArray:
+        return np.diff(self.flat_off)
+
+
+_WS = re.compile(rb"[ \t\n\r\f\v]+")
+
+
+def _fields(s: bytes) -> list[bytes]:
+    """Perl's ``split(/\\s+/, $s)``: a leading empty field is kept, trailing ones are dropped."""
+    f = _WS.split(s)
+    while f and not f[-1]:
+        f.pop()
+    return f
+
+
+def _limit_words(sents: list[bytes], limit: int) -> list[bytes]:
+    """ROUGE-1.5.5 ``-l``: whole sentences while the running field count stays below the limit, then the
+    first fields of the sentence that reaches it."""
+    out, used = [], 0
+    for s in sents:
+        f = _fields(s)
+        if used + len(f) < limit:
+            out.append(s)
+            used += len(f)
+        else:
+            out.append(b" ".join(f[: limit - used]))
+            break
+    return out
+
+
+def _limit_bytes(sents: list[bytes], limit: int, lcs: bool) -> list[bytes]:
+    """ROUGE-1.5.5 ``-b`` (joining spaces not counted). Its LCS reader never adds to the running count,
+    so there every sentence shorter than the limit is kept until one reaches it and is cut at the limit."""
+    out, used = [], 0
+    for s in sents:
+        if used + len(s) < limit:
+            out.append(s)
+            used += 0 if lcs else len(s)
+        else:
+            out.append(s[: limit - used])
+            break
+    return out
+
+
+def _sentences(text: str, rule: Rouge, lcs: bool) -> list[str]:
+    sents = text.split("\n")
+    if not (rule.length_limit or rule.byte_limit):
+        return sents
+    raw = [s.encode("utf-8") for s in sents]
+    if rule.length_limit:
+        cut = _limit_words(raw, rule.length_limit)
+    else:
+        cut = _limit_bytes(raw, rule.byte_limit, lcs)
+    return [s.decode("utf-8", "ignore") for s in cut]
+
+
+def _encode(enc: Encoder, texts: Sequence[str], rule: Rouge, lcs: bool) -> _Side:
+    per_text = [_sentences(t, rule, lcs) for t in texts]
+    ids, soff = enc.encode([s for ss in per_text for s in ss])
+    toff = np.zeros(len(per_text) + 1, dtype=np.int64)
+    np.cumsum([len(ss) for ss in per_text], out=toff[1:])
+    return _Side(ids, soff, toff)
+
+
+def _round5(x: FloatArray) -> FloatArray:
+    """``sprintf("%7.5f")`` and back: correctly rounded to 5 decimals, as Perl prints."""
+    return np.array([float(f"{v:.5f}") for v in x.tolist()], dtype=np.float64)
+
+
+def _ratio(num: FloatArray, den: FloatArray, power: float) -> FloatArray:
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
+    return out if power == 1 else out ** (1 / power)
+
+
+def _f(r: FloatArray, p: FloatArray, alpha: float) -> FloatArray:
+    den = (1 - alpha) * p + alpha * r
+    out = np.zeros(r.shape)
+    np.divide(p * r, den, out=out, where=den > 0)
+    return out
+
+
+def combine(metric: Rouge, hits: FloatArray, ref_total: FloatArray, hyp_total: FloatArray, seg: IntArray) -> ItemScores:
+    """Per-item R, P, F from per-pair counts; pairs of item ``s`` are ``seg[s] .. seg[s+1]``."""
+    power = metric.weight if metric.variant == "w" else 1.0
+    rnd = _round5 if metric.round5 else (lambda x: x)
+    n_items = len(seg) - 1
+    per_item = np.diff(seg)
+    owner = np.repeat(np.arange(n_items), per_item)
+    if metric.multi == "A":
+        sums = [
+            np.bincount(owner, weights=x, minlength=n_items).astype(np.float64) for x in (hits, ref_total, hyp_total)
+        ]
+        r, p = rnd(_ratio(sums[0], sums[1], power)), rnd(_ratio(sums[0], sums[2], power))
+        return ItemScores(r, p, rnd(_f(r, p, metric.alpha)))
+    r_pair, p_pair = rnd(_ratio(hits, ref_total, power)), rnd(_ratio(hits, hyp_total, power))
+    f_pair = rnd(_f(r_pair, p_pair, metric.alpha))
+    key = f_pair
+    if metric.multi == "B":
+        # ROUGE-1.5.5 compares the printed recall for N/S/SU, the unrounded one for L, and for W
+        # (hits / sum len^w)^(1/w) (its reference total before the second power)
+        key = r_pair
+        if metric.variant == "l":
+            key = _ratio(hits, ref_total, 1.0)
+        elif metric.variant == "w":
+            key = _ratio(hits, ref_total ** (1 / power), power)
+    if metric.multi in ("B", "max-f"):
+        best = np.array([int(seg[s] + np.argmax(key[seg[s] : seg[s + 1]])) for s in range(n_items)], dtype=np.int64)
+        return ItemScores(r_pair[best], p_pair[best], f_pair[best])
+    out = np.zeros((3, n_items))
+    for s in range(n_items):
+        a, b = int(seg[s]), int(seg[s + 1])
+        if b - a == 1:
+            out[:, s] = r_pair[a], p_pair[a], f_pair[a]
+            continue
+        picks = [a + j + (j >= k) for k in range(b - a) for j in [int(np.argmax(np.delete(key[a:b], k)))]]
+        out[:, s] = r_pair[picks].mean(), p_pair[picks].mean(), f_pair[picks].mean()
+    return ItemScores(out[0], out[1], out[2])
+
+
+def _pair_counts(
+    metric: Rouge, hyp: _Side, ref: _Side, hyp_clip: _Side, ref_clip: _Side, ph: IntArray, pr: IntArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(hits, ref_total, hyp_total) of every pair for the LCS and skip-bigram variants."""
+    if metric.variant in ("s", "su"):
+        gap = -1 if metric.gap is None else metric.gap
+        raw = _rouge.skip(hyp.ids, hyp.soff, hyp.toff, ref.ids, ref.soff, ref.toff, ph, pr, gap, metric.variant == "su")
+        counts = np.frombuffer(raw, dtype=np.int64).reshape(3, -1).astype(np.float64)
+        return counts[0], counts[1], counts[2]
+    if not metric.split:
+        hyp, ref = hyp.one_sentence(), ref.one_sentence()
+    weight = metric.weight if metric.variant == "w" else 0.0
+    hc, rc = hyp_clip.one_sentence(), ref_clip.one_sentence()
+    hits = np.frombuffer(
+        _rouge.lcs(
+            hyp.ids, hyp.soff, hyp.toff, ref.ids, ref.soff, ref.toff,
+            hc.ids, hc.soff, hc.toff, rc.ids, rc.soff, rc.toff, ph, pr, weight,
+        ),
+        dtype=np.float64,
+    )  # fmt: skip
+    hyp_len = hyp_clip.lens[ph].astype(np.float64)
+    if metric.variant == "l":
+        return hits, ref.lens[pr].astype(np.float64), hyp_len
+    sent_w = np.diff(ref.soff).astype(np.float64) ** metric.weight
+    base = np.add.reduceat(np.append(sent_w, 0.0), ref.toff[:-1]) * (np.diff(ref.toff) > 0)
+    return hits, base[pr] ** metric.weight, hyp_len**metric.weight
+
+
+def item_scores(
+    metrics: Sequence[Rouge], systems: Sequence[Sequence[str]], refs: Sequence[Sequence[str]], pre: Preprocess
+) -> list[list[ItemScores]]:
+    """``out[k][m]``: per-item scores of system ``k`` for ``metrics[m]``; ``refs[i]`` = references of item ``i``,
+    texts with sentences separated by ``"\\n"``. Metrics with the same limits share one tokenization."""
+    per_item = np.fromiter(map(len, refs), dtype=np.int64, count=len(refs))
+    seg = np.zeros(len(refs) + 1, dtype=np.int64)
+    np.cumsum(per_item, out=seg[1:])
+    pr = np.arange(int(seg[-1]), dtype=np.int64)
+    ph = np.repeat(np.arange(len(refs), dtype=np.int64), per_item)
+    flat_refs = [r for rs in refs for r in rs]
+    out: list[list[ItemScores | None]] = [[None] * len(metrics) for _ in systems]
+    groups: dict[tuple[int, int], list[int]] = {}
+    for m, metric in enumerate(metrics):
+        groups.setdefault((metric.length_limit, metric.byte_limit), []).append(m)
+    for group in groups.values():
+        rule = metrics[group[0]]
+        enc = Encoder(pre)
+        ref_side = _encode(enc, flat_refs, rule, lcs=False)
+        hyp_sides = [_encode(enc, hyps, rule, lcs=False) for hyps in systems]
+        lcs_sides = None
+        if rule.byte_limit and any(metrics[m].variant in ("l", "w") for m in group):
+            lcs_sides = (_encode(enc, flat_refs, rule, lcs=True), [_encode(enc, h, rule, lcs=True) for h in systems])
+        orders = [metrics[m].n for m in group if metrics[m].variant == "n"]
+        rmatch: list[IntArray] = []
+        if orders:
+            # every reference is its own segment; each hypothesis is repeated once per reference
+            ref_seg = np.arange(len(pr) + 1, dtype=np.int64)
+            gathered = [Texts(h.ids, h.flat_off).take(ph) for h in hyp_sides]
+            results = _overlap.overlap(
+                ref_side.ids, ref_side.flat_off, ref_seg, [(t.ids, t.off) for t in gathered], max(orders), None
+            )
+            rmatch = [np.frombuffer(res[1], dtype=np.int64).reshape(-1, max(orders)) for res in results]
+        for k, hyp in enumerate(hyp_sides):
+            for m in group:
+                metric = metrics[m]
+                if metric.variant == "n":
+                    counts = (
+                        rmatch[k][:, metric.n - 1].astype(np.float64),
+                        np.maximum(ref_side.lens[pr] - metric.n + 1, 0).astype(np.float64),
+                        np.maximum(hyp.lens[ph] - metric.n + 1, 0).astype(np.float64),
+                    )
+                elif lcs_sides is not None and metric.variant in ("l", "w"):
+                    counts = _pair_counts(metric, lcs_sides[1][k], lcs_sides[0], hyp, ref_side, ph, pr)
+                else:
+                    counts = _pair_counts(metric, hyp, ref_side, hyp, ref_side, ph, pr)
+                out[k][m] = combine(metric, *counts, seg)
+    return [[s for s in row if s is not None] for row in out]
