@@ -1,14 +1,14 @@
-"""ngrameval: n-gram co-occurrence metrics (AEv family, BLEU, NIST, PINC, SE) computed exactly and fast,
+"""ngrameval: n-gram co-occurrence metrics (AEv family, BLEU, NIST, ROUGE, PINC, SE) computed exactly and fast,
 with significance tests between systems.
 
 Scores are fractions in [0, 1] in this API (NIST has its own scale); text output shows 0-100.
 """
 
 from ngrameval._version import __version__
-from ngrameval.api import Score, aev, bleu, measure, nist, score
+from ngrameval.api import RougeScore, Score, aev, bleu, measure, nist, rouge, score
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
 from ngrameval.meta.significance import Comparison, compare, paired_test
-from ngrameval.metrics import BLEU, NIST, AEv
+from ngrameval.metrics import BLEU, NIST, AEv, Rouge
 from ngrameval.metrics.registry import MetricSpec, parse_specs
 from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
 from ngrameval.paraphrase import ParaphraseResult, paraphrase, pinc, se
@@ -27,6 +27,8 @@ __all__ = [
     "ParaphraseResult",
     "Preprocess",
     "References",
+    "Rouge",
+    "RougeScore",
     "Score",
     "Stats",
     "UndefinedMetricWarning",
@@ -42,6 +44,7 @@ __all__ = [
     "parse_specs",
     "pinc",
     "preprocess",
+    "rouge",
     "score",
     "se",
     "tokenize_lines",

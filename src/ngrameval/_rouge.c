@@ -236,47 +236,79 @@ done:
     return result;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+static inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
 }
 
-/* Sorted skip-bigram (and unigram) keys of every text: keys[koff[t] .. koff[t+1]). */
-static int skip_keys(const texts_t *T, uint64_t V, int gap, int unigrams, uint64_t **keys, int64_t **koff) {
-    const int32_t *tk = (const int32_t *)T->tok.buf;
-    const int64_t *so = (const int64_t *)T->soff.buf, *to = (const int64_t *)T->toff.buf;
-    Py_ssize_t nt = T->toff.len / 8 - 1;
-    int64_t *ko = (int64_t *)malloc((size_t)(nt + 1) * sizeof(int64_t));
-    if (!ko) return -1;
-    ko[0] = 0;
-    for (Py_ssize_t t = 0; t < nt; t++) {
-        int64_t L = so[to[t + 1]] - so[to[t]], pairs;
-        if (gap < 0 || L <= gap + 1) {
-            pairs = L * (L - 1) / 2;
-        } else {
-            int64_t d = gap + 1; /* each token pairs with the next d, fewer near the end */
-            pairs = (L - d) * d + d * (d - 1) / 2;
-        }
-        ko[t + 1] = ko[t] + pairs + (unigrams && L > 0 ? L - 1 : 0);
-    }
-    uint64_t *k = (uint64_t *)malloc((size_t)(ko[nt] ? ko[nt] : 1) * sizeof(uint64_t));
-    if (!k) {
-        free(ko);
-        return -1;
-    }
-    for (Py_ssize_t t = 0; t < nt; t++) {
-        const int32_t *x = tk + so[to[t]];
-        int64_t L = so[to[t + 1]] - so[to[t]], q = ko[t];
-        for (int64_t i = 0; i + 1 < L; i++) {
-            uint64_t a = (uint64_t)x[i] * (V + 1);
-            if (unigrams) k[q++] = a;
-            for (int64_t j = i + 1; j < L && (gap < 0 || j <= i + gap + 1); j++) k[q++] = a + (uint64_t)x[j] + 1;
-        }
-        qsort(k + ko[t], (size_t)(q - ko[t]), sizeof(uint64_t), cmp_u64);
-    }
-    *keys = k;
-    *koff = ko;
+#define EMPTY UINT64_MAX
+
+typedef struct {
+    uint64_t *keys; /* EMPTY where free */
+    int64_t *count;
+    size_t *used, n_used, cap; /* cap: a power of two */
+} counter_t;
+
+static int counter_reserve(counter_t *t, size_t need) {
+    if (need * 2 <= t->cap) return 0;
+    size_t cap = 64;
+    while (cap < need * 2) cap <<= 1;
+    free(t->keys);
+    free(t->count);
+    free(t->used);
+    t->keys = (uint64_t *)malloc(cap * sizeof(uint64_t));
+    t->count = (int64_t *)malloc(cap * sizeof(int64_t));
+    t->used = (size_t *)malloc(cap * sizeof(size_t));
+    if (!t->keys || !t->count || !t->used) return -1;
+    memset(t->keys, 0xff, cap * sizeof(uint64_t));
+    t->cap = cap;
+    t->n_used = 0;
     return 0;
+}
+
+static inline size_t counter_slot(const counter_t *t, uint64_t key) {
+    size_t j = mix64(key) & (t->cap - 1);
+    while (t->keys[j] != EMPTY && t->keys[j] != key) j = (j + 1) & (t->cap - 1);
+    return j;
+}
+
+/* Number of skip-bigram (+ unigram) units of a text of L tokens. */
+static int64_t n_units(int64_t L, int gap, int unigrams) {
+    int64_t pairs, d = (int64_t)gap + 1; /* each token pairs with the next d, fewer near the end */
+    if (gap < 0 || L <= d)
+        pairs = L * (L - 1) / 2;
+    else
+        pairs = (L - d) * d + d * (d - 1) / 2;
+    return pairs + (unigrams && L > 0 ? L - 1 : 0);
+}
+
+/* Visits every unit of x[0..L): key a*(V+1) for the unigram a, a*(V+1) + b + 1 for the skip-bigram (a, b).
+   mode 0 counts them into t; mode 1 takes them from t and returns the hits. */
+static int64_t units(counter_t *t, const int32_t *x, int64_t L, uint64_t V, int gap, int unigrams, int mode) {
+    int64_t hit = 0;
+    for (int64_t i = 0; i + 1 < L; i++) {
+        uint64_t a = (uint64_t)x[i] * (V + 1);
+        for (int64_t j = unigrams ? i : i + 1; j < L && (gap < 0 || j <= i + gap + 1); j++) {
+            uint64_t key = j == i ? a : a + (uint64_t)x[j] + 1;
+            size_t s = counter_slot(t, key);
+            if (mode == 0) {
+                if (t->keys[s] == EMPTY) {
+                    t->keys[s] = key;
+                    t->count[s] = 0;
+                    t->used[t->n_used++] = s;
+                }
+                t->count[s]++;
+            } else if (t->keys[s] != EMPTY && t->count[s] > 0) {
+                t->count[s]--;
+                hit++;
+            }
+        }
+    }
+    return hit;
 }
 
 static PyObject *skip(PyObject *self, PyObject *args) {
@@ -284,8 +316,8 @@ static PyObject *skip(PyObject *self, PyObject *args) {
     int gap, unigrams;
     texts_t H = {0}, R = {0};
     Py_buffer ph = {0}, pr = {0};
-    uint64_t *hk = NULL, *rk = NULL;
-    int64_t *hko = NULL, *rko = NULL, *out = NULL;
+    counter_t table = {0};
+    int64_t *out = NULL;
     PyObject *result = NULL;
     if (!PyArg_ParseTuple(args, "OOOOOOOOip", &ht, &hs, &hto, &rt, &rs, &rto, &ph_o, &pr_o, &gap, &unigrams))
         return NULL;
@@ -294,32 +326,24 @@ static PyObject *skip(PyObject *self, PyObject *args) {
     {
         int32_t vh = max_id(&H), vr = max_id(&R);
         uint64_t V = (uint64_t)(vh > vr ? vh : vr) + 1;
-        if (skip_keys(&H, V, gap, unigrams, &hk, &hko) < 0 || skip_keys(&R, V, gap, unigrams, &rk, &rko) < 0)
-            goto nomem;
         Py_ssize_t P = ph.len / 8;
         out = (int64_t *)malloc((size_t)(P ? P : 1) * 3 * sizeof(int64_t));
         if (!out) goto nomem;
+        const int32_t *htk = (const int32_t *)H.tok.buf, *rtk = (const int32_t *)R.tok.buf;
+        const int64_t *hso = (const int64_t *)H.soff.buf, *hto_ = (const int64_t *)H.toff.buf;
+        const int64_t *rso = (const int64_t *)R.soff.buf, *rto_ = (const int64_t *)R.toff.buf;
         const int64_t *pa = (const int64_t *)ph.buf, *pb = (const int64_t *)pr.buf;
         for (Py_ssize_t p = 0; p < P; p++) {
-            const uint64_t *a = hk + hko[pa[p]], *ae = hk + hko[pa[p] + 1];
-            const uint64_t *b = rk + rko[pb[p]], *be = rk + rko[pb[p] + 1];
-            int64_t hit = 0;
-            while (a < ae && b < be) {
-                if (*a < *b) {
-                    a++;
-                } else if (*b < *a) {
-                    b++;
-                } else {
-                    uint64_t key = *a;
-                    int64_t ca = 0, cb = 0;
-                    while (a < ae && *a == key) a++, ca++;
-                    while (b < be && *b == key) b++, cb++;
-                    hit += ca < cb ? ca : cb;
-                }
-            }
-            out[p] = hit;
-            out[P + p] = rko[pb[p] + 1] - rko[pb[p]];
-            out[2 * P + p] = hko[pa[p] + 1] - hko[pa[p]];
+            int64_t h0 = hso[hto_[pa[p]]], hL = hso[hto_[pa[p] + 1]] - h0;
+            int64_t r0 = rso[rto_[pb[p]]], rL = rso[rto_[pb[p] + 1]] - r0;
+            int64_t n_ref = n_units(rL, gap, unigrams);
+            if (counter_reserve(&table, (size_t)n_ref + 1) < 0) goto nomem;
+            units(&table, rtk + r0, rL, V, gap, unigrams, 0);
+            out[p] = units(&table, htk + h0, hL, V, gap, unigrams, 1);
+            out[P + p] = n_ref;
+            out[2 * P + p] = n_units(hL, gap, unigrams);
+            for (size_t q = 0; q < table.n_used; q++) table.keys[table.used[q]] = EMPTY;
+            table.n_used = 0;
         }
         result = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)(3 * P * (Py_ssize_t)sizeof(int64_t)));
     }
@@ -327,10 +351,9 @@ static PyObject *skip(PyObject *self, PyObject *args) {
 nomem:
     PyErr_NoMemory();
 done:
-    free(hk);
-    free(rk);
-    free(hko);
-    free(rko);
+    free(table.keys);
+    free(table.count);
+    free(table.used);
     free(out);
     release_texts(&H);
     release_texts(&R);

@@ -373,7 +373,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return 0
     header = (
         "ngrameval demo: 16 summarisation systems x 20 SummEval documents (11 references each),\n"
-        "scored with BLEU, NIST and the AEv(alpha, N) members Soricut & Brill (2004) found best,\n"
+        "scored with BLEU, NIST, the AEv(alpha, N) members Soricut & Brill (2004) found best and ROUGE (as\n"
+        "ROUGE-1.5.5 computes it, F; plain mean over documents),\n"
         "then ranked by BLEU with significance tests between every pair of systems.\n\n"
     )
     text = render(results, args.format, args.width) + "\n" + render_comparison(ranking, "text", args.width, pairs=False)

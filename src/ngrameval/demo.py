@@ -11,7 +11,8 @@ from ngrameval.metrics.registry import parse_specs
 from ngrameval.text.pipeline import Preprocess
 
 DEMO_METRICS = (
-    "bleu,nist,aev:mt-adequacy,aev:mt-fluency,aev:summary-coverage,aev:qa-flooding-accepted,aev:qa-flooding-penalised"
+    "bleu,nist,aev:mt-adequacy,aev:mt-fluency,aev:summary-coverage,aev:qa-flooding-accepted,aev:qa-flooding-penalised,"
+    "rouge-1,rouge-2,rouge-l,rouge-su4"
 )
 
 
@@ -27,7 +28,8 @@ def load_sample() -> tuple[dict[str, list[str]], list[list[str]]]:
 
 
 def run_demo() -> tuple[list[Score], Comparison]:
-    """Score every sample system with BLEU, NIST and the AEv presets of Soricut & Brill (2004), and rank
+    """Score every sample system with BLEU, NIST, the AEv presets of Soricut & Brill (2004) and ROUGE
+    (ROUGE-1.5.5's numbers; the sample's summaries are single lines, so ROUGE-L is over whole texts), and rank
     the systems by BLEU with all-pairs approximate randomisation (10,000 trials, Holm)."""
     systems, refs = load_sample()
     scores = score(systems, refs, parse_specs(DEMO_METRICS, Preprocess()))

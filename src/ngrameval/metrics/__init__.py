@@ -1,7 +1,9 @@
-"""One small module per metric; each metric is a frozen configuration called on :class:`Stats`."""
+"""One small module per metric; each metric is a frozen configuration (called on :class:`Stats`, or, for
+ROUGE, PINC and SE, scoring texts per segment)."""
 
 from ngrameval.metrics.aev import AEv
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.nist import NIST
+from ngrameval.metrics.rouge import Rouge
 
-__all__ = ["BLEU", "NIST", "AEv"]
+__all__ = ["BLEU", "NIST", "AEv", "Rouge"]

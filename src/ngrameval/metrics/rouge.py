@@ -159,7 +159,7 @@ def _limit_bytes(sents: list[bytes], limit: int, lcs: bool) -> list[bytes]:
 
 
 def _sentences(text: str, rule: Rouge, lcs: bool) -> list[str]:
-    sents = text.split("\n")
+    sents = text.split("\n") if "\n" in text else [text]
     if not (rule.length_limit or rule.byte_limit):
         return sents
     raw = [s.encode("utf-8") for s in sents]
@@ -221,17 +221,28 @@ def combine(metric: Rouge, hits: FloatArray, ref_total: FloatArray, hyp_total: F
         elif metric.variant == "w":
             key = _ratio(hits, ref_total ** (1 / power), power)
     if metric.multi in ("B", "max-f"):
-        best = np.array([int(seg[s] + np.argmax(key[seg[s] : seg[s + 1]])) for s in range(n_items)], dtype=np.int64)
+        best = _first_max(key, seg)
         return ItemScores(r_pair[best], p_pair[best], f_pair[best])
-    out = np.zeros((3, n_items))
-    for s in range(n_items):
-        a, b = int(seg[s]), int(seg[s + 1])
-        if b - a == 1:
-            out[:, s] = r_pair[a], p_pair[a], f_pair[a]
-            continue
-        picks = [a + j + (j >= k) for k in range(b - a) for j in [int(np.argmax(np.delete(key[a:b], k)))]]
-        out[:, s] = r_pair[picks].mean(), p_pair[picks].mean(), f_pair[picks].mean()
-    return ItemScores(out[0], out[1], out[2])
+    # jackknife: leave out each reference in turn, keep the best-F one of the rest, average over leave-outs
+    sums, m_max = np.zeros((3, n_items)), int(per_item.max(initial=1))
+    for k in range(m_max):
+        left_out = seg[:-1] + k
+        valid = per_item > k
+        masked = key.copy()
+        masked[left_out[valid & (per_item > 1)]] = -np.inf
+        best = _first_max(masked, seg)[valid]
+        for row, x in zip(sums, (r_pair, p_pair, f_pair)):
+            row[valid] += x[best]
+    return ItemScores(*(row / per_item for row in sums))
+
+
+def _first_max(key: FloatArray, seg: IntArray) -> IntArray:
+    """Index of the first largest ``key`` within each (non-empty) run ``seg[s] .. seg[s+1]``."""
+    owner = np.repeat(np.arange(len(seg) - 1), np.diff(seg))
+    top = np.maximum.reduceat(key, seg[:-1])
+    pos = np.where(key == top[owner], np.arange(len(key)), len(key))
+    out: IntArray = np.minimum.reduceat(pos, seg[:-1])
+    return out
 
 
 def _pair_counts(

@@ -138,7 +138,7 @@ def _nltk_porter() -> Callable[[str], str]:
         from nltk.stem import porter
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingDependencyError("nltk", "rouge-score") from exc
-    stem: Callable[[str], str] = porter.PorterStemmer().stem
+    stem: Callable[[str], str] = lru_cache(maxsize=1 << 20)(porter.PorterStemmer().stem)  # a pure function
     return stem
 
 
