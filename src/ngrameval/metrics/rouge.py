@@ -224,16 +224,16 @@ def combine(metric: Rouge, hits: FloatArray, ref_total: FloatArray, hyp_total: F
         best = _first_max(key, seg)
         return ItemScores(r_pair[best], p_pair[best], f_pair[best])
     # jackknife: leave out each reference in turn, keep the best-F one of the rest, average over leave-outs
-    sums, m_max = np.zeros((3, n_items)), int(per_item.max(initial=1))
+    acc, m_max = np.zeros((3, n_items)), int(per_item.max(initial=1))
     for k in range(m_max):
         left_out = seg[:-1] + k
         valid = per_item > k
         masked = key.copy()
         masked[left_out[valid & (per_item > 1)]] = -np.inf
         best = _first_max(masked, seg)[valid]
-        for row, x in zip(sums, (r_pair, p_pair, f_pair)):
+        for row, x in zip(acc, (r_pair, p_pair, f_pair)):
             row[valid] += x[best]
-    return ItemScores(*(row / per_item for row in sums))
+    return ItemScores(*(row / per_item for row in acc))
 
 
 def _first_max(key: FloatArray, seg: IntArray) -> IntArray:
