@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_hash.h"
+
 typedef struct {
     uint64_t *keys;     /* EMPTY_KEY where free */
     int32_t *vals;
@@ -29,15 +31,6 @@ typedef struct {
 } table_t;
 
 #define EMPTY_KEY UINT64_MAX
-
-static inline uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
 
 static inline uint64_t make_key(int32_t prefix, int32_t tok) {
     return ((uint64_t)(uint32_t)(prefix + 1) << 32) | (uint64_t)(uint32_t)tok;

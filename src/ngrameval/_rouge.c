@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_hash.h"
+
 typedef struct {
     Py_buffer tok, soff, toff;
 } texts_t;
@@ -234,15 +236,6 @@ done:
     if (ph.obj) PyBuffer_Release(&ph);
     if (pr.obj) PyBuffer_Release(&pr);
     return result;
-}
-
-static inline uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
 }
 
 #define EMPTY UINT64_MAX
