@@ -18,7 +18,7 @@ from rouge_score import rouge_scorer
 from ngrameval.api import rouge
 from ngrameval.cli import main
 from ngrameval.errors import ConfigError
-from ngrameval.metrics.rouge import Rouge, combine, item_scores
+from ngrameval.metrics.rouge import Rouge, _limit_bytes, combine, item_scores
 from ngrameval.metrics.rouge_average import rouge155_average
 from ngrameval.text.pipeline import Preprocess, preprocess
 
@@ -180,6 +180,17 @@ def test_profiles_and_non_ascii_words() -> None:
 def test_byte_limit_cuts_inside_a_word() -> None:
     s = _one("abcdef ghij", "abcdef g", names=("rouge-1",), byte_limit=8)["rouge-1"]
     assert (s.recall, s.precision) == (1.0, 1.0)  # the hypothesis is cut to "abcdef g"
+
+
+def test_byte_limit_rules_read_from_the_perl_source() -> None:
+    # readText: the running byte count (joining spaces not counted) decides; the sentence reaching it is cut
+    sents = [b"abc de", b"fghij", b"klm"]
+    assert _limit_bytes(sents, 10, lcs=False) == [b"abc de", b"fghi"]
+    # readText_LCS never adds to its count: every sentence shorter than the limit stays, the first one at or
+    # above it is cut at the limit itself
+    assert _limit_bytes(sents, 6, lcs=True) == [b"abc de"[:6]]
+    assert _limit_bytes(sents, 7, lcs=True) == [b"abc de", b"fghij", b"klm"]
+    assert _limit_bytes([b"abcdefgh", b"x"], 4, lcs=True) == [b"abcd"]
 
 
 def test_bad_specs_are_clear() -> None:

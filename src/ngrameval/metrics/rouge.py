@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 from ngrameval import _overlap, _rouge
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray
+from ngrameval.ngrams.count import ngram_totals
 from ngrameval.ngrams.texts import Texts
 from ngrameval.text.pipeline import Encoder, Preprocess
 
@@ -312,8 +313,8 @@ def item_scores(
                 if metric.variant == "n":
                     counts = (
                         rmatch[k][:, metric.n - 1].astype(np.float64),
-                        np.maximum(ref_side.lens[pr] - metric.n + 1, 0).astype(np.float64),
-                        np.maximum(hyp.lens[ph] - metric.n + 1, 0).astype(np.float64),
+                        ngram_totals(ref_side.lens[pr], metric.n)[:, -1].astype(np.float64),
+                        ngram_totals(hyp.lens[ph], metric.n)[:, -1].astype(np.float64),
                     )
                 elif lcs_sides is not None and metric.variant in ("l", "w"):
                     counts = _pair_counts(metric, lcs_sides[1][k], lcs_sides[0], hyp, ref_side, ph, pr)

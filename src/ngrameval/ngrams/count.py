@@ -74,7 +74,7 @@ def _closest(ref_lens: IntArray, seg: IntArray, hyp_len: IntArray) -> IntArray:
     return out
 
 
-def _ngram_totals(lens: IntArray, max_order: int) -> IntArray:
+def ngram_totals(lens: IntArray, max_order: int) -> IntArray:
     """Number of n-grams of each order 1..max_order in texts of the given lengths."""
     out: IntArray = np.maximum(lens[:, None] - np.arange(max_order)[None, :], 0)
     return out
@@ -105,7 +105,7 @@ def count_rows(
     seg_count = np.diff(seg)
     owner = np.repeat(np.arange(len(seg_count)), seg_count)
     rtotal = np.zeros((len(seg_count), n), dtype=np.int64)
-    np.add.at(rtotal, owner, _ngram_totals(ref_lens, n))
+    np.add.at(rtotal, owner, ngram_totals(ref_lens, n))
     ref_sum = np.bincount(owner, weights=ref_lens, minlength=len(seg_count))
     out = []
     for hyp, (match_b, rmatch_b, _, m_seg, m_gram, m_clip) in zip(hyps, per_sys):
@@ -115,7 +115,7 @@ def count_rows(
         rows[:, 1] = _closest(ref_lens, seg, hyp_len)
         rows[:, 2] = ref_sum / seg_count
         rows[:, 3 : 3 + n] = np.frombuffer(match_b, dtype=np.int64).reshape(-1, n)
-        rows[:, 3 + n : 3 + 2 * n] = _ngram_totals(hyp_len, n)
+        rows[:, 3 + n : 3 + 2 * n] = ngram_totals(hyp_len, n)
         rows[:, 3 + 2 * n : 3 + 3 * n] = np.frombuffer(rmatch_b, dtype=np.int64).reshape(-1, n)
         rows[:, 3 + 3 * n : 3 + 4 * n] = rtotal
         if info is not None:
@@ -163,7 +163,7 @@ def novelty_counts(cands: Texts, sources: Texts, max_order: int, sets: bool) -> 
         shared = np.frombuffer(dmatch_b, dtype=np.int64)
         total = np.frombuffer(_overlap.distinct(cands.ids, cands.off, max_order), dtype=np.int64)
         return shared.reshape(-1, max_order), total.reshape(-1, max_order)
-    return np.frombuffer(match_b, dtype=np.int64).reshape(-1, max_order), _ngram_totals(cands.lens, max_order)
+    return np.frombuffer(match_b, dtype=np.int64).reshape(-1, max_order), ngram_totals(cands.lens, max_order)
 
 
 def _merge(chunks: Sequence[_RefChunk]) -> _RefChunk:
