@@ -127,6 +127,8 @@ def test_demo_and_module_entry_point() -> None:
     done = subprocess.run([sys.executable, "-m", "ngrameval", "demo"], capture_output=True, text=True, check=True)
     assert "M23" in done.stdout and "AEv:mt-adequacy" in done.stdout and "NIST" in done.stdout
     assert "approximate randomisation (10000 trials, seed 12345)" in done.stdout and "rank" in done.stdout
+    assert "relevance: r2 (x100) of AEv(alpha, N) at system level, 16 systems" in done.stdout
+    assert "best: alpha = " in done.stdout and "stop:smart|stem:porter|B:1|W:2" in done.stdout
     version = subprocess.run([sys.executable, "-m", "ngrameval", "--version"], capture_output=True, text=True)
     assert version.stdout.startswith("ngrameval ")
 

@@ -9,15 +9,20 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ngrameval._version import __version__
 from ngrameval.api import score
 from ngrameval.corpus import Description, cluster, cluster_stats, export, human_baseline, read_corpus, select
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
 from ngrameval.io import read_lines, read_refs, write_atomic
+from ngrameval.io.judgments import Judgment
+from ngrameval.meta.agreement import KRIPPENDORFF_LEVELS
 from ngrameval.meta.correlate import HumanScores
+from ngrameval.meta.resample import FloatArray
 from ngrameval.metrics.registry import ROUGE_PROFILES, MetricSpec, parse_specs, valid_names
 from ngrameval.metrics.rouge import MULTI
+from ngrameval.ngrams.stats import MetricRows
 from ngrameval.report.render import FORMATS, render
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.tokenize import TOKENIZERS
@@ -209,26 +214,30 @@ def cmd_paraphrase(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_judgments(args: argparse.Namespace) -> list[Judgment]:
+    """The judgments of ``-j`` read with the judgment options."""
+    from ngrameval.io.judgments import read_judgments
+
+    return read_judgments(
+        args.judgments,
+        system=args.system_column,
+        scores=[c for c in args.score_columns.split(",") if c],
+        segment=args.segment_column,
+        judge=args.judge_column,
+        criterion=args.criterion_column,
+        where=dict(_key_value(w) for w in args.where or []),
+    )
+
+
 def _judged(args: argparse.Namespace, systems: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[HumanScores]]:
     """Systems renamed by --names, and the human scores of every criterion read with the judgment options."""
-    from ngrameval.io.judgments import read_judgments
     from ngrameval.meta.correlate import aggregate
 
     if args.names:
         if len(args.names) != len(systems):
             raise InputError(f"--names gives {len(args.names)} names for {len(systems)} system files")
         systems = dict(zip(args.names, systems.values()))
-    where = dict(_key_value(w) for w in args.where or [])
-    scores = [c for c in args.score_columns.split(",") if c]
-    judgments = read_judgments(
-        args.judgments,
-        system=args.system_column,
-        scores=scores,
-        segment=args.segment_column,
-        judge=args.judge_column,
-        criterion=args.criterion_column,
-        where=where,
-    )
+    judgments = _read_judgments(args)
     n = len(next(iter(systems.values())))
     segments = None
     if args.segment_column:
@@ -271,7 +280,130 @@ def cmd_correlate(args: argparse.Namespace) -> int:
         )
     ]  # fmt: skip
     notes = [f"{h.criterion}: {h.judgments} judgments, {h.missing} cells without one" for h in humans]
-    _emit(render_correlations(results, args.format, notes), args.output)
+    extras = _correlate_extras(args, rows, humans, systems, refs, source)
+    if not extras:
+        _emit(render_correlations(results, args.format, notes), args.output)
+    elif args.format == "csv":
+        raise ConfigError("--matrix/--compare-metrics/--given make several tables: use -f text or -f json")
+    elif args.format == "json":
+        from ngrameval.report.meta import _plain
+
+        corr = json.loads(render_correlations(results, "json"))
+        blocks = {k: [_plain(dataclasses.asdict(r)) for r in v] for k, v in extras.items()}
+        _emit(json.dumps({"correlations": corr, **blocks}, indent=2) + "\n", args.output)
+    else:
+        from ngrameval.report import meta as rm
+
+        text = render_correlations(results, "text", notes)
+        text += "".join(rm.matrix_text(m, f"{args.level} level") for m in extras.get("matrix", []))
+        text += "".join(rm.differences_text([d for d in extras.get("differences", []) if d.criterion == h.criterion])
+                        for h in humans)  # fmt: skip
+        text += "".join(rm.conditional_text([c for c in extras.get("conditional", []) if c.criterion == h.criterion])
+                        for h in humans)  # fmt: skip
+        _emit(text, args.output)
+    return 0
+
+
+def _correlate_extras(
+    args: argparse.Namespace,
+    rows: list[MetricRows],
+    humans: list[HumanScores],
+    systems: dict[str, list[str]],
+    refs: list[list[str]],
+    source: list[str] | None,
+) -> dict[str, list[Any]]:
+    """Belz & Reiter's matrix, Williams'/permutation tests between metrics, Chen & Dolan's conditional
+    correlations — each only when asked for."""
+    from ngrameval.api import measure
+    from ngrameval.meta.agreement import correlation_matrix
+    from ngrameval.meta.correlate import sentence_matrix
+    from ngrameval.meta.metric_difference import compare_correlations
+    from ngrameval.meta.subsets import conditional_correlation
+
+    coef = next(c for c in args.coefficients.split(",") if c)
+    out: dict[str, list[Any]] = {}
+    if args.matrix:
+        series: dict[str, FloatArray] = {}
+        for r in rows:
+            series[r.metric] = r.corpus() if args.level == "system" else sentence_matrix(r).ravel()
+        for h in humans:
+            human = h.system if args.level == "system" else h.segment
+            if human is None:
+                raise InputError(f"{h.criterion}: segment-level matrix needs segment-level judgments")
+            series[h.criterion] = human.ravel()
+        out["matrix"] = [correlation_matrix(series, coef)]
+    if args.compare_metrics:
+        if args.level == "segment" and args.grouping != "none":
+            raise ConfigError(
+                "--compare-metrics at segment level compares correlations over all points: --grouping none"
+            )
+        opts = {"level": args.level, "coefficient_name": coef, "n_resamples": args.n_resamples, "seed": args.seed}
+        out["differences"] = [d for h in humans for d in compare_correlations(rows, h, **opts)]
+    if args.given:
+        pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem)
+        given = parse_specs(args.given, pre)
+        if len(given) != 1:
+            raise ConfigError(f"--given takes one metric spec, got {args.given!r}")
+        (cond,) = measure(systems, refs, given, source)
+        thresholds = [float(t) for t in args.thresholds.split(",") if t]
+        out["conditional"] = [c for h in humans for c in conditional_correlation(rows, cond, h, thresholds,
+                                                                                 coefficient_name=coef)]  # fmt: skip
+    return out
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    from ngrameval.meta.agreement import agreement, judge_table
+    from ngrameval.report.meta import agreement_text, to_csv, to_json
+
+    if not args.judge_column:
+        raise InputError("agreement needs --judge-column (the column naming who gave each score)")
+    judgments = _read_judgments(args)
+    level: str | None = args.krippendorff
+    if level == "auto":
+        try:
+            import krippendorff  # noqa: F401
+        except ImportError:
+            level = None
+        else:
+            level = "interval"
+    elif level == "none":
+        level = None
+    criteria = list(dict.fromkeys(j.criterion for j in judgments))
+    results = [agreement(judge_table(judgments, c), krippendorff_level=level, min_overlap=args.min_overlap)
+               for c in criteria]  # fmt: skip
+    if args.format == "json":
+        text = to_json(results)
+    elif args.format == "csv":
+        text = to_csv(results)
+    else:
+        text = agreement_text(results)
+        if level is None and args.krippendorff == "auto":
+            text += "Krippendorff's alpha: pip install 'ngrameval[agreement]' to compute it\n"
+    _emit(text, args.output)
+    return 0
+
+
+def cmd_refcurve(args: argparse.Namespace) -> int:
+    from ngrameval.meta.subsets import reference_curve
+    from ngrameval.report.meta import curves_text, to_json
+
+    specs, refs, systems, source = _scoring_inputs(args)
+    systems, humans = _judged(args, systems)
+    curves = [c for h in humans for c in reference_curve(
+        systems, refs, h, specs, level=args.level, coefficient_name=args.coefficient, n_subsets=args.subsets,
+        seed=args.seed, source=source)]  # fmt: skip
+    if args.format == "json":
+        text = to_json(curves)
+    elif args.format == "csv":
+        text = "metric,criterion,level,coefficient,with_source,k,subsets,mean,std,low,high,seed\n" + "".join(
+            f"{c.metric},{c.criterion},{c.level},{c.coefficient},{c.with_source},{p.k},{p.subsets},"
+            f"{p.mean!r},{p.std!r},{p.low!r},{p.high!r},{c.seed}\n"
+            for c in curves
+            for p in c.points
+        )
+    else:
+        text = "".join(curves_text([c for c in curves if c.criterion == h.criterion]) for h in humans)
+    _emit(text, args.output)
     return 0
 
 
@@ -365,9 +497,10 @@ def cmd_corpus_baseline(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from ngrameval.demo import run_demo
+    from ngrameval.report.plane import plane_text
     from ngrameval.report.significance import render_comparison
 
-    results, ranking = run_demo()
+    results, ranking, best = run_demo()
     if args.format != "text":
         _emit(render(results, args.format, args.width), args.output)
         return 0
@@ -375,11 +508,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
         "ngrameval demo: 16 summarisation systems x 20 SummEval documents (11 references each),\n"
         "scored with BLEU, NIST, the AEv(alpha, N) members Soricut & Brill (2004) found best and ROUGE (as\n"
         "ROUGE-1.5.5 computes it, F; plain mean over documents),\n"
-        "then ranked by BLEU with significance tests between every pair of systems.\n\n"
+        "then ranked by BLEU with significance tests between every pair of systems,\n"
+        "and the (alpha, N) plane searched for the member that best explains the experts' relevance scores.\n\n"
     )
     text = render(results, args.format, args.width) + "\n" + render_comparison(ranking, "text", args.width, pairs=False)
+    text += "\n" + plane_text(best)
     _emit(header + text, args.output)
     return 0
+
+
+def _add_judgment_options(q: argparse.ArgumentParser, systems: bool = True) -> None:
+    q.add_argument("-j", "--judgments", required=True, help="human judgments: .csv, .tsv or .jsonl")
+    q.add_argument("--system-column", default="system", help="column naming the system (default system)")
+    q.add_argument("--score-columns", default="score", help="score column(s); several = one criterion each")
+    q.add_argument("--segment-column", help="column naming the segment (absent: system-level judgments)")
+    q.add_argument("--judge-column", help="column naming the judge")
+    q.add_argument("--criterion-column", help="column naming the criterion (long layout)")
+    q.add_argument("--where", nargs="+", metavar="COL=VALUE", help="keep only judgment rows with these values")
+    if systems:
+        q.add_argument("--segment-ids", help="file: the segment id of each output line (default 1, 2, ...)")
+        q.add_argument("--scale", metavar="LOW,HIGH", help="map scores to 0-1 from this scale (e.g. 1,5)")
+        q.add_argument("--names", nargs="+", help="the system names the judgments use, one per system file")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -469,22 +618,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, func, helptext in (
         ("correlate", cmd_correlate, "correlate metrics with human judgments (system or segment level)"),
         ("plane", cmd_plane, "R^2 of every AEv(alpha, N) against human judgments, in the paper's layout"),
+        ("refcurve", cmd_refcurve, "correlation as 1, 2, ... all references are used (with/without the source)"),
     ):
         q = sub.add_parser(name, help=helptext)
-        if name == "correlate":
-            _add_scoring_options(q)
-            q.add_argument("--level", choices=("system", "segment"), default="system", help="(default system)")
-            q.add_argument(
-                "--grouping",
-                choices=("none", "item", "system"),
-                default="none",
-                help="segment level: all pairs (none), per segment across systems (item), per system",
-            )
-            q.add_argument("--coefficients", default="pearson,r2,spearman,kendall-b", help="comma-separated")
-            q.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples for the intervals")
-            q.add_argument("--seed", type=_seed, default=12345, help="random seed (default 12345)")
-            q.add_argument("--ci", type=float, default=0.95, help="confidence level (default 0.95)")
-        else:
+        if name == "plane":
             q.add_argument("systems", nargs="+", metavar="SYSTEM", help="system output files, one segment a line")
             q.add_argument("-r", "--refs", nargs="+", metavar="REF", help="reference files (one per stream)")
             q.add_argument("--tsv", action="store_true", help="reference files are TSV (one segment a line)")
@@ -495,16 +632,32 @@ def build_parser() -> argparse.ArgumentParser:
             q.add_argument("-B", "--brevity", type=float, default=1.0, help="AEv brevity constant B (default 1)")
             q.add_argument("-W", "--wordiness", type=float, default=2.0, help="AEv wordiness constant W (default 2)")
             q.add_argument("--plot", metavar="IMAGE", help="draw the heat map here (needs ngrameval[plot])")
-        q.add_argument("-j", "--judgments", required=True, help="human judgments: .csv, .tsv or .jsonl")
-        q.add_argument("--system-column", default="system", help="column naming the system (default system)")
-        q.add_argument("--score-columns", default="score", help="score column(s); several = one criterion each")
-        q.add_argument("--segment-column", help="column naming the segment (absent: system-level judgments)")
-        q.add_argument("--segment-ids", help="file: the segment id of each output line (default 1, 2, ...)")
-        q.add_argument("--judge-column", help="column naming the judge")
-        q.add_argument("--criterion-column", help="column naming the criterion (long layout)")
-        q.add_argument("--where", nargs="+", metavar="COL=VALUE", help="keep only judgment rows with these values")
-        q.add_argument("--scale", metavar="LOW,HIGH", help="map scores to 0-1 from this scale (e.g. 1,5)")
-        q.add_argument("--names", nargs="+", help="the system names the judgments use, one per system file")
+        else:
+            _add_scoring_options(q)
+            q.add_argument("--level", choices=("system", "segment"), default="system", help="(default system)")
+            q.add_argument("--seed", type=_seed, default=12345, help="random seed (default 12345)")
+        if name == "correlate":
+            q.add_argument(
+                "--grouping",
+                choices=("none", "item", "system"),
+                default="none",
+                help="segment level: all pairs (none), per segment across systems (item), per system",
+            )
+            q.add_argument("--coefficients", default="pearson,r2,spearman,kendall-b", help="comma-separated")
+            q.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples / permutation trials")
+            q.add_argument("--ci", type=float, default=0.95, help="confidence level (default 0.95)")
+            q.add_argument("--matrix", action="store_true", help="the full matrix between metrics and criteria")
+            q.add_argument(
+                "--compare-metrics",
+                action="store_true",
+                help="Williams' test and a permutation test for every pair of metrics (first coefficient)",
+            )
+            q.add_argument("--given", metavar="SPEC", help="segment level: only where this metric exceeds --thresholds")
+            q.add_argument("--thresholds", default="0,30,60,90", help="for --given, on the 0-100 scale (0,30,60,90)")
+        if name == "refcurve":
+            q.add_argument("--coefficient", default="pearson", help="pearson (default), r2, spearman, kendall-b/c")
+            q.add_argument("--subsets", type=int, default=10, help="reference subsets per count (default 10)")
+        _add_judgment_options(q)
         _add_text_options(q)
         if name == "plane":
             q.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
@@ -512,6 +665,18 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             _add_output_options(q)
         q.set_defaults(func=func)
+
+    ag = sub.add_parser("agreement", help="agreement between judges: pairwise r, single judge vs mean, Krippendorff")
+    _add_judgment_options(ag, systems=False)
+    ag.add_argument(
+        "--krippendorff",
+        choices=("auto", "none", *KRIPPENDORFF_LEVELS),
+        default="auto",
+        help="level of measurement of Krippendorff's alpha (auto: interval if ngrameval[agreement] is installed)",
+    )
+    ag.add_argument("--min-overlap", type=int, default=3, help="items two judges must share to be correlated (3)")
+    _add_output_options(ag)
+    ag.set_defaults(func=cmd_agreement)
 
     d = sub.add_parser("demo", help="score the bundled SummEval sample")
     _add_output_options(d)

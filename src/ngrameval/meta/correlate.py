@@ -157,6 +157,23 @@ def _human_rows(segment: FloatArray) -> MetricRows:
     return MetricRows("human", "", False, values, mean)
 
 
+def sentence_matrix(r: MetricRows) -> FloatArray:
+    """The sentence scores of every system: ``(n_systems, n_segments)``."""
+    return np.stack([r.scorer(v) for v in r.values])
+
+
+def points(rows: Sequence[MetricRows], human: HumanScores, level: str) -> tuple[list[FloatArray], FloatArray]:
+    """The (metric, human) points of one level, every metric on the same points: at system level the corpus
+    scores of the judged systems, at segment level every judged (system, segment) cell."""
+    if level == "system":
+        keep = ~np.isnan(human.system)
+        return [r.corpus()[keep] for r in rows], human.system[keep]
+    if level != "segment" or human.segment is None:
+        raise InputError(f"{human.criterion}: level {level!r} needs {level}-level judgments")
+    judged = ~np.isnan(human.segment)
+    return [sentence_matrix(r)[judged] for r in rows], human.segment[judged]
+
+
 def _grouped(x: FloatArray, y: FloatArray, name: str, axis: int) -> FloatArray:
     """Coefficient per item (axis 1: across systems) or per system (axis 0: across segments)."""
     xs, ys = (x.T, y.T) if axis == 1 else (x, y)
@@ -215,7 +232,7 @@ def correlate(
     y = human.segment
     assert y is not None  # checked above
     for r in rows:
-        x = np.stack([r.scorer(v) for v in r.values])
+        x = sentence_matrix(r)
         for name in coefficients:
             pv: float | None
             if grouping == "none":
