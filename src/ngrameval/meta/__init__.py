@@ -1,5 +1,10 @@
-"""Meta-evaluation: significance of differences between systems (and, later, agreement with people)."""
+"""Meta-evaluation: significance between systems, agreement with people (correlations, the (alpha, N) plane,
+Belz & Reiter's and Chen & Dolan's analyses) and significance between two metrics' correlations."""
 
+from ngrameval.meta.agreement import Agreement, CorrelationMatrix, agreement, correlation_matrix, judge_table
+from ngrameval.meta.correlate import Correlation, HumanScores, aggregate, correlate
+from ngrameval.meta.metric_difference import MetricDifference, compare_correlations, williams_test
+from ngrameval.meta.plane import Plane, plane
 from ngrameval.meta.significance import (
     Comparison,
     MetricComparison,
@@ -11,15 +16,34 @@ from ngrameval.meta.significance import (
     paired_test,
     rank,
 )
+from ngrameval.meta.subsets import ConditionalCorrelation, ReferenceCurve, conditional_correlation, reference_curve
 
 __all__ = [
+    "Agreement",
     "Comparison",
+    "ConditionalCorrelation",
+    "Correlation",
+    "CorrelationMatrix",
+    "HumanScores",
     "MetricComparison",
+    "MetricDifference",
     "PairTest",
+    "Plane",
     "RankEntry",
+    "ReferenceCurve",
     "SystemScore",
     "adjust_p",
+    "aggregate",
+    "agreement",
     "compare",
+    "compare_correlations",
+    "conditional_correlation",
+    "correlate",
+    "correlation_matrix",
+    "judge_table",
     "paired_test",
+    "plane",
     "rank",
+    "reference_curve",
+    "williams_test",
 ]
