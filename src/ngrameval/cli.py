@@ -89,16 +89,21 @@ def _emit(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def _scoring_inputs(
-    args: argparse.Namespace,
-) -> tuple[list[MetricSpec], list[list[str]], dict[str, list[str]], list[str] | None]:
-    """Metric specs, references, systems and (if given) the source of ``score`` and ``compare``."""
+def _specs(args: argparse.Namespace, text: str) -> list[MetricSpec]:
+    """The metric specs of ``text`` with the text and ROUGE options of the command line as defaults."""
     pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem)
     rouge = {"profile": args.rouge_profile, "alpha": args.rouge_alpha}
     rouge.update(length_limit=args.length_limit, byte_limit=args.byte_limit)
     if args.rouge_multi:
         rouge["multi"] = args.rouge_multi
-    specs = parse_specs(args.metrics, pre, rouge)
+    return parse_specs(text, pre, rouge)
+
+
+def _scoring_inputs(
+    args: argparse.Namespace,
+) -> tuple[list[MetricSpec], list[list[str]], dict[str, list[str]], list[str] | None]:
+    """Metric specs, references, systems and (if given) the source of ``score`` and ``compare``."""
+    specs = _specs(args, args.metrics)
     if not args.refs:
         raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
@@ -286,10 +291,10 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         raise ConfigError("--matrix/--compare-metrics/--given make several tables: use -f text or -f json")
     elif args.format == "json":
-        from ngrameval.report.meta import _plain
+        from ngrameval.report.meta import plain
 
         corr = json.loads(render_correlations(results, "json"))
-        blocks = {k: [_plain(dataclasses.asdict(r)) for r in v] for k, v in extras.items()}
+        blocks = {k: [plain(dataclasses.asdict(r)) for r in v] for k, v in extras.items()}
         _emit(json.dumps({"correlations": corr, **blocks}, indent=2) + "\n", args.output)
     else:
         from ngrameval.report import meta as rm
@@ -340,8 +345,7 @@ def _correlate_extras(
         opts = {"level": args.level, "coefficient_name": coef, "n_resamples": args.n_resamples, "seed": args.seed}
         out["differences"] = [d for h in humans for d in compare_correlations(rows, h, **opts)]
     if args.given:
-        pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem)
-        given = parse_specs(args.given, pre)
+        given = _specs(args, args.given)
         if len(given) != 1:
             raise ConfigError(f"--given takes one metric spec, got {args.given!r}")
         (cond,) = measure(systems, refs, given, source)

@@ -19,14 +19,14 @@ from ngrameval.meta.subsets import ConditionalCorrelation, ReferenceCurve
 from ngrameval.report.table import table
 
 
-def _plain(x: Any) -> Any:
+def plain(x: Any) -> Any:
     """JSON-ready: arrays -> lists, NaN -> None, recursively."""
     if isinstance(x, np.ndarray):
-        return _plain(x.tolist())
+        return plain(x.tolist())
     if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
+        return {k: plain(v) for k, v in x.items()}
     if isinstance(x, list | tuple):
-        return [_plain(v) for v in x]
+        return [plain(v) for v in x]
     if isinstance(x, float | np.floating):
         return None if math.isnan(x) else float(x)
     return x
@@ -34,7 +34,7 @@ def _plain(x: Any) -> Any:
 
 def to_json(results: Sequence[Any]) -> str:
     """Frozen result dataclasses as a JSON list."""
-    return json.dumps([_plain(dataclasses.asdict(r)) for r in results], indent=2, ensure_ascii=False) + "\n"
+    return json.dumps([plain(dataclasses.asdict(r)) for r in results], indent=2, ensure_ascii=False) + "\n"
 
 
 def to_csv(results: Sequence[Any]) -> str:
