@@ -15,12 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
-from ngrameval.api import rouge
+from ngrameval import _rouge
+from ngrameval.api import flatten, rouge
 from ngrameval.cli import main
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.rouge import Rouge, _limit_bytes, combine, item_scores
 from ngrameval.metrics.rouge_average import rouge155_average
-from ngrameval.text.pipeline import Preprocess, preprocess
+from ngrameval.text.pipeline import Encoder, Preprocess, preprocess
 
 GOLD = Path(__file__).parent / "data" / "rouge155"
 ITEMS = [json.loads(line) for line in (GOLD / "items.jsonl").read_text("utf-8").splitlines()]
@@ -53,7 +54,7 @@ def _golden_metrics(run: str) -> list[Rouge]:
 
 def _golden_scores(run: str) -> tuple[list[Rouge], list[list[Any]]]:
     metrics = _golden_metrics(run)
-    return metrics, item_scores(metrics, HYPS, REFS, Preprocess("rouge155", **RUNS[run][0]))
+    return metrics, item_scores(metrics, HYPS, *flatten(REFS), Preprocess("rouge155", **RUNS[run][0]))
 
 
 @pytest.mark.parametrize("run", RUNS)
@@ -222,6 +223,64 @@ def test_equals_rouge_score(data: list[tuple[str, list[str]]], stem: bool) -> No
         for t, spec in zip(_TYPES, _SPECS):
             got = ours[spec].items
             assert (got.precision[i], got.recall[i], got.f[i]) == tuple(want[t]), (t, hyp, rs)
+
+
+# Characters the ROUGE character rules treat specially: ASCII case, digits, separators of every kind, letters that
+# str.lower maps into [a-z] (KELVIN SIGN, I WITH DOT ABOVE), non-ASCII letters of 1-, 2- and 4-byte strings.
+_CHARS = st.sampled_from([*"aZz09 \t\r\n\x00-.'", "\u212a", "\u0130", "é", "Ä", "ß", "東", "\U0001f600"])
+_RAW = st.lists(st.text(_CHARS, max_size=30), min_size=1, max_size=6)
+
+
+def _rouge155_oracle(sentence: str) -> list[str]:
+    """ROUGE-1.5.5's tokens of one line, from its Perl: lower-case A-Z, every byte outside [a-z0-9] a space."""
+    keep = bytes(b + 32 if 65 <= b <= 90 else b if 48 <= b <= 57 or 97 <= b <= 122 else 32 for b in range(256))
+    return sentence.encode("utf-8").translate(keep).decode("ascii").split()
+
+
+@settings(max_examples=150, deadline=None)
+@given(_RAW, st.booleans())
+def test_sentence_encoder_equals_each_profiles_tokenizer(texts: list[str], lowercase: bool) -> None:
+    from rouge_score.tokenizers import DefaultTokenizer
+
+    google = DefaultTokenizer(use_stemmer=False)
+    for profile, oracle in (("rouge155", _rouge155_oracle), ("rouge-score", google.tokenize)):
+        enc = Encoder(Preprocess(profile, lowercase=lowercase and profile == "rouge-score"))
+        ids, soff, toff = enc.encode_sentences(texts)
+        names = enc.names()
+        sentences = [s for t in texts for s in t.split("\n")]
+        assert toff.tolist() == np.cumsum([0] + [t.count("\n") + 1 for t in texts]).tolist()
+        got = [[names[i] for i in ids[a:b]] for a, b in itertools.pairwise(soff.tolist())]
+        assert got == [oracle(s) for s in sentences]
+        assert got == preprocess(sentences, Preprocess(profile))  # the line encoder agrees
+
+
+def _lcs(a: list[int], b: list[int]) -> int:
+    row = [0] * (len(b) + 1)
+    for x in a:
+        diag = 0
+        for j, y in enumerate(b, 1):
+            diag, row[j] = row[j], diag + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
+@pytest.mark.parametrize("alphabet", [2, 7, 60])
+def test_bit_parallel_lcs_equals_the_table(alphabet: int) -> None:
+    # one sentence per text takes the bit-vector path; clip texts in other buffers force the union-LCS table
+    rng = np.random.default_rng(alphabet)
+    lens = [0, 1, 5, 63, 64, 65, 127, 128, 129, 200]
+    pairs = [(a, b) for a in lens for b in lens]
+    h = [rng.integers(0, alphabet, size=a, dtype=np.int32) for a, _ in pairs]
+    r = [rng.integers(0, alphabet, size=b, dtype=np.int32) for _, b in pairs]
+
+    def side(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        off = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
+        return np.concatenate(parts).astype(np.int32), off, np.arange(len(parts) + 1, dtype=np.int64)
+
+    H, R = side(h), side(r)
+    idx = np.arange(len(pairs), dtype=np.int64)
+    fast = np.frombuffer(_rouge.lcs(*H, *R, *H, *R, idx, idx, 0.0), dtype=np.float64)
+    table = np.frombuffer(_rouge.lcs(*H, *R, H[0].copy(), *H[1:], R[0].copy(), *R[1:], idx, idx, 0.0), np.float64)
+    assert fast.tolist() == table.tolist() == [_lcs(a.tolist(), b.tolist()) for a, b in zip(r, h)]
 
 
 def test_cli_scores_every_variant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

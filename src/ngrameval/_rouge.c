@@ -13,6 +13,8 @@
  *   weight = 0: ROUGE-L, hits = number of such positions. weight > 0: ROUGE-W, the DP maximises the
  *   weighted LCS (a run of k consecutive matches is worth k^weight) and hits = sum of run^weight over runs
  *   of counted positions, a run ending where the next position is unmarked or the sentence ends.
+ *   With weight 0 and both texts one sentence that is its own clip text, the marked positions are one LCS
+ *   and no clipping can cut it: hits = the LCS length, computed bit-parallel (lcs_length).
  *
  * skip(hyp texts, ref texts, pair_hyp, pair_ref, gap, unigrams) -> (hits, ref_total, hyp_total) int64[3 * P]
  *   Skip-bigrams (i < j, j - i <= gap + 1; gap < 0: any distance) of each whole text, plus with `unigrams`
@@ -140,6 +142,62 @@ static int align(const int32_t *r, size_t m, const int32_t *h, size_t n, double 
     return 0;
 }
 
+/* Scratch of lcs_length: loc[token] = its row of pm (-1: not in the sentence); pm and v grow as needed. */
+typedef struct {
+    int32_t *loc;
+    uint64_t *pm, *v;
+    size_t pm_cap, v_cap; /* in words */
+} bits_t;
+
+static int grow_words(uint64_t **p, size_t *cap, size_t need) {
+    if (need <= *cap) return 0;
+    uint64_t *q = (uint64_t *)realloc(*p, need * sizeof(uint64_t));
+    if (!q) return -1;
+    *p = q;
+    *cap = need;
+    return 0;
+}
+
+/* Length of an LCS of a[0..m) and b[0..n), bit-parallel (Allison & Dix 1986; Hyyro 2004): bit i of v is 0
+   where the LCS row of a grows at position i; each b token updates v = (v + (v & pm)) | (v & ~pm), with
+   pm the positions of that token in a. O(n m / 64) time and (distinct tokens of a) m / 64 words instead of
+   the O(n m) table. -1 on OOM. */
+static int64_t lcs_length(const int32_t *a, size_t m, const int32_t *b, size_t n, bits_t *s) {
+    size_t words = (m + 63) / 64, rows = 0;
+    for (size_t i = 0; i < m; i++)
+        if (s->loc[a[i]] < 0) s->loc[a[i]] = (int32_t)rows++;
+    int64_t zeros = -1;
+    if (grow_words(&s->pm, &s->pm_cap, rows * words) < 0 || grow_words(&s->v, &s->v_cap, words) < 0) goto reset;
+    memset(s->pm, 0, rows * words * sizeof(uint64_t));
+    for (size_t i = 0; i < m; i++) s->pm[(size_t)s->loc[a[i]] * words + i / 64] |= 1ULL << (i % 64);
+    for (size_t k = 0; k < words; k++) s->v[k] = ~0ULL;
+    for (size_t j = 0; j < n; j++) {
+        int32_t r = s->loc[b[j]];
+        if (r < 0) continue;
+        const uint64_t *pm = s->pm + (size_t)r * words;
+        uint64_t carry = 0;
+        for (size_t k = 0; k < words; k++) {
+            uint64_t v = s->v[k], u = v & pm[k], x = v + u, y = x + carry;
+            carry = (x < u) | (y < carry);
+            s->v[k] = y | (v & ~pm[k]);
+        }
+    }
+    zeros = 0;
+    for (size_t k = 0; k < words; k++) {
+        uint64_t live = k + 1 < words || m % 64 == 0 ? ~0ULL : (1ULL << (m % 64)) - 1;
+        zeros += __builtin_popcountll(~s->v[k] & live);
+    }
+reset:
+    for (size_t i = 0; i < m; i++) s->loc[a[i]] = -1;
+    return zeros;
+}
+
+/* Whether text t is one sentence spanning exactly clip text t of the same tokens (so clipping cannot bind). */
+static inline int sole_sentence(const int32_t *tok, const int64_t *so, const int64_t *to, int64_t t,
+                                const int32_t *ctok, const int64_t *co) {
+    return tok == ctok && to[t + 1] - to[t] == 1 && so[to[t]] == co[t] && so[to[t] + 1] == co[t + 1];
+}
+
 static PyObject *lcs(PyObject *self, PyObject *args) {
     PyObject *ht, *hs, *hto, *rt, *rs, *rto, *cht, *chs, *chto, *crt, *crs, *crto, *ph_o, *pr_o;
     double weight;
@@ -150,6 +208,7 @@ static PyObject *lcs(PyObject *self, PyObject *args) {
     uint8_t *mask = NULL;
     double *hits = NULL;
     dp_t dp = {0}, run = {0};
+    bits_t bits = {0};
     if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOd", &ht, &hs, &hto, &rt, &rs, &rto, &cht, &chs, &chto, &crt, &crs,
                           &crto, &ph_o, &pr_o, &weight))
         return NULL;
@@ -176,7 +235,9 @@ static PyObject *lcs(PyObject *self, PyObject *args) {
         cnt_h = (int32_t *)calloc(V, sizeof(int32_t));
         mask = (uint8_t *)malloc(longest);
         hits = (double *)calloc((size_t)(P ? P : 1), sizeof(double));
-        if (!cnt_r || !cnt_h || !mask || !hits) goto nomem;
+        bits.loc = (int32_t *)malloc(V * sizeof(int32_t));
+        if (!cnt_r || !cnt_h || !mask || !hits || !bits.loc) goto nomem;
+        memset(bits.loc, 0xff, V * sizeof(int32_t));
         const int32_t *htk = (const int32_t *)H.tok.buf, *rtk = (const int32_t *)R.tok.buf;
         const int64_t *hso = (const int64_t *)H.soff.buf, *hto_ = (const int64_t *)H.toff.buf;
         const int64_t *rto_ = (const int64_t *)R.toff.buf;
@@ -185,6 +246,15 @@ static PyObject *lcs(PyObject *self, PyObject *args) {
         const int64_t *pa = (const int64_t *)ph.buf, *pb = (const int64_t *)pr.buf;
         for (Py_ssize_t p = 0; p < P; p++) {
             int64_t h = pa[p], r = pb[p];
+            if (weight <= 0 && sole_sentence(htk, hso, hto_, h, chk, cho) && sole_sentence(rtk, rso, rto_, r, crk, cro)) {
+                /* one sentence each: the marked positions are one LCS, which no clipping can cut */
+                int64_t r0 = rso[rto_[r]], h0 = hso[hto_[h]];
+                int64_t got = lcs_length(rtk + r0, (size_t)(rso[rto_[r] + 1] - r0), htk + h0,
+                                         (size_t)(hso[hto_[h] + 1] - h0), &bits);
+                if (got < 0) goto nomem;
+                hits[p] = (double)got;
+                continue;
+            }
             for (int64_t k = cho[h]; k < cho[h + 1]; k++) cnt_h[chk[k]]++;
             for (int64_t k = cro[r]; k < cro[r + 1]; k++) cnt_r[crk[k]]++;
             double total = 0;
@@ -229,6 +299,9 @@ done:
     free(hits);
     free(dp.c);
     free(run.c);
+    free(bits.loc);
+    free(bits.pm);
+    free(bits.v);
     release_texts(&H);
     release_texts(&R);
     release_texts(&CH);

@@ -3,8 +3,12 @@
  *
  * A vocabulary (a PyCapsule) interns token strings exactly (code points compared, not hashes) and
  * gives each distinct token the next id. `encode` reads many lines at once (one str, lines separated
- * by '\n'), optionally applies the mteval-v13a tokenization rules to each line, splits on the
- * whitespace of Python's str.split, and returns the ids and per-line offsets as int32/int64 buffers.
+ * by '\n'), optionally applies the mteval-v13a tokenization rules or ROUGE's character rule to each line,
+ * splits on the whitespace of Python's str.split, and returns the ids and per-line offsets as int32/int64
+ * buffers.
+ *
+ * `encode_rouge` does the same for the ROUGE profiles, texts given as a list and split into sentences at
+ * '\n', with ROUGE's character rule in the same pass (no intermediate string).
  *
  * The v13a rules, as mteval-v13a.pl and sacreBLEU apply them to " " + line + " ":
  *   1. pad every ASCII symbol except ' , - . and alphanumerics with spaces;
@@ -23,12 +27,24 @@
 
 #define CAPSULE_NAME "ngrameval._text.vocab"
 
+/* A slot of the open-addressing table. A token of at most 7 code points below 256 is its own key (the
+   points and the length packed in 64 bits), so probing for it reads the slot and nothing else; that
+   matters once the vocabulary outgrows the caches. Longer tokens have key LONG_TOKEN and are compared
+   with their arena entry. */
+#define LONG_TOKEN UINT64_MAX
+
 typedef struct {
-    int32_t *slots;   /* token id, or -1 where free */
+    uint64_t key;
+    uint32_t tag;     /* the hash's high half: most probes for a long token that miss stop here */
+    int32_t id;       /* token id, or -1 where free */
+} slot_t;
+
+/* Token t's arena entry, at start[t]: its length, then its code points. */
+typedef struct {
+    slot_t *slots;
     size_t cap;       /* power of two */
     uint64_t *hash;   /* per id */
-    int64_t *start;   /* per id: first code point in the arena */
-    int32_t *len;     /* per id: number of code points */
+    int64_t *start;   /* per id */
     size_t n, ncap;
     Py_UCS4 *arena;
     size_t used, acap;
@@ -36,7 +52,7 @@ typedef struct {
 
 static void vocab_free(vocab_t *v) {
     if (!v) return;
-    free(v->slots); free(v->hash); free(v->start); free(v->len); free(v->arena);
+    free(v->slots); free(v->hash); free(v->start); free(v->arena);
     free(v);
 }
 
@@ -46,33 +62,67 @@ static PyObject *vocab_new(PyObject *self, PyObject *noargs) {
     vocab_t *v = (vocab_t *)calloc(1, sizeof(vocab_t));
     if (!v) return PyErr_NoMemory();
     v->cap = 1024;
-    v->slots = (int32_t *)malloc(v->cap * sizeof(int32_t));
+    v->slots = (slot_t *)malloc(v->cap * sizeof(slot_t));
     if (!v->slots) { vocab_free(v); return PyErr_NoMemory(); }
-    memset(v->slots, 0xff, v->cap * sizeof(int32_t));
+    memset(v->slots, 0xff, v->cap * sizeof(slot_t));
     PyObject *cap = PyCapsule_New(v, CAPSULE_NAME, capsule_free);
     if (!cap) vocab_free(v);
     return cap;
 }
 
-static inline uint64_t hash_tok(const Py_UCS4 *s, Py_ssize_t n) {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ULL;
-        h ^= h >> 29;
-    }
+/* A token's hash, one code point at a time (so a scanner can hash while it reads), then its length. */
+#define HASH_SEED 0x9e3779b97f4a7c15ULL
+
+static inline uint64_t hash_step(uint64_t h, Py_UCS4 c) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+    return h ^ (h >> 29);
+}
+
+static inline uint64_t hash_end(uint64_t h, Py_ssize_t n) {
+    h = hash_step(h, (Py_UCS4)n);
     return h ^ (h >> 32);
+}
+
+static inline uint64_t hash_tok(const Py_UCS4 *s, Py_ssize_t n) {
+    uint64_t h = HASH_SEED;
+    for (Py_ssize_t i = 0; i < n; i++) h = hash_step(h, s[i]);
+    return hash_end(h, n);
+}
+
+/* Token equality; tokens are short, so a loop beats a call to memcmp. */
+static inline int same(const Py_UCS4 *a, const Py_UCS4 *b, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
+static inline uint64_t token_key(const Py_UCS4 *s, Py_ssize_t n) {
+    if (n > 7) return LONG_TOKEN;
+    uint64_t key = (uint64_t)n << 56;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (s[i] > 255) return LONG_TOKEN;
+        key |= (uint64_t)s[i] << (8 * i);
+    }
+    return key;
+}
+
+static inline void slot_set(slot_t *slot, uint64_t h, int32_t id, uint64_t key) {
+    slot->key = key;
+    slot->tag = (uint32_t)(h >> 32);
+    slot->id = id;
 }
 
 static int vocab_rehash(vocab_t *v) {
     size_t cap = v->cap * 2;
-    int32_t *slots = (int32_t *)malloc(cap * sizeof(int32_t));
+    slot_t *slots = (slot_t *)malloc(cap * sizeof(slot_t));
     if (!slots) return -1;
-    memset(slots, 0xff, cap * sizeof(int32_t));
+    memset(slots, 0xff, cap * sizeof(slot_t));
     for (size_t id = 0; id < v->n; id++) {
         size_t j = v->hash[id] & (cap - 1);
-        while (slots[j] >= 0) j = (j + 1) & (cap - 1);
-        slots[j] = (int32_t)id;
+        while (slots[j].id >= 0) j = (j + 1) & (cap - 1);
+        const Py_UCS4 *entry = v->arena + v->start[id];
+        slot_set(slots + j, v->hash[id], (int32_t)id, token_key(entry + 1, (Py_ssize_t)entry[0]));
     }
     free(v->slots);
     v->slots = slots;
@@ -80,16 +130,19 @@ static int vocab_rehash(vocab_t *v) {
     return 0;
 }
 
-/* The id of token s[0..n), added when absent and `grow`; -1 when absent and not `grow`, -2 on OOM. */
-static int32_t vocab_id(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, int grow) {
-    uint64_t h = hash_tok(s, n);
+/* The id of token s[0..n) of hash h (hash_tok) and key token_key, added when absent and `grow`; -1 when
+   absent and not `grow`, -2 on OOM. */
+static int32_t vocab_find(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, uint64_t h, uint64_t key, int grow) {
+    uint32_t tag = (uint32_t)(h >> 32);
     size_t j = h & (v->cap - 1);
-    for (int32_t id; (id = v->slots[j]) >= 0; j = (j + 1) & (v->cap - 1)) {
-        if (v->hash[id] == h && v->len[id] == n && !memcmp(v->arena + v->start[id], s, (size_t)n * sizeof(Py_UCS4)))
-            return id;
+    for (const slot_t *slot; (slot = v->slots + j)->id >= 0; j = (j + 1) & (v->cap - 1)) {
+        if (slot->key != key) continue;
+        if (key != LONG_TOKEN) return slot->id;
+        const Py_UCS4 *entry = v->arena + v->start[slot->id];
+        if (slot->tag == tag && entry[0] == (Py_UCS4)n && same(entry + 1, s, n)) return slot->id;
     }
     if (!grow) return -1;
-    if (v->n >= INT32_MAX) return -2;
+    if (v->n >= INT32_MAX || n >= INT32_MAX) return -2;
     if (v->n == v->ncap) {
         size_t ncap = v->ncap ? v->ncap * 2 : 4096;
         uint64_t *hh = (uint64_t *)realloc(v->hash, ncap * sizeof(uint64_t));
@@ -98,28 +151,29 @@ static int32_t vocab_id(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, int grow) {
         int64_t *st = (int64_t *)realloc(v->start, ncap * sizeof(int64_t));
         if (!st) return -2;
         v->start = st;
-        int32_t *ln = (int32_t *)realloc(v->len, ncap * sizeof(int32_t));
-        if (!ln) return -2;
-        v->len = ln;
         v->ncap = ncap;
     }
-    if (v->used + (size_t)n > v->acap) {
+    if (v->used + (size_t)n + 1 > v->acap) {
         size_t acap = v->acap ? v->acap : 65536;
-        while (acap < v->used + (size_t)n) acap *= 2;
+        while (acap < v->used + (size_t)n + 1) acap *= 2;
         Py_UCS4 *a = (Py_UCS4 *)realloc(v->arena, acap * sizeof(Py_UCS4));
         if (!a) return -2;
         v->arena = a;
         v->acap = acap;
     }
     int32_t id = (int32_t)v->n++;
-    memcpy(v->arena + v->used, s, (size_t)n * sizeof(Py_UCS4));
+    v->arena[v->used] = (Py_UCS4)n;
+    memcpy(v->arena + v->used + 1, s, (size_t)n * sizeof(Py_UCS4));
     v->hash[id] = h;
     v->start[id] = (int64_t)v->used;
-    v->len[id] = (int32_t)n;
-    v->used += (size_t)n;
-    v->slots[j] = id;
+    v->used += (size_t)n + 1;
+    slot_set(v->slots + j, h, id, key);
     if (v->n * 2 > v->cap && vocab_rehash(v) < 0) return -2;
     return id;
+}
+
+static inline int32_t vocab_id(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, int grow) {
+    return vocab_find(v, s, n, hash_tok(s, n), token_key(s, n), grow);
 }
 
 /* Growable scratch buffers. */
@@ -212,16 +266,26 @@ static Py_ssize_t split_intern(vocab_t *v, const Py_UCS4 *s, size_t n, int grow,
     return count;
 }
 
+/* ROUGE's characters: ASCII A-Z lower-cased, a-z and 0-9 kept, '\n' ends a sentence, all else separates. */
+static inline Py_UCS4 rouge_char(Py_UCS4 c) {
+    if (c >= 'A' && c <= 'Z') return c + 32;
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : 0;
+}
+
+enum { MODE_PLAIN = 0, MODE_V13A = 1, MODE_ROUGE = 2 };
+
 /*
- * encode(vocab, text, v13a, grow) -> (ids int32[T], off int64[L + 1])
+ * encode(vocab, text, mode, grow) -> (ids int32[T], off int64[L + 1])
  *   text: the lines joined by '\n' (L = text.count('\n') + 1 lines; an empty line has no tokens).
- *   v13a: apply the mteval-v13a rules to " " + line + " " before splitting.
+ *   mode: 0 split as it is; 1 apply the mteval-v13a rules to " " + line + " " first; 2 ROUGE's characters
+ *         (rouge_char; every other character separates).
  *   grow: add unseen tokens to the vocabulary (else they get id -1).
  */
 static PyObject *encode(PyObject *self, PyObject *args) {
     PyObject *cap, *text;
-    int v13a, grow;
-    if (!PyArg_ParseTuple(args, "OUpp", &cap, &text, &v13a, &grow)) return NULL;
+    int mode, grow;
+    if (!PyArg_ParseTuple(args, "OUip", &cap, &text, &mode, &grow)) return NULL;
+    int v13a = mode == MODE_V13A;
     vocab_t *v = (vocab_t *)PyCapsule_GetPointer(cap, CAPSULE_NAME);
     if (!v) return NULL;
     int kind = PyUnicode_KIND(text);
@@ -253,7 +317,11 @@ static PyObject *encode(PyObject *self, PyObject *args) {
             a.len = k;
             if (rule_pass(2, &a, &b) < 0 || rule_pass(3, &b, &a) < 0 || rule_pass(4, &a, &b) < 0) goto nomem;
         } else {
-            for (Py_ssize_t i = pos; i < end; i++) a.p[k++] = PyUnicode_READ(kind, data, i);
+            for (Py_ssize_t i = pos; i < end; i++) {
+                Py_UCS4 c = PyUnicode_READ(kind, data, i);
+                if (mode == MODE_ROUGE) c = rouge_char(c) ? rouge_char(c) : ' ';
+                a.p[k++] = c;
+            }
             a.len = k;
         }
         const ubuf_t *last = v13a ? &b : &a;
@@ -272,6 +340,108 @@ done:
     return result;
 }
 
+typedef struct {
+    vocab_t *v;
+    int grow;
+    ubuf_t tok;      /* the current token */
+    uint64_t hash;   /* its hash_step's so far */
+    uint64_t packed; /* its first 7 code points, as token_key packs them */
+    bbuf_t ids, soff, toff;
+    int64_t n_tok, n_sent;
+} rouge_out_t;
+
+/* Ends the current token (if any) and appends its id; -1 on OOM. */
+static inline int rouge_flush(rouge_out_t *o) {
+    size_t n = o->tok.len;
+    if (!n) return 0;
+    uint64_t key = n <= 7 ? o->packed | (uint64_t)n << 56 : LONG_TOKEN; /* ROUGE's code points are < 128 */
+    int32_t id = vocab_find(o->v, o->tok.p, (Py_ssize_t)n, hash_end(o->hash, (Py_ssize_t)n), key, o->grow);
+    o->tok.len = 0;
+    o->hash = HASH_SEED;
+    o->packed = 0;
+    if (id == -2 || bbuf_push(&o->ids, &id, sizeof id) < 0) return -1;
+    o->n_tok++;
+    return 0;
+}
+
+/* The tokens and sentences of one text; `kind` is a constant after inlining, so each kind gets its loop. */
+static inline int rouge_scan(rouge_out_t *o, int kind, const void *data, Py_ssize_t len) {
+    if (ubuf_reserve(&o->tok, (size_t)len + 1) < 0) return -1;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i), k = rouge_char(c);
+        if (k) {
+            if (o->tok.len < 7) o->packed |= (uint64_t)k << (8 * o->tok.len);
+            o->tok.p[o->tok.len++] = k;
+            o->hash = hash_step(o->hash, k);
+            continue;
+        }
+        if (rouge_flush(o) < 0) return -1;
+        if (c == '\n') {
+            o->n_sent++;
+            if (bbuf_push(&o->soff, &o->n_tok, sizeof o->n_tok) < 0) return -1;
+        }
+    }
+    if (rouge_flush(o) < 0) return -1;
+    o->n_sent++;
+    if (bbuf_push(&o->soff, &o->n_tok, sizeof o->n_tok) < 0) return -1;
+    return bbuf_push(&o->toff, &o->n_sent, sizeof o->n_sent);
+}
+
+/*
+ * encode_rouge(vocab, texts, full_lower, grow) -> (ids int32[T], soff int64[S + 1], toff int64[N + 1])
+ *   The ROUGE profiles' tokens of every text in one pass: sentences are the text's '\n'-separated lines
+ *   (sentence s = ids[soff[s]:soff[s+1]], text t = sentences toff[t]..toff[t+1]), tokens the runs of
+ *   [a-z0-9] after ASCII lower-casing. full_lower: str.lower() first (rouge-score), which matters only
+ *   for a text with non-ASCII characters (e.g. KELVIN SIGN -> 'k'); without it every non-ASCII character
+ *   separates, as ROUGE-1.5.5 does with each byte of its UTF-8.
+ */
+static PyObject *encode_rouge(PyObject *self, PyObject *args) {
+    PyObject *cap, *texts;
+    int full_lower, grow;
+    if (!PyArg_ParseTuple(args, "OOpp", &cap, &texts, &full_lower, &grow)) return NULL;
+    vocab_t *v = (vocab_t *)PyCapsule_GetPointer(cap, CAPSULE_NAME);
+    if (!v) return NULL;
+    PyObject *seq = PySequence_Fast(texts, "texts must be a sequence of str");
+    if (!seq) return NULL;
+    rouge_out_t o = {v, grow, {0}, HASH_SEED, 0, {0}, {0}, {0}, 0, 0};
+    PyObject *result = NULL;
+    int64_t zero = 0;
+    if (bbuf_push(&o.soff, &zero, sizeof zero) < 0 || bbuf_push(&o.toff, &zero, sizeof zero) < 0) goto nomem;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t t = 0; t < n; t++) {
+        PyObject *s = items[t];
+        if (!PyUnicode_Check(s)) {
+            PyErr_Format(PyExc_TypeError, "text %zd is %.100s, not str", t + 1, Py_TYPE(s)->tp_name);
+            goto done;
+        }
+        int ok;
+        if (PyUnicode_IS_ASCII(s)) {
+            ok = rouge_scan(&o, PyUnicode_1BYTE_KIND, PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s));
+        } else {
+            PyObject *low = full_lower ? PyObject_CallMethod(s, "lower", NULL) : (Py_INCREF(s), s);
+            if (!low) goto done;
+            int kind = PyUnicode_KIND(low);
+            const void *data = PyUnicode_DATA(low);
+            Py_ssize_t len = PyUnicode_GET_LENGTH(low);
+            ok = kind == PyUnicode_1BYTE_KIND   ? rouge_scan(&o, PyUnicode_1BYTE_KIND, data, len)
+                 : kind == PyUnicode_2BYTE_KIND ? rouge_scan(&o, PyUnicode_2BYTE_KIND, data, len)
+                                                : rouge_scan(&o, PyUnicode_4BYTE_KIND, data, len);
+            Py_DECREF(low);
+        }
+        if (ok < 0) goto nomem;
+    }
+    result = Py_BuildValue("(y#y#y#)", o.ids.p ? o.ids.p : "", (Py_ssize_t)o.ids.len, o.soff.p,
+                           (Py_ssize_t)o.soff.len, o.toff.p, (Py_ssize_t)o.toff.len);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    Py_DECREF(seq);
+    free(o.tok.p); free(o.ids.p); free(o.soff.p); free(o.toff.p);
+    return result;
+}
+
 /* tokens(vocab, start) -> the token strings of ids start, start + 1, ... */
 static PyObject *tokens(PyObject *self, PyObject *args) {
     PyObject *cap;
@@ -285,7 +455,8 @@ static PyObject *tokens(PyObject *self, PyObject *args) {
     if (!out) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         size_t id = (size_t)(start + i);
-        PyObject *s = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, v->arena + v->start[id], v->len[id]);
+        const Py_UCS4 *entry = v->arena + v->start[id];
+        PyObject *s = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, entry + 1, (Py_ssize_t)entry[0]);
         if (!s) {
             Py_DECREF(out);
             return NULL;
@@ -298,6 +469,7 @@ static PyObject *tokens(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"vocab_new", vocab_new, METH_NOARGS, "A new, empty vocabulary."},
     {"encode", encode, METH_VARARGS, "Token ids and per-line offsets of '\\n'-joined lines."},
+    {"encode_rouge", encode_rouge, METH_VARARGS, "ROUGE-profile token ids, sentence and text offsets of texts."},
     {"tokens", tokens, METH_VARARGS, "The strings of the vocabulary's ids from `start` on."},
     {NULL, NULL, 0, NULL},
 };

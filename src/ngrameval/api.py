@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,6 +26,7 @@ from ngrameval.ngrams.texts import Texts
 from ngrameval.text.pipeline import Preprocess
 
 RefsLike = Sequence[str] | Sequence[Sequence[str]]
+IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,21 @@ def segment_major(refs: RefsLike) -> list[list[str]]:
         else:
             raise InputError(f"references of segment {i + 1} must be a string or a list of strings")
     return out
+
+
+def flat_references(refs: RefsLike) -> tuple[Sequence[str], IntArray]:
+    """Every reference in segment order and the segment offsets: segment i has ``flat[seg[i]:seg[i + 1]]``.
+    A flat sequence of strings (one reference each) is used as it is, without a list per segment."""
+    if set(map(type, refs)) <= {str}:
+        return cast(Sequence[str], refs), np.arange(len(refs) + 1, dtype=np.int64)
+    return flatten(segment_major(refs))
+
+
+def flatten(seg_refs: Sequence[Sequence[str]]) -> tuple[list[str], IntArray]:
+    """Segment-major references as :func:`flat_references` gives them."""
+    seg = np.zeros(len(seg_refs) + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in seg_refs], out=seg[1:])
+    return [r for rs in seg_refs for r in rs], seg
 
 
 def nrefs_label(counts: Sequence[int]) -> str:
@@ -115,7 +132,7 @@ def measure(
         rouge = [(i, sp.metric, signature(sp, n_refs)) for i, sp in group if isinstance(sp.metric, Rouge)]
         if rouge:
             # one tokenization of every text for all ROUGE variants of this text setting
-            per_system = item_scores([rm for _, rm, _ in rouge], texts, seg_refs, pre)
+            per_system = item_scores([rm for _, rm, _ in rouge], texts, *flatten(seg_refs), pre)
             for k, (i, rm, sig) in enumerate(rouge):
                 values = tuple(mean_rows(items[k].stat(rm.stat)) for items in per_system)
                 out[i] = MetricRows(rm.display_name(), sig, True, values, mean_of_rows)
@@ -262,10 +279,10 @@ def rouge(
     defaults: dict[str, object] = {"profile": profile, "alpha": alpha}
     defaults.update(length_limit=length_limit, byte_limit=byte_limit, **({"multi": multi} if multi else {}))
     specs = [parse_spec(m, Preprocess(stopwords=stopwords, stem=stem), defaults) for m in metrics]
-    seg_refs = segment_major(refs)
-    if len(hyps) != len(seg_refs):
-        raise InputError(f"{len(hyps)} hypotheses but {len(seg_refs)} reference sets")
-    n_refs = sorted({len(r) for r in seg_refs})
+    flat, seg = flat_references(refs)
+    if len(hyps) != len(seg) - 1:
+        raise InputError(f"{len(hyps)} hypotheses but {len(seg) - 1} reference sets")
+    n_refs = np.unique(np.diff(seg)).tolist()
     by_text: dict[Preprocess, list[tuple[str, MetricSpec, Rouge]]] = {}
     for name, spec in zip(metrics, specs):
         if not isinstance(spec.metric, Rouge):
@@ -273,7 +290,7 @@ def rouge(
         by_text.setdefault(spec.pre, []).append((name, spec, spec.metric))
     out: dict[str, RougeScore] = {}
     for pre, group in by_text.items():
-        (scores,) = item_scores([m for _, _, m in group], [hyps], seg_refs, pre)
+        (scores,) = item_scores([m for _, _, m in group], [hyps], flat, seg, pre)
         for (name, spec, metric), items in zip(group, scores):
             out[name] = RougeScore(metric.display_name(), signature(spec, n_refs), items)
     return {name: out[name] for name in metrics}

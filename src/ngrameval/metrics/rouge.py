@@ -159,24 +159,20 @@ def _limit_bytes(sents: list[bytes], limit: int, lcs: bool) -> list[bytes]:
     return out
 
 
-def _sentences(text: str, rule: Rouge, lcs: bool) -> list[str]:
-    sents = text.split("\n") if "\n" in text else [text]
-    if not (rule.length_limit or rule.byte_limit):
-        return sents
-    raw = [s.encode("utf-8") for s in sents]
+def _limited(text: str, rule: Rouge, lcs: bool) -> str:
+    """The text cut to the rule's word or byte limit, sentence by sentence."""
+    raw = [s.encode("utf-8") for s in text.split("\n")]
     if rule.length_limit:
         cut = _limit_words(raw, rule.length_limit)
     else:
         cut = _limit_bytes(raw, rule.byte_limit, lcs)
-    return [s.decode("utf-8", "ignore") for s in cut]
+    return "\n".join(s.decode("utf-8", "ignore") for s in cut)
 
 
 def _encode(enc: Encoder, texts: Sequence[str], rule: Rouge, lcs: bool) -> _Side:
-    per_text = [_sentences(t, rule, lcs) for t in texts]
-    ids, soff = enc.encode([s for ss in per_text for s in ss])
-    toff = np.zeros(len(per_text) + 1, dtype=np.int64)
-    np.cumsum([len(ss) for ss in per_text], out=toff[1:])
-    return _Side(ids, soff, toff)
+    if rule.length_limit or rule.byte_limit:
+        texts = [_limited(t, rule, lcs) for t in texts]
+    return _Side(*enc.encode_sentences(texts))
 
 
 def _round5(x: FloatArray) -> FloatArray:
@@ -275,16 +271,15 @@ def _pair_counts(
 
 
 def item_scores(
-    metrics: Sequence[Rouge], systems: Sequence[Sequence[str]], refs: Sequence[Sequence[str]], pre: Preprocess
+    metrics: Sequence[Rouge], systems: Sequence[Sequence[str]], flat_refs: Sequence[str], seg: IntArray, pre: Preprocess
 ) -> list[list[ItemScores]]:
-    """``out[k][m]``: per-item scores of system ``k`` for ``metrics[m]``; ``refs[i]`` = references of item ``i``,
-    texts with sentences separated by ``"\\n"``. Metrics with the same limits share one tokenization."""
-    per_item = np.fromiter(map(len, refs), dtype=np.int64, count=len(refs))
-    seg = np.zeros(len(refs) + 1, dtype=np.int64)
-    np.cumsum(per_item, out=seg[1:])
+    """``out[k][m]``: per-item scores of system ``k`` for ``metrics[m]``; the references of item ``i`` are
+    ``flat_refs[seg[i]:seg[i + 1]]``, texts with sentences separated by ``"\\n"``. Metrics with the same
+    limits share one tokenization."""
+    per_item = np.diff(seg)
     pr = np.arange(int(seg[-1]), dtype=np.int64)
-    ph = np.repeat(np.arange(len(refs), dtype=np.int64), per_item)
-    flat_refs = [r for rs in refs for r in rs]
+    ph = np.repeat(np.arange(len(per_item), dtype=np.int64), per_item)
+    one_each = bool((per_item == 1).all())
     out: list[list[ItemScores | None]] = [[None] * len(metrics) for _ in systems]
     groups: dict[tuple[int, int], list[int]] = {}
     for m, metric in enumerate(metrics):
@@ -302,7 +297,7 @@ def item_scores(
         if orders:
             # every reference is its own segment; each hypothesis is repeated once per reference
             ref_seg = np.arange(len(pr) + 1, dtype=np.int64)
-            gathered = [Texts(h.ids, h.flat_off).take(ph) for h in hyp_sides]
+            gathered = [Texts(h.ids, h.flat_off) if one_each else Texts(h.ids, h.flat_off).take(ph) for h in hyp_sides]
             results = _overlap.overlap(
                 ref_side.ids, ref_side.flat_off, ref_seg, [(t.ids, t.off) for t in gathered], max(orders), None
             )

@@ -68,13 +68,33 @@ class Encoder:
         """Flat token ids of every line and offsets (line ``i`` is ``ids[off[i]:off[i + 1]]``)."""
         if not lines:
             return np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
-        text, v13a = prepare(lines, self.cfg.tokenize, self.cfg.lowercase)
-        ids_b, off_b = _text.encode(self._vocab, text, v13a, True)
-        ids = np.frombuffer(ids_b, dtype=np.int32)
-        off = np.frombuffer(off_b, dtype=np.int64)
+        text, mode = prepare(lines, self.cfg.tokenize, self.cfg.lowercase)
+        ids_b, off_b = _text.encode(self._vocab, text, mode, True)
+        return self._classify(np.frombuffer(ids_b, dtype=np.int32), np.frombuffer(off_b, dtype=np.int64))
+
+    def encode_sentences(self, texts: Sequence[str]) -> tuple[IdArray, OffArray, OffArray]:
+        """Every text split into sentences at ``"\\n"``: sentence ``s`` is ``ids[soff[s]:soff[s + 1]]``, text ``t``
+        is sentences ``toff[t] .. toff[t + 1]``. The ROUGE profiles ``rouge155`` and ``rouge-score`` run in
+        one C pass over the texts; other tokenizers encode the sentences as lines."""
+        if self.cfg.tokenize in ("rouge155", "rouge-score"):
+            full_lower = self.cfg.tokenize == "rouge-score" or self.cfg.lowercase
+            batch = texts if isinstance(texts, list | tuple) else list(texts)
+            ids_b, soff_b, toff_b = _text.encode_rouge(self._vocab, batch, full_lower, True)
+            ids, soff = self._classify(np.frombuffer(ids_b, dtype=np.int32), np.frombuffer(soff_b, dtype=np.int64))
+            return ids, soff, np.frombuffer(toff_b, dtype=np.int64)
+        per_text = [t.split("\n") for t in texts]
+        ids, soff = self.encode([s for ss in per_text for s in ss])
+        toff = np.zeros(len(per_text) + 1, dtype=np.int64)
+        np.cumsum([len(ss) for ss in per_text], out=toff[1:])
+        return ids, soff, toff
+
+    def _classify(self, ids: IdArray, off: OffArray) -> tuple[IdArray, OffArray]:
+        """Token ids -> class ids (stems), stop words removed and the offsets moved accordingly."""
         if self._plain:
             return ids, off
         cls = self._class_table()[ids]
+        if not self._stop:
+            return cls, off
         keep = cls >= 0
         kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
         np.cumsum(keep, out=kept_before[1:])
@@ -93,11 +113,19 @@ class Encoder:
 
     def _class_table(self) -> IdArray:
         new = _text.tokens(self._vocab, len(self._classes))
-        if new:
-            kept = [t for t in new if t.lower() not in self._stop]
-            stem_of = dict(zip(kept, stemmer_for(self.cfg.tokenize)[1](kept) if self.cfg.stem else kept))
-            classes = [self._class_of.setdefault(stem_of[t], len(self._class_of)) if t in stem_of else -1 for t in new]
-            self._classes = np.concatenate([self._classes, np.asarray(classes, dtype=np.int32)])
+        if not new:
+            return self._classes
+        keep = [t.lower() not in self._stop for t in new] if self._stop else None
+        kept = new if keep is None else list(itertools.compress(new, keep))
+        stems = stemmer_for(self.cfg.tokenize)[1](kept) if self.cfg.stem else kept
+        class_of = self._class_of  # stems get the next class ids in order of first appearance
+        fresh = [s for s in dict.fromkeys(stems) if s not in class_of]
+        class_of.update(zip(fresh, range(len(class_of), len(class_of) + len(fresh))))
+        cls = np.fromiter(map(class_of.__getitem__, stems), dtype=np.int32, count=len(stems))
+        if keep is not None:
+            cls, kept_cls = np.full(len(new), -1, dtype=np.int32), cls
+            cls[np.asarray(keep, dtype=bool)] = kept_cls
+        self._classes = np.concatenate([self._classes, cls])
         return self._classes
 
 

@@ -1,8 +1,9 @@
 """Tokenizers, applied to a whole batch of lines at once.
 
 A tokenizer turns lines into one text: the lines joined by ``"\n"``, each line's tokens separated by
-whitespace. The C encoder (``ngrameval._text``) then splits that text and maps tokens to ids in one
-pass. ``13a`` leaves its four mteval-v13a rules to the encoder (they run in C, line by line);
+whitespace, and the C encoder's mode for it. The encoder (``ngrameval._text``) then splits that text and
+maps tokens to ids in one pass. ``13a`` leaves its four mteval-v13a rules to the encoder (they run in C,
+line by line), the ROUGE profiles ``rouge155`` and ``rouge-score`` their character rule;
 ``intl`` runs the mteval-v14 rules once over all lines joined by a separator that can take part in
 no rule. Every tokenizer yields sacreBLEU's tokens, line for line (pinned by differential tests).
 """
@@ -17,7 +18,8 @@ import regex
 from ngrameval.errors import ConfigError, MissingDependencyError
 
 Tokens = list[str]
-Prepared = tuple[str, bool]  # ("\n"-joined lines of whitespace-separated tokens, apply the v13a rules)
+PLAIN, V13A, ROUGE = 0, 1, 2  # the encoder's modes: split as it is, v13a rules first, ROUGE's characters
+Prepared = tuple[str, int]  # ("\n"-joined lines, the encoder's mode)
 
 # mteval-v14 international: split punctuation not preceded by a number, punctuation not followed by
 # a number, and every symbol. No padding, so a final punctuation mark after a number stays attached.
@@ -45,7 +47,7 @@ def _prepare_13a(lines: Sequence[str]) -> Prepared:
     if "&" in text:
         for entity, char in _ENTITIES_13A:
             text = text.replace(entity, char)
-    return text, True
+    return text, V13A
 
 
 def _prepare_intl(lines: Sequence[str]) -> Prepared:
@@ -54,38 +56,38 @@ def _prepare_intl(lines: Sequence[str]) -> Prepared:
         text = pattern.sub(repl, text)
     pieces = text.split("\n")
     last = len(pieces) - 1
-    return "\n".join(p[1 if i else 0 : len(p) - 1 if i < last else len(p)] for i, p in enumerate(pieces)), False
+    return "\n".join(p[1 if i else 0 : len(p) - 1 if i < last else len(p)] for i, p in enumerate(pieces)), PLAIN
 
 
 def _prepare_none(lines: Sequence[str]) -> Prepared:
-    return _joined(lines), False
+    return _joined(lines), PLAIN
 
 
 def _prepare_char(lines: Sequence[str]) -> Prepared:
     # sacreBLEU joins every character with spaces and splits on whitespace: whitespace disappears.
-    return "\n".join(" ".join("".join(ln.split())) for ln in lines), False
+    return "\n".join(" ".join("".join(ln.split())) for ln in lines), PLAIN
 
 
 # ROUGE profiles. rouge155: what ROUGE-1.5.5 does to the raw bytes of a line (ASCII A-Z lower-cased, every
-# byte outside [a-z0-9] a separator, so a non-ASCII letter splits its word: "café" -> "caf"). rouge-score:
-# Google's tokenizer (str.lower, then [^a-z0-9]+ -> space). unicode: lower-cased runs of letters, marks and
-# digits of any script ("café", "Zürich", "東京" stay whole).
-_ROUGE_BYTES = bytes(
-    b + 32 if 65 <= b <= 90 else b if 48 <= b <= 57 or 97 <= b <= 122 or b == 10 else 32 for b in range(256)
-)
+# byte outside [a-z0-9] a separator, so a non-ASCII letter splits its word: "café" -> "caf"); the encoder's
+# ROUGE mode does it per character, the same since every byte of a non-ASCII character is >= 0x80.
+# rouge-score: Google's tokenizer (str.lower, which maps a few non-ASCII characters into [a-z], then
+# [^a-z0-9]+ -> space). unicode: lower-cased runs of letters, marks and digits of any script ("café",
+# "Zürich", "東京" stay whole).
 _NOT_WORD = regex.compile(r"[^\p{L}\p{M}\p{N}\n]+")
 
 
 def _prepare_rouge155(lines: Sequence[str]) -> Prepared:
-    return _joined(lines).encode("utf-8").translate(_ROUGE_BYTES).decode("ascii"), False
+    return _joined(lines), ROUGE
 
 
 def _prepare_rouge_score(lines: Sequence[str]) -> Prepared:
-    return _joined(lines).lower().encode("utf-8").translate(_ROUGE_BYTES).decode("ascii"), False
+    text = _joined(lines)
+    return text if text.isascii() else text.lower(), ROUGE
 
 
 def _prepare_unicode(lines: Sequence[str]) -> Prepared:
-    return _NOT_WORD.sub(" ", _joined(lines).lower()), False
+    return _NOT_WORD.sub(" ", _joined(lines).lower()), PLAIN
 
 
 LOWERCASING = ("rouge155", "rouge-score", "unicode")  # tokenizers that lower-case by themselves
@@ -106,7 +108,7 @@ def _sacrebleu_tokenizer(name: str) -> Callable[[str], str]:
 def _via_sacrebleu(name: str) -> Callable[[Sequence[str]], Prepared]:
     def run(lines: Sequence[str]) -> Prepared:
         tok = _sacrebleu_tokenizer(name)
-        return _joined([tok(ln) for ln in lines]), False
+        return _joined([tok(ln) for ln in lines]), PLAIN
 
     return run
 
