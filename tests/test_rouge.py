@@ -123,6 +123,9 @@ def test_rouge155_probes() -> None:
     # an empty reference: ROUGE-1.5.5 gives N/L 0 and dies in ROUGE-W (division by zero); ours is 0
     s = _one("The bridge opened .", "")
     assert [v.f for v in s.values()] == [0, 0, 0, 0]
+    # a reference of stop words only (-m -s): empty once they are removed; ROUGE-1.5.5 prints 0 for N and L
+    s = _one("The bridge opened .", "it is what it is .", stem=True, stopwords="smart")
+    assert [(v.recall, v.precision) for v in s.values()] == [(0, 0)] * 4
 
 
 def test_rouge_w_weights_the_reference_length_twice() -> None:
