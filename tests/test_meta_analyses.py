@@ -65,15 +65,20 @@ def _plain_permutation(x1: np.ndarray, x2: np.ndarray, y: np.ndarray, seed: int,
     return (count + 1) / (n + 1)
 
 
-@pytest.mark.parametrize("name", ["pearson", "r2", "spearman", "kendall-b"])
-def test_permutation_test_equals_the_plain_loop(name: str) -> None:
+@pytest.mark.parametrize("name", ["pearson", "r2", "spearman", "kendall-b", "kendall-c"])
+@pytest.mark.parametrize("n", [40, 120])  # Kendall: all trials at once (40 points), per trial (120)
+def test_permutation_test_equals_the_plain_loop(name: str, n: int) -> None:
     rng = np.random.default_rng(3)
-    y = rng.normal(size=40)
-    x1, x2 = y + rng.normal(size=40), 10 * (y + 2 * rng.normal(size=40)) + 5  # another scale: z-scores matter
+    y = rng.normal(size=n)
+    x1, x2 = y + rng.normal(size=n), 10 * (y + 2 * rng.normal(size=n)) + 5  # another scale: z-scores matter
     p = permutation_test(x1, x2, y, np.random.default_rng(11), coefficient_name=name, n_resamples=300)
-    assert p == pytest.approx(_plain_permutation(x1, x2, y, 11, 300, name))
+    assert p == _plain_permutation(x1, x2, y, 11, 300, name)
     assert p < 0.2
     assert permutation_test(x1, x1, y, np.random.default_rng(1), n_resamples=50) == 1.0  # no difference at all
+    # ties on both sides (ratings on a 1-5 scale, rounded metrics): tau-b/tau-c and average ranks handle them
+    y5, r1, r2 = np.round(y), np.round(x1 * 2) / 2, np.round(x2)
+    p = permutation_test(r1, r2, y5, np.random.default_rng(5), coefficient_name=name, n_resamples=200)
+    assert p == _plain_permutation(r1, r2, y5, 5, 200, name)
 
 
 def _toy() -> tuple[dict[str, list[str]], list[list[str]], HumanScores]:

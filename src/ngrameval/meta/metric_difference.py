@@ -64,6 +64,39 @@ def _pearson_rows(a: FloatArray, y: FloatArray) -> FloatArray:
     return out
 
 
+_KENDALL_PAIRS = 5000  # up to this many point pairs (n ~ 100), Kendall's tau of all trials at once; beyond, per trial
+
+
+def _kendall_rows(a: FloatArray, y: FloatArray, variant: str) -> FloatArray:
+    """Kendall's tau-b or tau-c of every row of ``a`` with ``y``, as ``scipy.stats.kendalltau`` computes it:
+    ``S = sum_{i<j} sign(a_i - a_j) sign(y_i - y_j)``; b: ``S / sqrt(n_a) / sqrt(n_y)`` (pairs untied on each
+    side); c: ``2 S / (n^2 (m - 1) / m)``, ``m`` the fewer distinct values of the two sides."""
+    i, j = np.triu_indices(len(y), 1)
+    sy = np.sign(y[i] - y[j])
+    sx = np.sign(a[:, i] - a[:, j])
+    s = sx @ sy
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if variant == "b":
+            out: FloatArray = s / np.sqrt(np.abs(sx).sum(axis=1)) / np.sqrt(np.abs(sy).sum())
+            return out
+        distinct = 1 + np.count_nonzero(np.diff(np.sort(a, axis=1), axis=1), axis=1)
+        m = np.minimum(distinct, len(np.unique(y)))
+        out = 2 * s / (len(y) ** 2 * (m - 1) / m)
+    return out
+
+
+def _trial_coefficients(a: FloatArray, y: FloatArray, name: str) -> FloatArray:
+    """The coefficient of every row (trial) of ``a`` with ``y``, vectorised where it pays."""
+    if name in ("pearson", "r2"):
+        r = _pearson_rows(a, y)
+        return r**2 if name == "r2" else r
+    if name == "spearman":  # Pearson's r of the average ranks
+        return _pearson_rows(stats.rankdata(a, axis=1), stats.rankdata(y))
+    if len(y) * (len(y) - 1) // 2 <= _KENDALL_PAIRS:
+        return _kendall_rows(a, y, name[-1])
+    return np.array([coefficient(u, y, name)[0] for u in a])
+
+
 def permutation_test(
     x1: FloatArray, x2: FloatArray, y: FloatArray, rng: np.random.Generator, *, coefficient_name: str = "pearson",
     n_resamples: int = 1000,
@@ -75,12 +108,7 @@ def permutation_test(
         return math.nan
     swap = rng.random((n_resamples, len(y))) < 0.5
     a, b = np.where(swap, z2, z1), np.where(swap, z1, z2)
-    if coefficient_name in ("pearson", "r2"):
-        ra, rb = _pearson_rows(a, y), _pearson_rows(b, y)
-        delta = ra**2 - rb**2 if coefficient_name == "r2" else ra - rb
-    else:
-        delta = np.array([coefficient(u, y, coefficient_name)[0] - coefficient(v, y, coefficient_name)[0]
-                          for u, v in zip(a, b)])  # fmt: skip
+    delta = _trial_coefficients(a, y, coefficient_name) - _trial_coefficients(b, y, coefficient_name)
     # a trial "reaches" the observed difference up to rounding (a swap of nothing reproduces it exactly)
     count = int(np.sum(delta >= observed - 1e-12))
     return (count + 1) / (n_resamples + 1)
