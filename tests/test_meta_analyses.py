@@ -5,6 +5,7 @@ re-computation (scipy / numpy loops), a published example, or its behaviour unde
 from __future__ import annotations
 
 import json
+import warnings
 from itertools import combinations
 from pathlib import Path
 
@@ -136,11 +137,17 @@ def test_single_vs_mean_pairwise_and_krippendorff() -> None:
     truth = rng.normal(size=30)
     table = truth + rng.normal(scale=0.7, size=(5, 30))
     table[rng.random(table.shape) < 0.3] = np.nan
-    single = single_vs_mean(table)
+    single, loo = single_vs_mean(table), single_vs_mean(table, leave_one_out=True)
     mean = np.nanmean(table, axis=0)
     for i, row in enumerate(table):
         has = ~np.isnan(row)
         assert single[i] == pytest.approx(stats.pearsonr(row[has], mean[has])[0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # columns nobody else scored: NaN, left out below
+            others = np.nanmean(np.delete(table, i, axis=0), axis=0)
+        use = has & ~np.isnan(others)
+        assert loo[i] == pytest.approx(stats.pearsonr(row[use], others[use])[0])
+    assert np.all(loo < single)  # the individual's own score no longer pulls the mean towards it
     expected = []
     for a, b in combinations(range(5), 2):
         both = ~np.isnan(table[a]) & ~np.isnan(table[b])
@@ -173,6 +180,14 @@ def test_agreement_from_judgments_and_the_command(tmp_path: Path, capsys: pytest
     out, err = capsys.readouterr()
     assert code == 0, err
     assert json.loads(out)[0]["krippendorff_alpha"] == pytest.approx(res.krippendorff_alpha)
+    assert not json.loads(out)[0]["leave_one_out"]
+    code = main(["agreement", "-j", str(path), "--segment-column", "seg", "--judge-column", "judge",
+                 "--score-columns", "q", "--leave-one-out"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    loo = agreement(table, leave_one_out=True)
+    cell = f"{loo.single_vs_mean:.3f} ({loo.single_vs_mean_min:.3f}..{loo.single_vs_mean_max:.3f})"
+    assert "single vs others’ mean" in out and cell in out and loo.single_vs_mean < res.single_vs_mean
     assert main(["agreement", "-j", str(path), "--score-columns", "q"]) == 2
     assert "needs --judge-column" in capsys.readouterr().err
     with pytest.raises(InputError, match="needs a judge column"):

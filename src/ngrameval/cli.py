@@ -373,8 +373,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     elif level == "none":
         level = None
     criteria = list(dict.fromkeys(j.criterion for j in judgments))
-    results = [agreement(judge_table(judgments, c), krippendorff_level=level, min_overlap=args.min_overlap)
-               for c in criteria]  # fmt: skip
+    results = [agreement(judge_table(judgments, c), krippendorff_level=level, min_overlap=args.min_overlap,
+                         leave_one_out=args.leave_one_out) for c in criteria]  # fmt: skip
     if args.format == "json":
         text = to_json(results)
     elif args.format == "csv":
@@ -679,6 +679,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="level of measurement of Krippendorff's alpha (auto: interval if ngrameval[agreement] is installed)",
     )
     ag.add_argument("--min-overlap", type=int, default=3, help="items two judges must share to be correlated (3)")
+    ag.add_argument(
+        "--leave-one-out", action="store_true", help="single judge vs the other judges' mean (default: the mean of all)"
+    )
     _add_output_options(ag)
     ag.set_defaults(func=cmd_agreement)
 

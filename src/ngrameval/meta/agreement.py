@@ -6,6 +6,8 @@
 * Single vs mean (SPEC §5): for a set of individuals (judges, or runs of one metric) scoring the same
   items, the mean over individuals ``i`` of Pearson ``r(x_i, m)`` where ``m`` is the set's mean per item
   (over the individuals that scored it, ``i`` included) and ``r`` is taken over the items ``i`` scored.
+  With ``leave_one_out`` ``m`` is the mean of the *other* individuals (items nobody else scored are left
+  out): with two or three ratings per item, including ``i`` inflates ``r`` noticeably.
 * Inter-annotator agreement: the mean pairwise Pearson r over judge pairs sharing at least
   ``min_overlap`` items, and Krippendorff's alpha (Krippendorff 2004) from the ``krippendorff`` package
   (``pip install 'ngrameval[agreement]'``), which handles judges who scored different items.
@@ -96,21 +98,26 @@ def judge_table(judgments: Sequence[Judgment], criterion: str) -> JudgeTable:
     return JudgeTable(criterion, tuple(judges), tuple(items), scores)
 
 
-def single_vs_mean(scores: FloatArray, min_items: int = 3) -> FloatArray:
-    """Pearson r of each individual (row) with the set's mean per item (column), over the items it scored;
-    NaN for an individual with fewer than ``min_items`` items or a constant side.
+def single_vs_mean(scores: FloatArray, min_items: int = 3, *, leave_one_out: bool = False) -> FloatArray:
+    """Pearson r of each individual (row) with the set's mean per item (column), over the items it scored
+    (``leave_one_out``: the others' mean, over the items it and somebody else scored); NaN for an individual
+    with fewer than ``min_items`` such items or a constant side.
 
     >>> s = np.array([[1.0, 2, 3, 4], [1.0, 2, 3, 5], [4.0, 3, 2, 1]])
     >>> np.round(single_vs_mean(s), 3).tolist()
     [0.983, 1.0, -0.983]
+    >>> np.round(single_vs_mean(s, leave_one_out=True), 3).tolist()
+    [0.775, nan, -0.994]
     """
     scored = ~np.isnan(scores)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.nansum(scores, axis=0) / scored.sum(axis=0)
+    total, count = np.nansum(scores, axis=0), scored.sum(axis=0)
     out = np.full(len(scores), np.nan)
     for i, (row, has) in enumerate(zip(scores, scored)):
-        if has.sum() >= min_items:
-            out[i] = coefficient(row[has], mean[has], "pearson")[0]
+        own = np.where(has, row, 0.0) if leave_one_out else 0.0
+        n = count - has if leave_one_out else count
+        use = has & (n > 0)
+        if use.sum() >= min_items:
+            out[i] = coefficient(row[use], ((total - own)[use] / n[use]), "pearson")[0]
     return out
 
 
@@ -157,16 +164,20 @@ class Agreement:
     single_vs_mean_min: float
     single_vs_mean_max: float
     individuals: int
+    leave_one_out: bool  # single vs the others' mean rather than the mean including the individual
     krippendorff_alpha: float | None
     krippendorff_level: str | None
 
 
-def agreement(table: JudgeTable, *, krippendorff_level: str | None = "interval", min_overlap: int = 3) -> Agreement:
-    """Pairwise Pearson, single judge vs mean and (unless ``krippendorff_level`` is None) Krippendorff's alpha."""
+def agreement(
+    table: JudgeTable, *, krippendorff_level: str | None = "interval", min_overlap: int = 3, leave_one_out: bool = False
+) -> Agreement:
+    """Pairwise Pearson, single judge vs mean (``leave_one_out``: vs the other judges' mean) and (unless
+    ``krippendorff_level`` is None) Krippendorff's alpha."""
     s = table.scores
     scored = ~np.isnan(s)
     pairs = pairwise_pearson(s, min_overlap)
-    single = single_vs_mean(s, min_overlap)
+    single = single_vs_mean(s, min_overlap, leave_one_out=leave_one_out)
     ok = single[~np.isnan(single)]
     alpha = None if krippendorff_level is None else krippendorff_alpha(s, krippendorff_level)
     nan = math.nan
@@ -182,6 +193,7 @@ def agreement(table: JudgeTable, *, krippendorff_level: str | None = "interval",
         float(ok.min()) if len(ok) else nan,
         float(ok.max()) if len(ok) else nan,
         len(ok),
+        leave_one_out,
         alpha,
         krippendorff_level,
     )

@@ -94,8 +94,9 @@ def conditional_text(results: Sequence[ConditionalCorrelation]) -> str:
 
 def agreement_text(results: Sequence[Agreement]) -> str:
     """One row per criterion."""
+    loo = any(a.leave_one_out for a in results)
     head = ["criterion", "judges", "items", "judgments", "items judged 2+", "pairwise r (pairs)",
-            "single vs mean (min..max)", "Krippendorff alpha"]  # fmt: skip
+            f"single vs {'others’ ' if loo else ''}mean (min..max)", "Krippendorff alpha"]  # fmt: skip
     rows = []
     for a in results:
         kalpha = (
