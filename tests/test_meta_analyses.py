@@ -18,6 +18,7 @@ from ngrameval.cli import main
 from ngrameval.demo import load_sample, sample_human
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.judgments import Judgment, read_judgments
+from ngrameval.meta import metric_difference
 from ngrameval.meta.agreement import (
     agreement,
     correlation_matrix,
@@ -80,6 +81,17 @@ def test_permutation_test_equals_the_plain_loop(name: str, n: int) -> None:
     y5, r1, r2 = np.round(y), np.round(x1 * 2) / 2, np.round(x2)
     p = permutation_test(r1, r2, y5, np.random.default_rng(5), coefficient_name=name, n_resamples=200)
     assert p == _plain_permutation(r1, r2, y5, 5, 200, name)
+
+
+def test_kendall_trials_in_blocks_equal_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(8)
+    y = rng.integers(1, 6, size=30).astype(float)
+    x1, x2 = y + rng.normal(size=30), y + 3 * rng.normal(size=30)
+    for name in ("kendall-b", "kendall-c"):
+        whole = permutation_test(x1, x2, y, np.random.default_rng(2), coefficient_name=name, n_resamples=200)
+        monkeypatch.setattr(metric_difference, "_BLOCK", 1000)  # two trials a block
+        assert permutation_test(x1, x2, y, np.random.default_rng(2), coefficient_name=name, n_resamples=200) == whole
+        monkeypatch.undo()
 
 
 def _toy() -> tuple[dict[str, list[str]], list[list[str]], HumanScores]:

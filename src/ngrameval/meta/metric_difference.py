@@ -65,19 +65,24 @@ def _pearson_rows(a: FloatArray, y: FloatArray) -> FloatArray:
 
 
 _KENDALL_PAIRS = 5000  # up to this many point pairs (n ~ 100), Kendall's tau of all trials at once; beyond, per trial
+_BLOCK = 1 << 21  # sign-matrix elements per block of trials (16 MB)
 
 
 def _kendall_rows(a: FloatArray, y: FloatArray, variant: str) -> FloatArray:
     """Kendall's tau-b or tau-c of every row of ``a`` with ``y``, as ``scipy.stats.kendalltau`` computes it:
     ``S = sum_{i<j} sign(a_i - a_j) sign(y_i - y_j)``; b: ``S / sqrt(n_a) / sqrt(n_y)`` (pairs untied on each
-    side); c: ``2 S / (n^2 (m - 1) / m)``, ``m`` the fewer distinct values of the two sides."""
+    side); c: ``2 S / (n^2 (m - 1) / m)``, ``m`` the fewer distinct values of the two sides. Rows go in blocks
+    so memory stays bounded whatever the number of trials."""
     i, j = np.triu_indices(len(y), 1)
     sy = np.sign(y[i] - y[j])
-    sx = np.sign(a[:, i] - a[:, j])
-    s = sx @ sy
+    s, untied = np.empty(len(a)), np.empty(len(a))
+    step = max(1, _BLOCK // max(len(i), 1))
+    for lo in range(0, len(a), step):
+        sx = np.sign(a[lo : lo + step, i] - a[lo : lo + step, j])
+        s[lo : lo + step], untied[lo : lo + step] = sx @ sy, np.abs(sx).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         if variant == "b":
-            out: FloatArray = s / np.sqrt(np.abs(sx).sum(axis=1)) / np.sqrt(np.abs(sy).sum())
+            out: FloatArray = s / np.sqrt(untied) / np.sqrt(np.abs(sy).sum())
             return out
         distinct = 1 + np.count_nonzero(np.diff(np.sort(a, axis=1), axis=1), axis=1)
         m = np.minimum(distinct, len(np.unique(y)))
