@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
 from ngrameval import _rouge
-from ngrameval.api import flatten, rouge
+from ngrameval.api import rouge
 from ngrameval.cli import main
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.rouge import Rouge, _limit_bytes, combine, item_scores
 from ngrameval.metrics.rouge_average import rouge155_average
+from ngrameval.ngrams.texts import flatten
 from ngrameval.text.pipeline import Encoder, Preprocess, preprocess
 
 GOLD = Path(__file__).parent / "data" / "rouge155"

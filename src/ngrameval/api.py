@@ -22,7 +22,7 @@ from ngrameval.metrics.rouge import ItemScores, Rouge, item_scores
 from ngrameval.metrics.se import SE, se_scores
 from ngrameval.ngrams.count import References, novelty_counts, overlap_stats
 from ngrameval.ngrams.stats import MetricRows, mean_of_rows, mean_rows, stats_scorer
-from ngrameval.ngrams.texts import Texts
+from ngrameval.ngrams.texts import Texts, flatten
 from ngrameval.text.pipeline import Preprocess
 
 RefsLike = Sequence[str] | Sequence[Sequence[str]]
@@ -64,13 +64,6 @@ def flat_references(refs: RefsLike) -> tuple[Sequence[str], IntArray]:
     if set(map(type, refs)) <= {str}:
         return cast(Sequence[str], refs), np.arange(len(refs) + 1, dtype=np.int64)
     return flatten(segment_major(refs))
-
-
-def flatten(seg_refs: Sequence[Sequence[str]]) -> tuple[list[str], IntArray]:
-    """Segment-major references as :func:`flat_references` gives them."""
-    seg = np.zeros(len(seg_refs) + 1, dtype=np.int64)
-    np.cumsum([len(r) for r in seg_refs], out=seg[1:])
-    return [r for rs in seg_refs for r in rs], seg
 
 
 def nrefs_label(counts: Sequence[int]) -> str:

@@ -31,7 +31,7 @@ from ngrameval.metrics.registry import MetricSpec
 from ngrameval.metrics.se import SE, se_scores
 from ngrameval.ngrams.count import count_rows, novelty_counts
 from ngrameval.ngrams.stats import Stats
-from ngrameval.ngrams.texts import Texts
+from ngrameval.ngrams.texts import Texts, flatten
 from ngrameval.text.pipeline import Encoder, Preprocess
 
 
@@ -99,9 +99,8 @@ def _with_source(refs: Texts, seg: NDArray[np.int64], sources: Texts) -> tuple[T
 
 def _encode_refs(enc: Encoder, seg_refs: Sequence[Sequence[str]]) -> tuple[Texts, NDArray[np.int64]]:
     """All references as one :class:`Texts`, and offsets: segment ``s`` owns texts ``seg[s] .. seg[s+1]-1``."""
-    seg = np.zeros(len(seg_refs) + 1, dtype=np.int64)
-    np.cumsum([len(rs) for rs in seg_refs], out=seg[1:])
-    return Texts(*enc.encode([r for rs in seg_refs for r in rs])), seg
+    flat, seg = flatten(seg_refs)
+    return Texts(*enc.encode(flat)), seg
 
 
 def _signature(name: str, nrefs: str, pre: Preprocess, detail: str) -> str:

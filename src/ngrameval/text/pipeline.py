@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from ngrameval import _text
 from ngrameval.errors import ConfigError
+from ngrameval.ngrams.texts import flatten
 from ngrameval.text.stem import stemmer_for
 from ngrameval.text.stopwords import load_stopwords
 from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS, Tokens, prepare
@@ -82,10 +83,8 @@ class Encoder:
             ids_b, soff_b, toff_b = _text.encode_rouge(self._vocab, batch, full_lower, True)
             ids, soff = self._classify(np.frombuffer(ids_b, dtype=np.int32), np.frombuffer(soff_b, dtype=np.int64))
             return ids, soff, np.frombuffer(toff_b, dtype=np.int64)
-        per_text = [t.split("\n") for t in texts]
-        ids, soff = self.encode([s for ss in per_text for s in ss])
-        toff = np.zeros(len(per_text) + 1, dtype=np.int64)
-        np.cumsum([len(ss) for ss in per_text], out=toff[1:])
+        sentences, toff = flatten([t.split("\n") for t in texts])
+        ids, soff = self.encode(sentences)
         return ids, soff, toff
 
     def _classify(self, ids: IdArray, off: OffArray) -> tuple[IdArray, OffArray]:
