@@ -103,7 +103,10 @@ def test_output_file_is_written_whole(files, tmp_path: Path, capsys) -> None:  #
             ["compare", "{sys}", "{short}", "-r", "{ref}"],
             r"short.txt has 1 lines but the references \(.*ref.txt\) have 3",
         ),
-        (["compare", "{sys}", "{sys}", "-r", "{ref}", "--paired-ar-n", "0"], "trials/resamples must be >= 1"),
+        (
+            ["compare", "{sys}", "{sys}", "-r", "{ref}", "--paired-ar-n", "0"],
+            r"argument --paired-ar-n: expected a whole number from 1 to",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line(argv, message, files, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

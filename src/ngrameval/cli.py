@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
+import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ngrameval._version import __version__
 from ngrameval.api import score
@@ -26,6 +28,100 @@ from ngrameval.ngrams.stats import MetricRows
 from ngrameval.report.render import FORMATS, render
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.tokenize import TOKENIZERS
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse without prefix abbreviations (``-t`` is not ``-tok``) whose errors are one line with exit 2,
+    like every other error of the command line."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.partition(" ")[2]  # "ngrameval corpus export" -> "corpus export"
+        self.exit(2, f"ngrameval: error: {command + ': ' if command else ''}{message} (see {self.prog} --help)\n")
+
+    def _get_option_tuples(self, option_string: str) -> list[Any]:
+        # argparse matches single-dash prefixes even with allow_abbrev=False (-t -> -tok, -l -> -lc); keep only
+        # a short option with its value attached (-w3, -o/tmp/x)
+        return [t for t in super()._get_option_tuples(option_string) if t[1] == option_string[:2] and t[-1]]
+
+
+def _number(kind: type[int] | type[float], low: float, high: float, what: str) -> Callable[[str], Any]:
+    """An argparse type: an int or a finite float in [low, high], else a one-line error saying so."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    return parse
+
+
+MAX_RESAMPLES = 10_000_000  # resamples/trials of one test: beyond this a run takes hours, not a better p-value
+_count = _number(int, 1, MAX_RESAMPLES, f"a whole number from 1 to {MAX_RESAMPLES:,}")
+_size = _number(int, 0, 2**31 - 1, "a whole number >= 0")
+_width = _number(int, 0, 17, "a number of decimals from 0 to 17")
+_level = _number(float, 1e-9, 1 - 1e-9, "a level strictly between 0 and 1 (e.g. 0.95)")
+_unit = _number(float, 0.0, 1.0, "a number from 0 to 1")
+_positive = _number(float, 1e-300, math.inf, "a finite number > 0")
+_alpha_step = _number(float, 0.001, 1.0, "an alpha step from 0.001 to 1 (at most 1,001 columns)")
+
+
+def _wordiness(text: str) -> float:
+    """AEv's W: a number > 0, or inf (no wordiness penalty)."""
+    return math.inf if text.strip().lower() in ("inf", "infinity") else float(_positive(text))
+
+
+PLOT_FORMATS = (".png", ".svg", ".pdf")
+
+
+def _plot_path(text: str) -> str:
+    """``--plot``: an image file name matplotlib can write, in a directory that exists."""
+    p = Path(text)
+    if p.suffix.lower() not in PLOT_FORMATS:
+        raise argparse.ArgumentTypeError(f"expected an image file ending in {', '.join(PLOT_FORMATS)}, got {text!r}")
+    if not p.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{p.parent}: no such directory (for {text!r})")
+    return text
+
+
+def _order(text: str) -> int:
+    from ngrameval.metrics.registry import MAX_ORDER
+
+    return int(_number(int, 1, MAX_ORDER, f"an n-gram order from 1 to {MAX_ORDER}")(text))
+
+
+def _floats(option: str, text: str) -> list[float]:
+    """A comma-separated list of finite numbers (``--thresholds``), or a one-line error naming the option."""
+    values = []
+    for part in (t.strip() for t in text.split(",")):
+        try:
+            v = float(part)
+        except ValueError:
+            raise InputError(f"{option}: expected comma-separated numbers, got {part!r} in {text!r}") from None
+        if not math.isfinite(v):
+            raise InputError(f"{option}: expected finite numbers, got {part!r}")
+        values.append(v)
+    return values
+
+
+def _coefficients(text: str) -> list[str]:
+    """The coefficient names of ``--coefficients`` (at least one, each known)."""
+    from ngrameval.meta.correlate import COEFFICIENTS
+
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names:
+        raise ConfigError(f"--coefficients: give at least one of {', '.join(COEFFICIENTS)}")
+    for c in names:
+        if c not in COEFFICIENTS:
+            raise ConfigError(f"--coefficients: unknown coefficient {c!r}; valid: {', '.join(COEFFICIENTS)}")
+    return names
 
 
 def _add_text_options(p: argparse.ArgumentParser) -> None:
@@ -66,9 +162,9 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
         help="several references: A pool (ROUGE-1.5.5 -f A), B best "
         "recall (-f B), jk jackknife, max-f best F (rouge-score); default A, max-f for rouge-score",
     )
-    g.add_argument("--rouge-alpha", type=float, default=0.5, help="F weight as ROUGE-1.5.5 -p: 1 = P, 0 = R (0.5)")
-    g.add_argument("--length-limit", type=int, default=0, metavar="WORDS", help="ROUGE-1.5.5 -l (0: none)")
-    g.add_argument("--byte-limit", type=int, default=0, metavar="BYTES", help="ROUGE-1.5.5 -b (0: none)")
+    g.add_argument("--rouge-alpha", type=_unit, default=0.5, help="F weight as ROUGE-1.5.5 -p: 1 = P, 0 = R (0.5)")
+    g.add_argument("--length-limit", type=_size, default=0, metavar="WORDS", help="ROUGE-1.5.5 -l (0: none)")
+    g.add_argument("--byte-limit", type=_size, default=0, metavar="BYTES", help="ROUGE-1.5.5 -b (0: none)")
     g.add_argument(
         "--sentence-separator",
         metavar="SEP",
@@ -78,7 +174,7 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-f", "--format", choices=FORMATS, default="text", help="output format (default text)")
-    p.add_argument("-w", "--width", type=int, default=2, help="decimals in text output (default 2)")
+    p.add_argument("-w", "--width", type=_width, default=2, help="decimals in text output (default 2)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
 
 
@@ -133,9 +229,12 @@ def _seed(text: str) -> int | None:
     if text.lower() == "none":
         return None
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number or 'none', got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0 or 'none', got {text!r}") from None
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 2**63-1 or 'none', got {text!r}")
+    return value
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -275,7 +374,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     specs, refs, systems, source = _scoring_inputs(args)
     systems, humans = _judged(args, systems)
     rows = measure(systems, refs, specs, source)
-    coefs = [c for c in args.coefficients.split(",") if c]
+    coefs = _coefficients(args.coefficients)
     results = [
         c
         for h in humans
@@ -325,7 +424,7 @@ def _correlate_extras(
     from ngrameval.meta.metric_difference import compare_correlations
     from ngrameval.meta.subsets import conditional_correlation
 
-    coef = next(c for c in args.coefficients.split(",") if c)
+    coef = _coefficients(args.coefficients)[0]
     out: dict[str, list[Any]] = {}
     if args.matrix:
         series: dict[str, FloatArray] = {}
@@ -349,7 +448,7 @@ def _correlate_extras(
         if len(given) != 1:
             raise ConfigError(f"--given takes one metric spec, got {args.given!r}")
         (cond,) = measure(systems, refs, given, source)
-        thresholds = [float(t) for t in args.thresholds.split(",") if t]
+        thresholds = _floats("--thresholds", args.thresholds)
         out["conditional"] = [c for h in humans for c in conditional_correlation(rows, cond, h, thresholds,
                                                                                  coefficient_name=coef)]  # fmt: skip
     return out
@@ -469,8 +568,21 @@ def cmd_corpus_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pairs(text: str) -> list[int | None]:
+    """``--pairs``: comma-separated partner counts >= 1, or ``all``."""
+    out: list[int | None] = []
+    for k in (t.strip() for t in text.split(",")):
+        if k == "all":
+            out.append(None)
+        elif k.isdigit() and int(k) >= 1:
+            out.append(int(k))
+        else:
+            raise InputError(f"--pairs: expected comma-separated counts >= 1 or 'all', got {k!r} in {text!r}")
+    return out
+
+
 def cmd_corpus_export(args: argparse.Namespace) -> int:
-    pairs = [None if k == "all" else int(k) for k in args.pairs.split(",") if k]
+    pairs = _pairs(args.pairs)
     written, singletons = export(
         _corpus(args),
         args.out,
@@ -536,7 +648,7 @@ def _add_judgment_options(q: argparse.ArgumentParser, systems: bool = True) -> N
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ngrameval", description="N-gram co-occurrence metrics, exact and fast, with meta-evaluation."
     )
     parser.add_argument("--version", action="version", version=f"ngrameval {__version__}")
@@ -554,17 +666,17 @@ def build_parser() -> argparse.ArgumentParser:
     test = cp.add_mutually_exclusive_group()
     test.add_argument("--paired-ar", action="store_true", help="paired approximate randomisation (the default)")
     test.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling (Koehn 2004)")
-    cp.add_argument("--paired-ar-n", type=int, default=10_000, metavar="N", help="AR trials (default 10000)")
-    cp.add_argument("--paired-bs-n", type=int, default=1_000, metavar="N", help="bootstrap resamples (default 1000)")
+    cp.add_argument("--paired-ar-n", type=_count, default=10_000, metavar="N", help="AR trials (default 10000)")
+    cp.add_argument("--paired-bs-n", type=_count, default=1_000, metavar="N", help="bootstrap resamples (default 1000)")
     cp.add_argument(
-        "--confidence-n", type=int, default=1_000, metavar="N", help="bootstrap resamples for intervals under AR"
+        "--confidence-n", type=_count, default=1_000, metavar="N", help="bootstrap resamples for intervals under AR"
     )
-    cp.add_argument("--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    cp.add_argument("--ci", type=_level, default=0.95, help="confidence level of the intervals (default 0.95)")
     cp.add_argument("--seed", type=_seed, default=12345, help="random seed (default 12345; 'none': drawn, printed)")
     cp.add_argument(
         "--correction", choices=("holm", "bonferroni", "none"), default="holm", help="multiple comparisons (holm)"
     )
-    cp.add_argument("--alpha", type=float, default=0.05, help="significance level after correction (default 0.05)")
+    cp.add_argument("--alpha", type=_level, default=0.05, help="significance level after correction (default 0.05)")
     cp.add_argument(
         "--baseline", action="store_true", help="compare each system with the first one only (sacreBLEU's layout)"
     )
@@ -579,7 +691,7 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("--tsv", action="store_true", help="reference files are TSV (one segment a line)")
     pp.add_argument("--missing-empty-refs", action="store_true", help="an empty reference is a missing one")
     pp.add_argument("--ratings", nargs="+", metavar="FILE", help="human ratings, one file per system, a number a line")
-    pp.add_argument("--pinc-order", type=int, default=4, help="PINC's N (default 4)")
+    pp.add_argument("--pinc-order", type=_order, default=4, help="PINC's N (default 4)")
     pp.add_argument("--pinc-counts", action="store_true", help="PINC on n-gram multisets instead of sets")
     pp.add_argument(
         "--pinc-average",
@@ -607,14 +719,14 @@ def build_parser() -> argparse.ArgumentParser:
         q.set_defaults(func=func)
         if name == "export":
             q.add_argument("--out", required=True, help="output directory")
-            q.add_argument("--test-fraction", type=float, default=0.1, help="share of clips in the test set")
-            q.add_argument("--seed", type=int, default=0, help="seed of the split and the pair sampling")
+            q.add_argument("--test-fraction", type=_unit, default=0.1, help="share of clips in the test set")
+            q.add_argument("--seed", type=_seed, default=0, help="seed of the split and the pair sampling")
             q.add_argument("--pairs", default="1,5,10,all", help="partners per sentence (default 1,5,10,all)")
             q.add_argument("--include-source", action="store_true", help="count the source among its references")
         else:
             q.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
             q.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
-            q.add_argument("-w", "--width", type=int, default=1, help="decimals (default 1)")
+            q.add_argument("-w", "--width", type=_width, default=1, help="decimals (default 1)")
         if name == "baseline":
             q.add_argument("-tok", "--tokenize", default="13a", help="tokenizer (default 13a)")
             q.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")
@@ -630,12 +742,25 @@ def build_parser() -> argparse.ArgumentParser:
             q.add_argument("-r", "--refs", nargs="+", metavar="REF", help="reference files (one per stream)")
             q.add_argument("--tsv", action="store_true", help="reference files are TSV (one segment a line)")
             q.add_argument("--missing-empty-refs", action="store_true", help="an empty reference is a missing one")
-            q.add_argument("--alpha-step", type=float, default=0.1, help="grid step of alpha in [0, 1] (default 0.1)")
-            q.add_argument("--max-order", type=int, default=4, help="N = 1 .. this (default 4)")
+            q.add_argument(
+                "--alpha-step", type=_alpha_step, default=0.1, help="grid step of alpha in [0, 1] (default 0.1)"
+            )
+            q.add_argument("--max-order", type=_order, default=4, help="N = 1 .. this (default 4)")
             q.add_argument("--coefficient", default="r2", help="r2 (default), pearson, spearman, kendall-b, kendall-c")
-            q.add_argument("-B", "--brevity", type=float, default=1.0, help="AEv brevity constant B (default 1)")
-            q.add_argument("-W", "--wordiness", type=float, default=2.0, help="AEv wordiness constant W (default 2)")
-            q.add_argument("--plot", metavar="IMAGE", help="draw the heat map here (needs ngrameval[plot])")
+            q.add_argument("-B", "--brevity", type=_positive, default=1.0, help="AEv brevity constant B (default 1)")
+            q.add_argument(
+                "-W",
+                "--wordiness",
+                type=_wordiness,
+                default=2.0,
+                help="AEv wordiness constant W > 0 or inf (default 2)",
+            )
+            q.add_argument(
+                "--plot",
+                metavar="IMAGE",
+                type=_plot_path,
+                help="draw the heat map here: .png, .svg or .pdf (needs ngrameval[plot])",
+            )
         else:
             _add_scoring_options(q)
             q.add_argument("--level", choices=("system", "segment"), default="system", help="(default system)")
@@ -648,8 +773,8 @@ def build_parser() -> argparse.ArgumentParser:
                 help="segment level: all pairs (none), per segment across systems (item), per system",
             )
             q.add_argument("--coefficients", default="pearson,r2,spearman,kendall-b", help="comma-separated")
-            q.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples / permutation trials")
-            q.add_argument("--ci", type=float, default=0.95, help="confidence level (default 0.95)")
+            q.add_argument("--n-resamples", type=_count, default=1000, help="bootstrap resamples / permutation trials")
+            q.add_argument("--ci", type=_level, default=0.95, help="confidence level (default 0.95)")
             q.add_argument("--matrix", action="store_true", help="the full matrix between metrics and criteria")
             q.add_argument(
                 "--compare-metrics",
@@ -660,7 +785,7 @@ def build_parser() -> argparse.ArgumentParser:
             q.add_argument("--thresholds", default="0,30,60,90", help="for --given, on the 0-100 scale (0,30,60,90)")
         if name == "refcurve":
             q.add_argument("--coefficient", default="pearson", help="pearson (default), r2, spearman, kendall-b/c")
-            q.add_argument("--subsets", type=int, default=10, help="reference subsets per count (default 10)")
+            q.add_argument("--subsets", type=_count, default=10, help="reference subsets per count (default 10)")
         _add_judgment_options(q)
         _add_text_options(q)
         if name == "plane":
@@ -678,7 +803,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="level of measurement of Krippendorff's alpha (auto: interval if ngrameval[agreement] is installed)",
     )
-    ag.add_argument("--min-overlap", type=int, default=3, help="items two judges must share to be correlated (3)")
+    ag.add_argument("--min-overlap", type=_count, default=3, help="items two judges must share to be correlated (3)")
     ag.add_argument(
         "--leave-one-out", action="store_true", help="single judge vs the other judges' mean (default: the mean of all)"
     )
@@ -691,18 +816,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _fail(message: str, code: int = 2) -> int:
+    print(f"ngrameval: error: {message}", file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    warnings.simplefilter("default", UndefinedMetricWarning)
-    warnings.formatwarning = lambda msg, cat, *a, **k: f"ngrameval: warning: {msg}\n"
+    """Run one command. Exit status: 0 done, 2 bad input or options (one line on stderr, nothing written),
+    130 interrupted (Ctrl-C), 1 an internal error (a bug: one line, the traceback with NGRAMEVAL_TRACEBACK=1)."""
     try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help, --version, or the one-line usage error already printed
+            return int(exc.code or 0)
+        warnings.simplefilter("default", UndefinedMetricWarning)
+        warnings.formatwarning = lambda msg, cat, *a, **k: f"ngrameval: warning: {msg}\n"
         return int(args.func(args))
     except (InputError, ConfigError, MissingDependencyError) as exc:
-        print(f"ngrameval: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        print("ngrameval: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
+        # the reader went away (| head): say nothing, and keep Python from complaining at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except MemoryError:
+        return _fail("out of memory: the input is too large for this machine (split it, or use fewer systems)")
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}")
+    except RecursionError as exc:
+        return _fail(f"input too deeply nested ({exc})")
+    except Exception as exc:
+        if os.environ.get("NGRAMEVAL_TRACEBACK"):
+            raise
+        return _fail(f"internal error ({type(exc).__name__}: {exc}); please report it with the command line", 1)
 
 
 if __name__ == "__main__":  # pragma: no cover

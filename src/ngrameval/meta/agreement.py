@@ -145,6 +145,8 @@ def krippendorff_alpha(scores: FloatArray, level: str = "interval") -> float:
         raise MissingDependencyError("krippendorff", "agreement") from None
     if np.sum(np.sum(~np.isnan(scores), axis=0) >= 2) == 0:
         return math.nan  # no item was scored twice: nothing to agree on
+    if len(np.unique(scores[~np.isnan(scores)])) < 2:
+        return math.nan  # one value only: expected disagreement is 0, alpha is 0/0 (the package raises)
     alpha: Any = krippendorff.alpha  # its level argument is typed as a Literal; ours is checked above
     return float(alpha(reliability_data=scores, level_of_measurement=level))
 

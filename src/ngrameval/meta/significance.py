@@ -22,6 +22,7 @@ Confidence intervals of each system's score are bootstrap percentile intervals.
 
 from __future__ import annotations
 
+import math
 import string
 import warnings
 from collections.abc import Mapping, Sequence
@@ -308,11 +309,15 @@ def paired_test(
         raise ConfigError(f"alpha must be in (0, 1); got {alpha}")
     adjust_p(np.zeros(0), correction)  # validates the name before any work
     pairs = _pairs(names, baseline)
-    floor = adjust_p(np.full(len(pairs), 1.0 / (n + 1)), correction).min() if test == "ar" else 0.0
+    # both tests' p-values are (c + 1) / (n + 1): the smallest reachable one, after correction, is the floor
+    floor = float(adjust_p(np.full(len(pairs), 1.0 / (n + 1)), correction).min()) if pairs else 0.0
     if floor > alpha:
+        needed = math.ceil(floor * (n + 1) / alpha - 1e-9)  # the correction multiplies 1/(n+1) by a constant
+        what, option = ("AR trials", "--paired-ar-n") if test == "ar" else ("bootstrap resamples", "--paired-bs-n")
         warnings.warn(
-            f"with {n} AR trials and {correction} correction over {len(pairs)} pairs the smallest reachable p is "
-            f"{floor:.3g} > alpha {alpha:g}: no difference can be significant; use more trials",
+            f"with {n} {what} and {correction} correction over {len(pairs)} pairs the smallest reachable p is "
+            f"{floor:.3g} > alpha {alpha:g}: no difference can be significant; use at least {needed} {what} "
+            f"({option} {needed})",
             UserWarning,
             stacklevel=2,
         )

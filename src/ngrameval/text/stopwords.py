@@ -35,3 +35,5 @@ def load_stopwords(name_or_path: str) -> frozenset[str]:
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise InputError(f"{path}:{line}: not valid UTF-8") from None
+    except OSError as exc:  # a directory, no permission, ...
+        raise InputError(f"stop-word list {name_or_path!r}: {exc.strerror or exc}") from None
