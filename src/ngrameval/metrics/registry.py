@@ -27,6 +27,9 @@ from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.tokenize import LOWERCASING
 
 
+MAX_ORDER = 100  # the highest n-gram order the C counting kernels take (_overlap.c, _rouge.c)
+
+
 class Metric(Protocol):
     """What every metric configuration offers."""
 
