@@ -175,14 +175,30 @@ static int get_offsets(PyObject *seg_o, Py_buffer *seg, Py_ssize_t n_texts) {
     return 0;
 }
 
-/* Parses (tok, off, max_order) into a stream; -1 with an exception set on error. */
-static int parse_texts(PyObject *args, stream_t *s, int *max_order) {
-    PyObject *tok_o, *off_o;
-    if (!PyArg_ParseTuple(args, "OOi", &tok_o, &off_o, max_order)) return -1;
-    if (*max_order < 1 || *max_order > 100) {
-        PyErr_SetString(PyExc_ValueError, "max_order must be in 1..100");
+/* The highest n-gram order the kernel takes (orders are stored in int8). */
+#define MAX_ORDER 100
+
+/* max_order from any int: ValueError naming the bound outside 1..MAX_ORDER (never OverflowError). */
+static int get_order(PyObject *o, int *max_order) {
+    int overflow = 0;
+    long long n = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (n == -1 && PyErr_Occurred()) return -1;
+    if (overflow || n < 1 || n > MAX_ORDER) {
+        PyErr_Format(PyExc_ValueError, "max_order must be an n-gram order from 1 to %d (ngrameval._overlap.MAX_ORDER), got %R",
+                     MAX_ORDER, o);
         return -1;
     }
+    *max_order = (int)n;
+    return 0;
+}
+
+#define ID_HINT "above the 32-bit id bound 2**31-1 of the counting kernel; split the input"
+
+/* Parses (tok, off, max_order) into a stream; -1 with an exception set on error. */
+static int parse_texts(PyObject *args, stream_t *s, int *max_order) {
+    PyObject *tok_o, *off_o, *order_o;
+    if (!PyArg_ParseTuple(args, "OOO", &tok_o, &off_o, &order_o)) return -1;
+    if (get_order(order_o, max_order) < 0) return -1;
     return get_stream(tok_o, off_o, s);
 }
 
@@ -217,16 +233,28 @@ static PyObject *intern(PyObject *self, PyObject *args) {
     table_t table = {0};
     gram_info_t info = {0};
     PyObject *result = NULL;
-    int32_t *gid = (int32_t *)malloc((T ? T : 1) * N * sizeof(int32_t));
+    int32_t *gid = NULL;
+    kstate_t ks = {0};
+    k_release(&ks);
+    if (T > (size_t)PY_SSIZE_T_MAX / 4 / N) {
+        k_limit(&ks, "intern: %zu reference tokens x max_order %zu n-gram ids do not fit in memory", T, N);
+        goto done;
+    }
+    gid = (int32_t *)malloc((T ? T : 1) * N * sizeof(int32_t));
     if (!gid || table_init(&table, T * N / 2 + 16) < 0) goto nomem;
     for (Py_ssize_t r = 0; r < n_refs; r++) {
         int64_t a = roff[r], b = roff[r + 1];
+        if (k_poll(&ks, (uint64_t)(b - a) * N + 1) < 0) goto done;
         for (int64_t i = a; i < b; i++) {
             int32_t prev = -1;
             for (size_t n = 0; n < N; n++) {
                 if (i + (int64_t)n >= b) {
                     gid[(size_t)i * N + n] = -1;
                     continue;
+                }
+                if (info.size >= K_MAX_ID) {
+                    k_limit(&ks, "reference %zd: more than %d distinct reference n-grams, " ID_HINT, r + 1, K_MAX_ID);
+                    goto done;
                 }
                 int32_t id = table_insert(&table, make_key(prev, rtok[i + n]), (int32_t)info.size);
                 if (id == -2) goto nomem;
@@ -237,14 +265,16 @@ static PyObject *intern(PyObject *self, PyObject *args) {
             }
         }
     }
-    result = Py_BuildValue("(NNNN)", bytes_of(gid, T * N * sizeof(int32_t)),
-                           bytes_of(info.count, info.size * sizeof(int64_t)),
-                           bytes_of(info.prefix, info.size * sizeof(int32_t)),
-                           bytes_of(info.order, info.size * sizeof(int8_t)));
+    if (k_finish(&ks) == 0)
+        result = Py_BuildValue("(NNNN)", bytes_of(gid, T * N * sizeof(int32_t)),
+                               bytes_of(info.count, info.size * sizeof(int64_t)),
+                               bytes_of(info.prefix, info.size * sizeof(int32_t)),
+                               bytes_of(info.order, info.size * sizeof(int8_t)));
     goto done;
 nomem:
-    PyErr_NoMemory();
+    k_nomem(&ks);
 done:
+    if (!result) k_finish(&ks);
     free(gid);
     free(info.count); free(info.prefix); free(info.order);
     if (table.keys) table_free(&table);
@@ -328,17 +358,16 @@ static void local_free(local_t *l) {
  * occur in a reference of the segment; the last three are empty unless ref_gid is given.
  */
 static PyObject *overlap(PyObject *self, PyObject *args) {
-    PyObject *ref_tok_o, *ref_off_o, *ref_seg_o, *hyps_o, *gid_o;
+    PyObject *ref_tok_o, *ref_off_o, *ref_seg_o, *hyps_o, *gid_o, *order_o;
     int max_order;
-    if (!PyArg_ParseTuple(args, "OOOOiO", &ref_tok_o, &ref_off_o, &ref_seg_o, &hyps_o, &max_order, &gid_o))
+    if (!PyArg_ParseTuple(args, "OOOOOO", &ref_tok_o, &ref_off_o, &ref_seg_o, &hyps_o, &order_o, &gid_o))
         return NULL;
-    if (max_order < 1 || max_order > 100) {
-        PyErr_SetString(PyExc_ValueError, "max_order must be in 1..100");
-        return NULL;
-    }
-    PyObject *hyps = PySequence_Fast(hyps_o, "hyps must be a sequence of (tok, off) pairs");
+    if (get_order(order_o, &max_order) < 0) return NULL;
+    /* a tuple copy: its items stay alive whatever Python code (a __buffer__, ...) runs below */
+    PyObject *hyps = PySequence_Tuple(hyps_o);
     if (!hyps) return NULL;
-    Py_ssize_t K = PySequence_Fast_GET_SIZE(hyps);
+    Py_ssize_t K = PyTuple_GET_SIZE(hyps);
+    kstate_t ks = {0};
     system_t *sys = (system_t *)calloc((size_t)(K ? K : 1), sizeof(system_t));
     stream_t refs = {0};
     Py_buffer seg_buf = {0}, gid_buf = {0};
@@ -368,8 +397,13 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
         gid = (const int32_t *)gid_buf.buf;
     }
     for (Py_ssize_t k = 0; k < K; k++) {
-        PyObject *tok_o, *off_o;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(hyps, k), "OO", &tok_o, &off_o)) goto fail;
+        PyObject *tok_o, *off_o, *pair = PyTuple_GET_ITEM(hyps, k);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_Format(PyExc_TypeError, "hyps[%zd] must be a (tok, off) tuple, not %.100s", k, Py_TYPE(pair)->tp_name);
+            goto fail;
+        }
+        tok_o = PyTuple_GET_ITEM(pair, 0);
+        off_o = PyTuple_GET_ITEM(pair, 1);
         if (get_stream(tok_o, off_o, &sys[k].hyp) < 0) goto fail;
         if (sys[k].hyp.off.len / 8 - 1 != n_seg) {
             PyErr_SetString(PyExc_ValueError, "every system must have one text per segment");
@@ -380,13 +414,19 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
         sys[k].dmatch = (int64_t *)calloc((size_t)(n_seg ? n_seg : 1) * N, sizeof(int64_t));
         if (!sys[k].match || !sys[k].rmatch || !sys[k].dmatch) goto nomem;
     }
+    k_release(&ks);
     if (table_init(&table, 64) < 0) goto nomem;
 
     int64_t tick = 0;
     for (Py_ssize_t s = 0; s < n_seg; s++) {
         /* 1. Intern this segment's reference n-grams into the (cleared) small table. */
         size_t n_tok = (size_t)(roff[rseg[s + 1]] - roff[rseg[s]]);
+        if (n_tok >= (size_t)K_MAX_ID / N) {
+            k_limit(&ks, "segment %zd: %zu reference tokens x max_order %zu n-grams, " ID_HINT, s + 1, n_tok, N);
+            goto fail;
+        }
         size_t need = n_tok * N + 1;
+        if (k_poll(&ks, need) < 0) goto fail;
         if (reserve_segment(&table, need, &used, &used_cap) < 0 || local_reserve(&loc, need) < 0) goto nomem;
         if (need > pair_cap) {
             pair_cap = need * 2;
@@ -446,6 +486,7 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
             int64_t seg_tick = ++tick;
             size_t n_hyp = 0;
             int64_t e = hoff[s + 1];
+            if (k_poll(&ks, (uint64_t)(e - hoff[s]) * N + n_pairs) < 0) goto fail;
             for (int64_t i = hoff[s]; i < e; i++) {
                 int32_t prev = -1;
                 for (size_t n = 0; n < N && i + (int64_t)n < e; n++) {
@@ -483,6 +524,7 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
         for (size_t q = 0; q < n_used; q++) table.keys[used[q]] = EMPTY_KEY;
     }
 
+    if (k_finish(&ks) < 0) goto fail;
     result = PyList_New(K);
     if (!result) goto fail;
     for (Py_ssize_t k = 0; k < K; k++) {
@@ -501,8 +543,9 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
     goto done;
 
 nomem:
-    PyErr_NoMemory();
+    k_nomem(&ks);
 fail:
+    k_finish(&ks);
     Py_CLEAR(result);
 done:
     if (sys) {
@@ -534,11 +577,18 @@ static PyObject *distinct(PyObject *self, PyObject *args) {
     table_t table = {0};
     size_t *used = NULL, used_cap = 0;
     PyObject *result = NULL;
+    kstate_t ks = {0};
+    k_release(&ks);
     int64_t *out = (int64_t *)calloc((size_t)(L ? L : 1) * N, sizeof(int64_t));
     if (!out || table_init(&table, 64) < 0) goto nomem;
     for (Py_ssize_t t = 0; t < L; t++) {
         int64_t a = off[t], b = off[t + 1];
+        if ((size_t)(b - a) >= (size_t)K_MAX_ID / N) {
+            k_limit(&ks, "text %zd: %lld tokens x max_order %zu n-grams, " ID_HINT, t + 1, (long long)(b - a), N);
+            goto done;
+        }
         size_t need = (size_t)(b - a) * N + 1, n_used = 0;
+        if (k_poll(&ks, need) < 0) goto done;
         if (reserve_segment(&table, need, &used, &used_cap) < 0) goto nomem;
         const size_t mask = table.cap - 1;
         int32_t next = 0;
@@ -559,11 +609,12 @@ static PyObject *distinct(PyObject *self, PyObject *args) {
         }
         for (size_t q = 0; q < n_used; q++) table.keys[used[q]] = EMPTY_KEY;
     }
-    result = bytes_of(out, (size_t)L * N * sizeof(int64_t));
+    if (k_finish(&ks) == 0) result = bytes_of(out, (size_t)L * N * sizeof(int64_t));
     goto done;
 nomem:
-    PyErr_NoMemory();
+    k_nomem(&ks);
 done:
+    if (!result) k_finish(&ks);
     free(out);
     free(used);
     if (table.keys) table_free(&table);
@@ -580,4 +631,12 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_overlap", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__overlap(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__overlap(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    if (PyModule_AddIntConstant(m, "MAX_ORDER", MAX_ORDER) < 0 || PyModule_AddIntConstant(m, "MAX_ID", K_MAX_ID) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

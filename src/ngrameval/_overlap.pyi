@@ -5,6 +5,9 @@ from typing import Any
 
 Buffer = Any
 
+MAX_ORDER: int  # the highest max_order (100); beyond it: ValueError
+MAX_ID: int  # 2**31 - 1: n-gram ids and per-segment n-gram counts stay below it (else LimitError)
+
 def intern(ref_tok: Buffer, ref_off: Buffer, max_order: int, /) -> tuple[bytes, bytes, bytes, bytes]: ...
 def overlap(
     ref_tok: Buffer,

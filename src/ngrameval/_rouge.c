@@ -82,58 +82,96 @@ static int32_t max_id(const texts_t *t) {
     return m;
 }
 
+/* The bound on the cells of one alignment table / the skip-bigram units of one text (ngrameval.limits). */
+static uint64_t max_cells = 1ULL << 28;
+
+#define RAISE_HINT "raise the bound with --max-cells or ngrameval.limits.set_max_cells()"
+
+/* a * b, saturating at UINT64_MAX. */
+static inline uint64_t mul_sat(uint64_t a, uint64_t b) {
+    uint64_t c;
+    return __builtin_mul_overflow(a, b, &c) ? UINT64_MAX : c;
+}
+
+static inline uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+/* Scratch of `align`: two rolling rows of the (weighted) LCS values and of the run lengths, and one bit per
+   cell for the backtrack (set where the move off a non-matching cell is up, as c[i-1][j] >= c[i][j-1]). */
 typedef struct {
-    double *c;
-    size_t cap;
+    double *row, *up, *lrow, *lup;
+    size_t row_cap;
+    uint64_t *dir;
+    size_t dir_cap; /* in words */
 } dp_t;
 
-static int dp_reserve(dp_t *dp, size_t cells) {
-    if (cells <= dp->cap) return 0;
-    double *c = (double *)realloc(dp->c, cells * 2 * sizeof(double));
-    if (!c) return -1;
-    dp->c = c;
-    dp->cap = cells * 2;
+static void dp_free(dp_t *dp) {
+    free(dp->row); free(dp->up); free(dp->lrow); free(dp->lup); free(dp->dir);
+}
+
+static int dp_reserve(dp_t *dp, size_t width, size_t words) {
+    if (width > dp->row_cap) {
+        double **rows[4] = {&dp->row, &dp->up, &dp->lrow, &dp->lup};
+        for (int q = 0; q < 4; q++) {
+            double *p = (double *)realloc(*rows[q], width * sizeof(double));
+            if (!p) return -1;
+            *rows[q] = p;
+        }
+        dp->row_cap = width;
+    }
+    if (words > dp->dir_cap) {
+        uint64_t *d = (uint64_t *)realloc(dp->dir, words * sizeof(uint64_t));
+        if (!d) return -1;
+        dp->dir = d;
+        dp->dir_cap = words;
+    }
     return 0;
 }
 
-/* LCS (weight 0) or weighted LCS table of r[0..m) x h[0..n), then marks the backtracked r positions. */
-static int align(const int32_t *r, size_t m, const int32_t *h, size_t n, double weight, dp_t *dp, dp_t *run,
-                 uint8_t *mask) {
+/* LCS (weight 0) or weighted LCS of r[0..m) x h[0..n), then marks the backtracked r positions: diagonal on a
+   match, else up when c[i-1][j] >= c[i][j-1], else left. Two rows of values and m * n bits. -1 on error. */
+static int align(const int32_t *r, size_t m, const int32_t *h, size_t n, double weight, dp_t *dp, uint8_t *mask,
+                 kstate_t *k) {
     if (m == 0 || n == 0) return 0;
-    const size_t w = n + 1;
-    if (dp_reserve(dp, (m + 1) * w) < 0) return -1;
-    double *c = dp->c, *l = NULL;
-    if (weight > 0) {
-        if (dp_reserve(run, (m + 1) * w) < 0) return -1;
-        l = run->c;
-        for (size_t j = 0; j <= n; j++) l[j] = 0;
-    }
-    for (size_t j = 0; j <= n; j++) c[j] = 0;
+    const size_t stride = (n + 63) / 64; /* words per row of direction bits */
+    if (dp_reserve(dp, n + 1, m * stride) < 0) return k_nomem(k);
+    double *row = dp->row, *up = dp->up, *l = dp->lrow, *lu = dp->lup;
+    const int weighted = weight > 0;
+    for (size_t j = 0; j <= n; j++) up[j] = lu[j] = 0;
     for (size_t i = 1; i <= m; i++) {
-        double *row = c + i * w, *up = row - w;
+        uint64_t *bits = dp->dir + (i - 1) * stride, word = 0;
         row[0] = 0;
-        if (l) l[i * w] = 0;
+        l[0] = 0;
+        const int32_t t = r[i - 1];
         for (size_t j = 1; j <= n; j++) {
-            if (r[i - 1] == h[j - 1]) {
-                if (l) {
-                    double k = l[(i - 1) * w + j - 1];
-                    row[j] = up[j - 1] + pow(k + 1, weight) - pow(k, weight);
-                    l[i * w + j] = k + 1;
+            if (t == h[j - 1]) {
+                if (weighted) {
+                    double q = lu[j - 1];
+                    row[j] = up[j - 1] + pow(q + 1, weight) - pow(q, weight);
+                    l[j] = q + 1;
                 } else {
                     row[j] = up[j - 1] + 1;
                 }
             } else {
-                row[j] = up[j] >= row[j - 1] ? up[j] : row[j - 1];
-                if (l) l[i * w + j] = 0;
+                int go_up = up[j] >= row[j - 1];
+                row[j] = go_up ? up[j] : row[j - 1];
+                l[j] = 0;
+                word |= (uint64_t)go_up << ((j - 1) % 64);
+            }
+            if (j % 64 == 0 || j == n) {
+                bits[(j - 1) / 64] = word;
+                word = 0;
             }
         }
+        double *x = row; row = up; up = x;
+        x = l; l = lu; lu = x;
+        if (k_poll(k, n) < 0) return -1;
     }
     size_t i = m, j = n;
     while (i && j) {
         if (r[i - 1] == h[j - 1]) {
             mask[--i] = 1;
             j--;
-        } else if (c[(i - 1) * w + j] >= c[i * w + j - 1]) {
+        } else if (dp->dir[(i - 1) * stride + (j - 1) / 64] >> ((j - 1) % 64) & 1) {
             i--;
         } else {
             j--;
@@ -142,16 +180,25 @@ static int align(const int32_t *r, size_t m, const int32_t *h, size_t n, double 
     return 0;
 }
 
-/* Scratch of lcs_length: loc[token] = its row of pm (-1: not in the sentence); pm and v grow as needed. */
+/* Scratch of lcs_length: loc[token] = its row (-1: not in the sentence); the rows of tokens occurring at
+   least `dense_min` times are bit vectors in pm, the others lists of positions (pos[start[row] ..]) set into
+   the bit vector `one` when needed, so memory stays linear in the sentence length. */
 typedef struct {
     int32_t *loc;
-    uint64_t *pm, *v;
-    size_t pm_cap, v_cap; /* in words */
+    int64_t *dense;            /* per row: its bit vector's index in pm, or -1 */
+    int64_t *start, *fill;     /* per row + 1: its positions in pos */
+    int64_t *pos;
+    uint64_t *pm, *v, *one;
+    size_t row_cap, pos_cap, pm_cap, v_cap, one_cap; /* the last three in words */
 } bits_t;
 
-static int grow_words(uint64_t **p, size_t *cap, size_t need) {
+static void bits_free(bits_t *s) {
+    free(s->loc); free(s->dense); free(s->start); free(s->fill); free(s->pos); free(s->pm); free(s->v); free(s->one);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size) {
     if (need <= *cap) return 0;
-    uint64_t *q = (uint64_t *)realloc(*p, need * sizeof(uint64_t));
+    void *q = realloc(*p, need * size);
     if (!q) return -1;
     *p = q;
     *cap = need;
@@ -160,42 +207,80 @@ static int grow_words(uint64_t **p, size_t *cap, size_t need) {
 
 /* Length of an LCS of a[0..m) and b[0..n), bit-parallel (Allison & Dix 1986; Hyyro 2004): bit i of v is 0
    where the LCS row of a grows at position i; each b token updates v = (v + (v & pm)) | (v & ~pm), with
-   pm the positions of that token in a. O(n m / 64) time and (distinct tokens of a) m / 64 words instead of
-   the O(n m) table. -1 on OOM. */
-static int64_t lcs_length(const int32_t *a, size_t m, const int32_t *b, size_t n, bits_t *s) {
-    size_t words = (m + 63) / 64, rows = 0;
+   pm the positions of that token in a. O(n m / 64) time, O(m) memory. -1 on error (k->err set). */
+static int64_t lcs_length(const int32_t *a, size_t m, const int32_t *b, size_t n, bits_t *s, kstate_t *k) {
+    size_t words = (m + 63) / 64, rows = 0, cap;
+    int64_t zeros = -1;
     for (size_t i = 0; i < m; i++)
         if (s->loc[a[i]] < 0) s->loc[a[i]] = (int32_t)rows++;
-    int64_t zeros = -1;
-    if (grow_words(&s->pm, &s->pm_cap, rows * words) < 0 || grow_words(&s->v, &s->v_cap, words) < 0) goto reset;
-    memset(s->pm, 0, rows * words * sizeof(uint64_t));
-    for (size_t i = 0; i < m; i++) s->pm[(size_t)s->loc[a[i]] * words + i / 64] |= 1ULL << (i % 64);
-    for (size_t k = 0; k < words; k++) s->v[k] = ~0ULL;
-    for (size_t j = 0; j < n; j++) {
-        int32_t r = s->loc[b[j]];
-        if (r < 0) continue;
-        const uint64_t *pm = s->pm + (size_t)r * words;
-        uint64_t carry = 0;
-        for (size_t k = 0; k < words; k++) {
-            uint64_t v = s->v[k], u = v & pm[k], x = v + u, y = x + carry;
-            carry = (x < u) | (y < carry);
-            s->v[k] = y | (v & ~pm[k]);
+    /* dense, start and fill share row_cap: each grows to rows + 1 before it is updated */
+    cap = s->row_cap;
+    if (grow((void **)&s->dense, &cap, rows + 1, sizeof(int64_t)) < 0) goto nomem;
+    cap = s->row_cap;
+    if (grow((void **)&s->start, &cap, rows + 1, sizeof(int64_t)) < 0) goto nomem;
+    if (grow((void **)&s->fill, &s->row_cap, rows + 1, sizeof(int64_t)) < 0) goto nomem;
+    if (grow((void **)&s->pos, &s->pos_cap, m ? m : 1, sizeof(int64_t)) < 0) goto nomem;
+    if (grow((void **)&s->v, &s->v_cap, words, sizeof(uint64_t)) < 0) goto nomem;
+    {
+        /* the positions of each row, in order */
+        memset(s->start, 0, (rows + 1) * sizeof(int64_t));
+        for (size_t i = 0; i < m; i++) s->start[s->loc[a[i]] + 1]++;
+        for (size_t q = 0; q < rows; q++) s->start[q + 1] += s->start[q];
+        memcpy(s->fill, s->start, (rows + 1) * sizeof(int64_t));
+        for (size_t i = 0; i < m; i++) s->pos[s->fill[s->loc[a[i]]]++] = (int64_t)i;
+        /* dense rows: all when small, else the rows of >= m / 64 positions (at most 64 of them) */
+        size_t dense_min = rows * words <= (1u << 16) ? 1 : (m + 63) / 64, n_dense = 0;
+        for (size_t q = 0; q < rows; q++)
+            s->dense[q] = (size_t)(s->start[q + 1] - s->start[q]) >= dense_min ? (int64_t)n_dense++ : -1;
+        if (grow((void **)&s->pm, &s->pm_cap, n_dense * words + 1, sizeof(uint64_t)) < 0) goto nomem;
+        if (grow((void **)&s->one, &s->one_cap, words + 1, sizeof(uint64_t)) < 0) goto nomem;
+        memset(s->pm, 0, n_dense * words * sizeof(uint64_t));
+        memset(s->one, 0, words * sizeof(uint64_t));
+        for (size_t q = 0; q < rows; q++) {
+            if (s->dense[q] < 0) continue;
+            uint64_t *pm = s->pm + (size_t)s->dense[q] * words;
+            for (int64_t e = s->start[q]; e < s->start[q + 1]; e++) pm[s->pos[e] / 64] |= 1ULL << (s->pos[e] % 64);
+        }
+        for (size_t q = 0; q < words; q++) s->v[q] = ~0ULL;
+        for (size_t j = 0; j < n; j++) {
+            int32_t r = s->loc[b[j]];
+            if (r < 0) continue;
+            const uint64_t *pm = s->one;
+            if (s->dense[r] >= 0)
+                pm = s->pm + (size_t)s->dense[r] * words;
+            else
+                for (int64_t e = s->start[r]; e < s->start[r + 1]; e++) s->one[s->pos[e] / 64] |= 1ULL << (s->pos[e] % 64);
+            uint64_t carry = 0;
+            for (size_t q = 0; q < words; q++) {
+                uint64_t v = s->v[q], u = v & pm[q], x = v + u, y = x + carry;
+                carry = (x < u) | (y < carry);
+                s->v[q] = y | (v & ~pm[q]);
+            }
+            if (s->dense[r] < 0)
+                for (int64_t e = s->start[r]; e < s->start[r + 1]; e++) s->one[s->pos[e] / 64] = 0;
+            if (k_poll(k, words) < 0) goto reset;
+        }
+        zeros = 0;
+        for (size_t q = 0; q < words; q++) {
+            uint64_t live = q + 1 < words || m % 64 == 0 ? ~0ULL : (1ULL << (m % 64)) - 1;
+            zeros += __builtin_popcountll(~s->v[q] & live);
         }
     }
-    zeros = 0;
-    for (size_t k = 0; k < words; k++) {
-        uint64_t live = k + 1 < words || m % 64 == 0 ? ~0ULL : (1ULL << (m % 64)) - 1;
-        zeros += __builtin_popcountll(~s->v[k] & live);
-    }
+    goto reset;
+nomem:
+    k_nomem(k);
 reset:
     for (size_t i = 0; i < m; i++) s->loc[a[i]] = -1;
     return zeros;
 }
 
-/* Whether text t is one sentence spanning exactly clip text t of the same tokens (so clipping cannot bind). */
+/* Whether text t is one sentence with the same tokens as its clip text t (so clipping cannot bind). */
 static inline int sole_sentence(const int32_t *tok, const int64_t *so, const int64_t *to, int64_t t,
                                 const int32_t *ctok, const int64_t *co) {
-    return tok == ctok && to[t + 1] - to[t] == 1 && so[to[t]] == co[t] && so[to[t] + 1] == co[t + 1];
+    if (to[t + 1] - to[t] != 1) return 0;
+    int64_t a = so[to[t]], len = so[to[t] + 1] - a;
+    if (len != co[t + 1] - co[t]) return 0;
+    return len == 0 || tok + a == ctok + co[t] || memcmp(tok + a, ctok + co[t], (size_t)len * sizeof(int32_t)) == 0;
 }
 
 static PyObject *lcs(PyObject *self, PyObject *args) {
@@ -204,14 +289,19 @@ static PyObject *lcs(PyObject *self, PyObject *args) {
     texts_t H = {0}, R = {0}, CH = {0}, CR = {0};
     Py_buffer ph = {0}, pr = {0};
     PyObject *result = NULL;
-    int32_t *cnt_r = NULL, *cnt_h = NULL;
+    int64_t *cnt_r = NULL, *cnt_h = NULL;
     uint8_t *mask = NULL;
     double *hits = NULL;
-    dp_t dp = {0}, run = {0};
+    dp_t dp = {0};
     bits_t bits = {0};
+    kstate_t k = {0};
     if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOd", &ht, &hs, &hto, &rt, &rs, &rto, &cht, &chs, &chto, &crt, &crs,
                           &crto, &ph_o, &pr_o, &weight))
         return NULL;
+    if (!(weight >= 0) || isinf(weight)) {
+        PyErr_Format(PyExc_ValueError, "weight must be a finite number >= 0, got %R", PyTuple_GET_ITEM(args, 14));
+        return NULL;
+    }
     if (get_texts(ht, hs, hto, &H) < 0 || get_texts(rt, rs, rto, &R) < 0) goto done;
     if (get_texts(cht, chs, chto, &CH) < 0 || get_texts(crt, crs, crto, &CR) < 0) goto done;
     /* clip texts: one sentence per text, so sentence offsets are text offsets */
@@ -226,13 +316,16 @@ static PyObject *lcs(PyObject *self, PyObject *args) {
         if (vr > vmax) vmax = vr;
         if (va > vmax) vmax = va;
         if (vb > vmax) vmax = vb;
-        size_t V = (size_t)vmax + 1, longest = 1;
+        size_t V = (size_t)vmax + 2, longest = 1; /* + 2: never calloc(0) */
         const int64_t *rso = (const int64_t *)R.soff.buf;
         for (Py_ssize_t s = 0; s < R.soff.len / 8 - 1; s++)
             if ((size_t)(rso[s + 1] - rso[s]) > longest) longest = (size_t)(rso[s + 1] - rso[s]);
         Py_ssize_t P = ph.len / 8;
-        cnt_r = (int32_t *)calloc(V, sizeof(int32_t));
-        cnt_h = (int32_t *)calloc(V, sizeof(int32_t));
+        const uint64_t limit = max_cells;
+        const char *name = weight > 0 ? "ROUGE-W" : "ROUGE-L (summary level)";
+        k_release(&k);
+        cnt_r = (int64_t *)calloc(V, sizeof(int64_t));
+        cnt_h = (int64_t *)calloc(V, sizeof(int64_t));
         mask = (uint8_t *)malloc(longest);
         hits = (double *)calloc((size_t)(P ? P : 1), sizeof(double));
         bits.loc = (int32_t *)malloc(V * sizeof(int32_t));
@@ -250,13 +343,26 @@ static PyObject *lcs(PyObject *self, PyObject *args) {
                 /* one sentence each: the marked positions are one LCS, which no clipping can cut */
                 int64_t r0 = rso[rto_[r]], h0 = hso[hto_[h]];
                 int64_t got = lcs_length(rtk + r0, (size_t)(rso[rto_[r] + 1] - r0), htk + h0,
-                                         (size_t)(hso[hto_[h] + 1] - h0), &bits);
-                if (got < 0) goto nomem;
+                                         (size_t)(hso[hto_[h] + 1] - h0), &bits, &k);
+                if (got < 0) goto done;
                 hits[p] = (double)got;
                 continue;
             }
-            for (int64_t k = cho[h]; k < cho[h + 1]; k++) cnt_h[chk[k]]++;
-            for (int64_t k = cro[r]; k < cro[r + 1]; k++) cnt_r[crk[k]]++;
+            /* the alignment tables of this pair fit the bound? */
+            for (int64_t rs_ = rto_[r]; rs_ < rto_[r + 1]; rs_++)
+                for (int64_t hs_ = hto_[h]; hs_ < hto_[h + 1]; hs_++) {
+                    uint64_t m = (uint64_t)(rso[rs_ + 1] - rso[rs_]), n = (uint64_t)(hso[hs_ + 1] - hso[hs_]);
+                    if (mul_sat(m, n) > limit) {
+                        k_limit(&k,
+                                "segment %lld, reference %lld: %s needs %llu cells (a %llu x %llu token alignment "
+                                "table), above max_cells=%llu; " RAISE_HINT,
+                                (long long)h + 1, (long long)r + 1, name, (unsigned long long)mul_sat(m, n),
+                                (unsigned long long)m, (unsigned long long)n, (unsigned long long)limit);
+                        goto done;
+                    }
+                }
+            for (int64_t q = cho[h]; q < cho[h + 1]; q++) cnt_h[chk[q]]++;
+            for (int64_t q = cro[r]; q < cro[r + 1]; q++) cnt_r[crk[q]]++;
             double total = 0;
             for (int64_t rs_ = rto_[r]; rs_ < rto_[r + 1]; rs_++) {
                 const int32_t *rt_ = rtk + rso[rs_];
@@ -264,8 +370,8 @@ static PyObject *lcs(PyObject *self, PyObject *args) {
                 if (m == 0) continue;
                 memset(mask, 0, m);
                 for (int64_t hs_ = hto_[h]; hs_ < hto_[h + 1]; hs_++)
-                    if (align(rt_, m, htk + hso[hs_], (size_t)(hso[hs_ + 1] - hso[hs_]), weight, &dp, &run, mask) < 0)
-                        goto nomem;
+                    if (align(rt_, m, htk + hso[hs_], (size_t)(hso[hs_ + 1] - hso[hs_]), weight, &dp, mask, &k) < 0)
+                        goto done;
                 size_t len = 0;
                 for (size_t j = 0; j < m; j++) {
                     int32_t t = rt_[j];
@@ -284,24 +390,24 @@ static PyObject *lcs(PyObject *self, PyObject *args) {
                 }
             }
             hits[p] = total;
-            for (int64_t k = cho[h]; k < cho[h + 1]; k++) cnt_h[chk[k]] = 0;
-            for (int64_t k = cro[r]; k < cro[r + 1]; k++) cnt_r[crk[k]] = 0;
+            for (int64_t q = cho[h]; q < cho[h + 1]; q++) cnt_h[chk[q]] = 0;
+            for (int64_t q = cro[r]; q < cro[r + 1]; q++) cnt_r[crk[q]] = 0;
+            if (k_poll(&k, (uint64_t)(cho[h + 1] - cho[h] + cro[r + 1] - cro[r]) + 1) < 0) goto done;
         }
-        result = PyBytes_FromStringAndSize((const char *)hits, (Py_ssize_t)(P * (Py_ssize_t)sizeof(double)));
+        if (k_finish(&k) == 0)
+            result = PyBytes_FromStringAndSize((const char *)hits, (Py_ssize_t)(P * (Py_ssize_t)sizeof(double)));
     }
     goto done;
 nomem:
-    PyErr_NoMemory();
+    k_nomem(&k);
 done:
+    if (!result) k_finish(&k);
     free(cnt_r);
     free(cnt_h);
     free(mask);
     free(hits);
-    free(dp.c);
-    free(run.c);
-    free(bits.loc);
-    free(bits.pm);
-    free(bits.v);
+    dp_free(&dp);
+    bits_free(&bits);
     release_texts(&H);
     release_texts(&R);
     release_texts(&CH);
@@ -313,22 +419,21 @@ done:
 
 #define EMPTY UINT64_MAX
 
+/* Skip-bigram counts of one reference text; grows with the number of distinct units. */
 typedef struct {
     uint64_t *keys; /* EMPTY where free */
     int64_t *count;
     size_t *used, n_used, cap; /* cap: a power of two */
 } counter_t;
 
-static int counter_reserve(counter_t *t, size_t need) {
-    if (need * 2 <= t->cap) return 0;
-    size_t cap = 64;
-    while (cap < need * 2) cap <<= 1;
-    free(t->keys);
-    free(t->count);
-    free(t->used);
+static void counter_free(counter_t *t) {
+    free(t->keys); free(t->count); free(t->used);
+}
+
+static int counter_init(counter_t *t, size_t cap) {
     t->keys = (uint64_t *)malloc(cap * sizeof(uint64_t));
     t->count = (int64_t *)malloc(cap * sizeof(int64_t));
-    t->used = (size_t *)malloc(cap * sizeof(size_t));
+    t->used = (size_t *)malloc(cap / 2 * sizeof(size_t));
     if (!t->keys || !t->count || !t->used) return -1;
     memset(t->keys, 0xff, cap * sizeof(uint64_t));
     t->cap = cap;
@@ -342,27 +447,51 @@ static inline size_t counter_slot(const counter_t *t, uint64_t key) {
     return j;
 }
 
-/* Number of skip-bigram (+ unigram) units of a text of L tokens. */
-static int64_t n_units(int64_t L, int gap, int unigrams) {
-    int64_t pairs, d = (int64_t)gap + 1; /* each token pairs with the next d, fewer near the end */
-    if (gap < 0 || L <= d)
-        pairs = L * (L - 1) / 2;
+/* Doubles the table (keeping its entries); -1 on OOM. */
+static int counter_grow(counter_t *t) {
+    counter_t n = {0};
+    if (counter_init(&n, t->cap * 2) < 0) {
+        counter_free(&n);
+        return -1;
+    }
+    for (size_t q = 0; q < t->n_used; q++) {
+        size_t s = t->used[q], j = counter_slot(&n, t->keys[s]);
+        n.keys[j] = t->keys[s];
+        n.count[j] = t->count[s];
+        n.used[n.n_used++] = j;
+    }
+    counter_free(t);
+    *t = n;
+    return 0;
+}
+
+/* Number of skip-bigram (+ unigram) units of a text of L tokens (gap < 0: any distance), saturating. */
+static uint64_t n_units(int64_t L, int64_t gap, int unigrams) {
+    uint64_t pairs, l = (uint64_t)L, d = (uint64_t)gap + 1; /* each token pairs with the next d, fewer near the end */
+    if (gap < 0 || l <= d)
+        pairs = l < 2 ? 0 : mul_sat(l % 2 ? l : l / 2, l % 2 ? (l - 1) / 2 : l - 1);
     else
-        pairs = (L - d) * d + d * (d - 1) / 2;
-    return pairs + (unigrams && L > 0 ? L - 1 : 0);
+        pairs = add_sat(mul_sat(l - d, d), mul_sat(d % 2 ? d : d / 2, d % 2 ? (d - 1) / 2 : d - 1));
+    return add_sat(pairs, unigrams && L > 0 ? l - 1 : 0);
 }
 
 /* Visits every unit of x[0..L): key a*(V+1) for the unigram a, a*(V+1) + b + 1 for the skip-bigram (a, b).
-   mode 0 counts them into t; mode 1 takes them from t and returns the hits. */
-static int64_t units(counter_t *t, const int32_t *x, int64_t L, uint64_t V, int gap, int unigrams, int mode) {
+   mode 0 counts them into t; mode 1 takes them from t and sets *hits. -1 on error (k->err set). */
+static int units(counter_t *t, const int32_t *x, int64_t L, uint64_t V, int64_t gap, int unigrams, int mode,
+                 int64_t *hits, kstate_t *k) {
     int64_t hit = 0;
     for (int64_t i = 0; i + 1 < L; i++) {
         uint64_t a = (uint64_t)x[i] * (V + 1);
-        for (int64_t j = unigrams ? i : i + 1; j < L && (gap < 0 || j <= i + gap + 1); j++) {
+        int64_t last = gap < 0 || gap >= L ? L - 1 : (i + gap + 1 < L ? i + gap + 1 : L - 1);
+        for (int64_t j = unigrams ? i : i + 1; j <= last; j++) {
             uint64_t key = j == i ? a : a + (uint64_t)x[j] + 1;
             size_t s = counter_slot(t, key);
             if (mode == 0) {
                 if (t->keys[s] == EMPTY) {
+                    if ((t->n_used + 1) * 2 > t->cap) {
+                        if (counter_grow(t) < 0) return k_nomem(k);
+                        s = counter_slot(t, key);
+                    }
                     t->keys[s] = key;
                     t->count[s] = 0;
                     t->used[t->n_used++] = s;
@@ -373,28 +502,38 @@ static int64_t units(counter_t *t, const int32_t *x, int64_t L, uint64_t V, int 
                 hit++;
             }
         }
+        if (k_poll(k, (uint64_t)(last - i) + 1) < 0) return -1;
     }
-    return hit;
+    *hits = hit;
+    return 0;
 }
 
 static PyObject *skip(PyObject *self, PyObject *args) {
-    PyObject *ht, *hs, *hto, *rt, *rs, *rto, *ph_o, *pr_o;
-    int gap, unigrams;
+    PyObject *ht, *hs, *hto, *rt, *rs, *rto, *ph_o, *pr_o, *gap_o;
+    int unigrams;
     texts_t H = {0}, R = {0};
     Py_buffer ph = {0}, pr = {0};
     counter_t table = {0};
     int64_t *out = NULL;
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOip", &ht, &hs, &hto, &rt, &rs, &rto, &ph_o, &pr_o, &gap, &unigrams))
+    kstate_t k = {0};
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOp", &ht, &hs, &hto, &rt, &rs, &rto, &ph_o, &pr_o, &gap_o, &unigrams))
         return NULL;
+    /* gap: any int; negative means any distance, and a gap past every text is the same as any distance */
+    int overflow = 0;
+    long long gap_ll = PyLong_AsLongLongAndOverflow(gap_o, &overflow);
+    if (gap_ll == -1 && PyErr_Occurred()) return NULL;
+    int64_t gap = overflow > 0 || gap_ll > (1LL << 62) ? (1LL << 62) : overflow < 0 || gap_ll < 0 ? -1 : gap_ll;
     if (get_texts(ht, hs, hto, &H) < 0 || get_texts(rt, rs, rto, &R) < 0) goto done;
     if (get_pairs(ph_o, pr_o, &ph, &pr, &H, &R) < 0) goto done;
     {
         int32_t vh = max_id(&H), vr = max_id(&R);
         uint64_t V = (uint64_t)(vh > vr ? vh : vr) + 1;
         Py_ssize_t P = ph.len / 8;
+        const uint64_t limit = max_cells;
+        k_release(&k);
         out = (int64_t *)malloc((size_t)(P ? P : 1) * 3 * sizeof(int64_t));
-        if (!out) goto nomem;
+        if (!out || counter_init(&table, 64) < 0) goto nomem;
         const int32_t *htk = (const int32_t *)H.tok.buf, *rtk = (const int32_t *)R.tok.buf;
         const int64_t *hso = (const int64_t *)H.soff.buf, *hto_ = (const int64_t *)H.toff.buf;
         const int64_t *rso = (const int64_t *)R.soff.buf, *rto_ = (const int64_t *)R.toff.buf;
@@ -402,24 +541,33 @@ static PyObject *skip(PyObject *self, PyObject *args) {
         for (Py_ssize_t p = 0; p < P; p++) {
             int64_t h0 = hso[hto_[pa[p]]], hL = hso[hto_[pa[p] + 1]] - h0;
             int64_t r0 = rso[rto_[pb[p]]], rL = rso[rto_[pb[p] + 1]] - r0;
-            int64_t n_ref = n_units(rL, gap, unigrams);
-            if (counter_reserve(&table, (size_t)n_ref + 1) < 0) goto nomem;
-            units(&table, rtk + r0, rL, V, gap, unigrams, 0);
-            out[p] = units(&table, htk + h0, hL, V, gap, unigrams, 1);
-            out[P + p] = n_ref;
-            out[2 * P + p] = n_units(hL, gap, unigrams);
+            uint64_t n_ref = n_units(rL, gap, unigrams), n_hyp = n_units(hL, gap, unigrams);
+            if (n_ref > limit || n_hyp > limit) {
+                int ref_big = n_ref > limit;
+                k_limit(&k,
+                        "segment %lld, reference %lld: ROUGE-%s%s needs %llu cells (the skip-bigram units of the "
+                        "%s's %lld tokens), above max_cells=%llu; " RAISE_HINT,
+                        (long long)pa[p] + 1, (long long)pb[p] + 1, unigrams ? "SU" : "S", gap < 0 ? "*" : "",
+                        (unsigned long long)(ref_big ? n_ref : n_hyp), ref_big ? "reference" : "hypothesis",
+                        (long long)(ref_big ? rL : hL), (unsigned long long)limit);
+                goto done;
+            }
+            if (units(&table, rtk + r0, rL, V, gap, unigrams, 0, &out[p], &k) < 0) goto done;
+            if (units(&table, htk + h0, hL, V, gap, unigrams, 1, &out[p], &k) < 0) goto done;
+            out[P + p] = (int64_t)n_ref;
+            out[2 * P + p] = (int64_t)n_hyp;
             for (size_t q = 0; q < table.n_used; q++) table.keys[table.used[q]] = EMPTY;
             table.n_used = 0;
         }
-        result = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)(3 * P * (Py_ssize_t)sizeof(int64_t)));
+        if (k_finish(&k) == 0)
+            result = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)(3 * P * (Py_ssize_t)sizeof(int64_t)));
     }
     goto done;
 nomem:
-    PyErr_NoMemory();
+    k_nomem(&k);
 done:
-    free(table.keys);
-    free(table.count);
-    free(table.used);
+    if (!result) k_finish(&k);
+    counter_free(&table);
     free(out);
     release_texts(&H);
     release_texts(&R);
@@ -428,9 +576,23 @@ done:
     return result;
 }
 
+/* set_max_cells(n) -> the previous bound (ngrameval.limits keeps the Python side in step). */
+static PyObject *set_max_cells(PyObject *self, PyObject *arg) {
+    unsigned long long n = PyLong_AsUnsignedLongLong(arg);
+    if (n == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    if (n < 1 || n > (1ULL << 62)) {
+        PyErr_SetString(PyExc_ValueError, "max_cells must be from 1 to 2**62");
+        return NULL;
+    }
+    uint64_t previous = max_cells;
+    max_cells = n;
+    return PyLong_FromUnsignedLongLong(previous);
+}
+
 static PyMethodDef methods[] = {
     {"lcs", lcs, METH_VARARGS, "Union-LCS (weight 0) or weighted-LCS hits of every (hypothesis, reference) pair."},
     {"skip", skip, METH_VARARGS, "Skip-bigram hits and totals of every (hypothesis, reference) pair."},
+    {"set_max_cells", set_max_cells, METH_O, "Sets the bound on the cells of one text pair; returns the previous."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_hash.h"
+
 #define CAPSULE_NAME "ngrameval._text.vocab"
 
 /* A slot of the open-addressing table. A token of at most 7 code points below 256 is its own key (the
@@ -48,7 +50,20 @@ typedef struct {
     size_t n, ncap;
     Py_UCS4 *arena;
     size_t used, acap;
+    int busy;         /* a call is using it (with the GIL released): another thread must not */
 } vocab_t;
+
+/* The vocabulary of a capsule, marked busy; NULL with an exception when it is not one or already busy. */
+static vocab_t *vocab_take(PyObject *cap) {
+    vocab_t *v = (vocab_t *)PyCapsule_GetPointer(cap, CAPSULE_NAME);
+    if (!v) return NULL;
+    if (v->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this vocabulary is in use by another thread; give each thread its own");
+        return NULL;
+    }
+    v->busy = 1;
+    return v;
+}
 
 static void vocab_free(vocab_t *v) {
     if (!v) return;
@@ -71,6 +86,8 @@ static PyObject *vocab_new(PyObject *self, PyObject *noargs) {
 }
 
 /* A token's hash, one code point at a time (so a scanner can hash while it reads), then its length. */
+#define ID_LIMIT "more than 2**31-1 distinct tokens (or a token that long): above the 32-bit id bound of the tokenizer; split the input"
+
 #define HASH_SEED 0x9e3779b97f4a7c15ULL
 
 static inline uint64_t hash_step(uint64_t h, Py_UCS4 c) {
@@ -131,7 +148,7 @@ static int vocab_rehash(vocab_t *v) {
 }
 
 /* The id of token s[0..n) of hash h (hash_tok) and key token_key, added when absent and `grow`; -1 when
-   absent and not `grow`, -2 on OOM. */
+   absent and not `grow`, -2 on OOM, -3 past the 32-bit bound (K_MAX_ID tokens, or a token that long). */
 static int32_t vocab_find(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, uint64_t h, uint64_t key, int grow) {
     uint32_t tag = (uint32_t)(h >> 32);
     size_t j = h & (v->cap - 1);
@@ -142,7 +159,7 @@ static int32_t vocab_find(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, uint64_t h
         if (slot->tag == tag && entry[0] == (Py_UCS4)n && same(entry + 1, s, n)) return slot->id;
     }
     if (!grow) return -1;
-    if (v->n >= INT32_MAX || n >= INT32_MAX) return -2;
+    if (v->n >= K_MAX_ID || n >= K_MAX_ID) return -3;
     if (v->n == v->ncap) {
         size_t ncap = v->ncap ? v->ncap * 2 : 4096;
         uint64_t *hh = (uint64_t *)realloc(v->hash, ncap * sizeof(uint64_t));
@@ -249,7 +266,8 @@ static int rule_pass(int rule, const ubuf_t *in, ubuf_t *out) {
     return 0;
 }
 
-/* Intern the whitespace-separated tokens of s[0..n); append ids. Returns the token count, -1 on OOM. */
+/* Intern the whitespace-separated tokens of s[0..n); append ids. Returns the token count, -1 on OOM, -3 past
+   the 32-bit bound. */
 static Py_ssize_t split_intern(vocab_t *v, const Py_UCS4 *s, size_t n, int grow, bbuf_t *ids) {
     Py_ssize_t count = 0;
     size_t i = 0;
@@ -259,6 +277,7 @@ static Py_ssize_t split_intern(vocab_t *v, const Py_UCS4 *s, size_t n, int grow,
         while (i < n && !Py_UNICODE_ISSPACE(s[i])) i++;
         if (i > a) {
             int32_t id = vocab_id(v, s + a, (Py_ssize_t)(i - a), grow);
+            if (id == -3) return -3;
             if (id == -2 || bbuf_push(ids, &id, sizeof id) < 0) return -1;
             count++;
         }
@@ -286,8 +305,9 @@ static PyObject *encode(PyObject *self, PyObject *args) {
     int mode, grow;
     if (!PyArg_ParseTuple(args, "OUip", &cap, &text, &mode, &grow)) return NULL;
     int v13a = mode == MODE_V13A;
-    vocab_t *v = (vocab_t *)PyCapsule_GetPointer(cap, CAPSULE_NAME);
+    vocab_t *v = vocab_take(cap);
     if (!v) return NULL;
+    kstate_t ks = {0};
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t L = PyUnicode_GET_LENGTH(text);
@@ -295,12 +315,14 @@ static PyObject *encode(PyObject *self, PyObject *args) {
     bbuf_t ids = {0}, off = {0};
     PyObject *result = NULL;
     int64_t total = 0;
+    k_release(&ks); /* `text` is immutable and held by the caller's arguments */
     if (bbuf_push(&off, &total, sizeof total) < 0) goto nomem;
     Py_ssize_t pos = 0;
     while (pos <= L) {
         Py_ssize_t end = pos;
         while (end < L && PyUnicode_READ(kind, data, end) != '\n') end++;
         size_t n = (size_t)(end - pos);
+        if (k_poll(&ks, n * 4 + 1) < 0) goto done;
         if (ubuf_reserve(&a, n * 3 + 2) < 0) goto nomem;
         size_t k = 0;
         if (v13a) {
@@ -326,16 +348,23 @@ static PyObject *encode(PyObject *self, PyObject *args) {
         }
         const ubuf_t *last = v13a ? &b : &a;
         Py_ssize_t got = split_intern(v, last->p, last->len, grow, &ids);
+        if (got == -3) {
+            k_limit(&ks, "line %zd: " ID_LIMIT, (Py_ssize_t)(off.len / sizeof total));
+            goto done;
+        }
         if (got < 0) goto nomem;
         total += got;
         if (bbuf_push(&off, &total, sizeof total) < 0) goto nomem;
         pos = end + 1;
     }
-    result = Py_BuildValue("(y#y#)", ids.p ? ids.p : "", (Py_ssize_t)ids.len, off.p, (Py_ssize_t)off.len);
+    if (k_finish(&ks) == 0)
+        result = Py_BuildValue("(y#y#)", ids.p ? ids.p : "", (Py_ssize_t)ids.len, off.p, (Py_ssize_t)off.len);
     goto done;
 nomem:
-    PyErr_NoMemory();
+    k_nomem(&ks);
 done:
+    if (!result) k_finish(&ks);
+    v->busy = 0;
     free(a.p); free(b.p); free(ids.p); free(off.p);
     return result;
 }
@@ -350,7 +379,7 @@ typedef struct {
     int64_t n_tok, n_sent;
 } rouge_out_t;
 
-/* Ends the current token (if any) and appends its id; -1 on OOM. */
+/* Ends the current token (if any) and appends its id; -1 on OOM, -3 past the 32-bit bound. */
 static inline int rouge_flush(rouge_out_t *o) {
     size_t n = o->tok.len;
     if (!n) return 0;
@@ -359,12 +388,14 @@ static inline int rouge_flush(rouge_out_t *o) {
     o->tok.len = 0;
     o->hash = HASH_SEED;
     o->packed = 0;
+    if (id == -3) return -3;
     if (id == -2 || bbuf_push(&o->ids, &id, sizeof id) < 0) return -1;
     o->n_tok++;
     return 0;
 }
 
-/* The tokens and sentences of one text; `kind` is a constant after inlining, so each kind gets its loop. */
+/* The tokens and sentences of one text; `kind` is a constant after inlining, so each kind gets its loop.
+   -1 on OOM, -3 past the 32-bit bound. */
 static inline int rouge_scan(rouge_out_t *o, int kind, const void *data, Py_ssize_t len) {
     if (ubuf_reserve(&o->tok, (size_t)len + 1) < 0) return -1;
     for (Py_ssize_t i = 0; i < len; i++) {
@@ -375,13 +406,15 @@ static inline int rouge_scan(rouge_out_t *o, int kind, const void *data, Py_ssiz
             o->hash = hash_step(o->hash, k);
             continue;
         }
-        if (rouge_flush(o) < 0) return -1;
+        int got = rouge_flush(o);
+        if (got < 0) return got;
         if (c == '\n') {
             o->n_sent++;
             if (bbuf_push(&o->soff, &o->n_tok, sizeof o->n_tok) < 0) return -1;
         }
     }
-    if (rouge_flush(o) < 0) return -1;
+    int got = rouge_flush(o);
+    if (got < 0) return got;
     o->n_sent++;
     if (bbuf_push(&o->soff, &o->n_tok, sizeof o->n_tok) < 0) return -1;
     return bbuf_push(&o->toff, &o->n_sent, sizeof o->n_sent);
@@ -395,41 +428,102 @@ static inline int rouge_scan(rouge_out_t *o, int kind, const void *data, Py_ssiz
  *   for a text with non-ASCII characters (e.g. KELVIN SIGN -> 'k'); without it every non-ASCII character
  *   separates, as ROUGE-1.5.5 does with each byte of its UTF-8.
  */
+/* Texts whose scan runs in one stretch without the GIL: up to CHUNK_TEXTS texts or CHUNK_CHARS code points. */
+#define CHUNK_TEXTS 4096
+#define CHUNK_CHARS (1 << 20)
+
+static int rouge_scan_str(rouge_out_t *o, PyObject *s) {
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+    return kind == PyUnicode_1BYTE_KIND   ? rouge_scan(o, PyUnicode_1BYTE_KIND, data, len)
+           : kind == PyUnicode_2BYTE_KIND ? rouge_scan(o, PyUnicode_2BYTE_KIND, data, len)
+                                          : rouge_scan(o, PyUnicode_4BYTE_KIND, data, len);
+}
+
+/* The string to scan for texts[t]: the text itself, or with full_lower and a non-ASCII text str.lower() of an
+   exact-str copy (so neither a subclass's lower() nor its result type is trusted). New reference; NULL with
+   an exception. */
+static PyObject *scan_source(PyObject *s, Py_ssize_t t, int full_lower) {
+    if (!PyUnicode_Check(s)) {
+        PyErr_Format(PyExc_TypeError, "text %zd is %.100s, not str", t + 1, Py_TYPE(s)->tp_name);
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(s) < 0) return NULL;
+#endif
+    if (!full_lower || PyUnicode_IS_ASCII(s)) {
+        Py_INCREF(s);
+        return s;
+    }
+    PyObject *exact = PyUnicode_FromObject(s);
+    if (!exact) return NULL;
+    PyObject *low = PyObject_CallMethod(exact, "lower", NULL);
+    Py_DECREF(exact);
+    if (low && !PyUnicode_CheckExact(low)) {
+        PyErr_Format(PyExc_TypeError, "text %zd: str.lower() gave %.100s", t + 1, Py_TYPE(low)->tp_name);
+        Py_CLEAR(low);
+    }
+    return low;
+}
+
+/*
+ * encode_rouge(vocab, texts, full_lower, grow) -> (ids int32[T], soff int64[S + 1], toff int64[N + 1])
+ *   The ROUGE profiles' tokens of every text in one pass: sentences are the text's '\n'-separated lines
+ *   (sentence s = ids[soff[s]:soff[s+1]], text t = sentences toff[t]..toff[t+1]), tokens the runs of
+ *   [a-z0-9] after ASCII lower-casing. full_lower: str.lower() first (rouge-score), which matters only
+ *   for a text with non-ASCII characters (e.g. KELVIN SIGN -> 'k'); without it every non-ASCII character
+ *   separates, as ROUGE-1.5.5 does with each byte of its UTF-8. The texts are copied into a tuple first
+ *   (strong references) and scanned in chunks with the GIL released.
+ */
 static PyObject *encode_rouge(PyObject *self, PyObject *args) {
     PyObject *cap, *texts;
     int full_lower, grow;
     if (!PyArg_ParseTuple(args, "OOpp", &cap, &texts, &full_lower, &grow)) return NULL;
-    vocab_t *v = (vocab_t *)PyCapsule_GetPointer(cap, CAPSULE_NAME);
-    if (!v) return NULL;
-    PyObject *seq = PySequence_Fast(texts, "texts must be a sequence of str");
+    if (!PyCapsule_IsValid(cap, CAPSULE_NAME)) {
+        PyErr_SetString(PyExc_TypeError, "vocab must be a vocabulary of ngrameval._text.vocab_new()");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Tuple(texts);
     if (!seq) return NULL;
+    vocab_t *v = vocab_take(cap);
+    if (!v) {
+        Py_DECREF(seq);
+        return NULL;
+    }
     rouge_out_t o = {v, grow, {0}, HASH_SEED, 0, {0}, {0}, {0}, 0, 0};
-    PyObject *result = NULL;
+    PyObject *result = NULL, *chunk[CHUNK_TEXTS];
+    Py_ssize_t n_chunk = 0;
+    kstate_t k = {0};
     int64_t zero = 0;
     if (bbuf_push(&o.soff, &zero, sizeof zero) < 0 || bbuf_push(&o.toff, &zero, sizeof zero) < 0) goto nomem;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    for (Py_ssize_t t = 0; t < n; t++) {
-        PyObject *s = items[t];
-        if (!PyUnicode_Check(s)) {
-            PyErr_Format(PyExc_TypeError, "text %zd is %.100s, not str", t + 1, Py_TYPE(s)->tp_name);
-            goto done;
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
+    for (Py_ssize_t t = 0; t < n;) {
+        /* with the GIL: the strings of the next chunk */
+        Py_ssize_t chars = 0;
+        while (t < n && n_chunk < CHUNK_TEXTS && chars < CHUNK_CHARS) {
+            PyObject *src = scan_source(PyTuple_GET_ITEM(seq, t), t, full_lower);
+            if (!src) goto done;
+            chunk[n_chunk++] = src;
+            chars += PyUnicode_GET_LENGTH(src);
+            t++;
         }
-        int ok;
-        if (PyUnicode_IS_ASCII(s)) {
-            ok = rouge_scan(&o, PyUnicode_1BYTE_KIND, PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s));
-        } else {
-            PyObject *low = full_lower ? PyObject_CallMethod(s, "lower", NULL) : (Py_INCREF(s), s);
-            if (!low) goto done;
-            int kind = PyUnicode_KIND(low);
-            const void *data = PyUnicode_DATA(low);
-            Py_ssize_t len = PyUnicode_GET_LENGTH(low);
-            ok = kind == PyUnicode_1BYTE_KIND   ? rouge_scan(&o, PyUnicode_1BYTE_KIND, data, len)
-                 : kind == PyUnicode_2BYTE_KIND ? rouge_scan(&o, PyUnicode_2BYTE_KIND, data, len)
-                                                : rouge_scan(&o, PyUnicode_4BYTE_KIND, data, len);
-            Py_DECREF(low);
+        /* without it: their tokens */
+        k_release(&k);
+        for (Py_ssize_t q = 0; q < n_chunk; q++) {
+            int got = rouge_scan_str(&o, chunk[q]);
+            if (got == -3) {
+                k_limit(&k, "text %zd: " ID_LIMIT, t - n_chunk + q + 1);
+                break;
+            }
+            if (got < 0) {
+                k_nomem(&k);
+                break;
+            }
+            if (k_poll(&k, (uint64_t)PyUnicode_GET_LENGTH(chunk[q]) + 1) < 0) break;
         }
-        if (ok < 0) goto nomem;
+        if (k_finish(&k) < 0) goto done;
+        for (; n_chunk; n_chunk--) Py_DECREF(chunk[n_chunk - 1]);
     }
     result = Py_BuildValue("(y#y#y#)", o.ids.p ? o.ids.p : "", (Py_ssize_t)o.ids.len, o.soff.p,
                            (Py_ssize_t)o.soff.len, o.toff.p, (Py_ssize_t)o.toff.len);
@@ -437,6 +531,8 @@ static PyObject *encode_rouge(PyObject *self, PyObject *args) {
 nomem:
     PyErr_NoMemory();
 done:
+    for (; n_chunk; n_chunk--) Py_DECREF(chunk[n_chunk - 1]);
+    v->busy = 0;
     Py_DECREF(seq);
     free(o.tok.p); free(o.ids.p); free(o.soff.p); free(o.toff.p);
     return result;
@@ -449,6 +545,10 @@ static PyObject *tokens(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "On", &cap, &start)) return NULL;
     vocab_t *v = (vocab_t *)PyCapsule_GetPointer(cap, CAPSULE_NAME);
     if (!v) return NULL;
+    if (v->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this vocabulary is in use by another thread; give each thread its own");
+        return NULL;
+    }
     if (start < 0) start = 0;
     Py_ssize_t n = (Py_ssize_t)v->n > start ? (Py_ssize_t)v->n - start : 0;
     PyObject *out = PyList_New(n);

@@ -1,5 +1,6 @@
 """Type stub of the tokenizer kernel (src/ngrameval/_text.c)."""
 
+from collections.abc import Sequence
 from typing import NewType
 
 VocabHandle = NewType("VocabHandle", object)
@@ -7,6 +8,6 @@ VocabHandle = NewType("VocabHandle", object)
 def vocab_new() -> VocabHandle: ...
 def encode(vocab: VocabHandle, text: str, mode: int, grow: bool, /) -> tuple[bytes, bytes]: ...
 def encode_rouge(
-    vocab: VocabHandle, texts: list[str] | tuple[str, ...], full_lower: bool, grow: bool, /
+    vocab: VocabHandle, texts: Sequence[str], full_lower: bool, grow: bool, /
 ) -> tuple[bytes, bytes, bytes]: ...
 def tokens(vocab: VocabHandle, start: int, /) -> list[str]: ...

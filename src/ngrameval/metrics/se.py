@@ -7,7 +7,8 @@ distance, ``|a| + |b| - 2 LCS(a, b)`` — normalised to [0, 1] with 1 for an exa
 
 With several references a segment's SE is the mean over its references; a system's SE is the mean
 over segments. The distance comes from RapidFuzz's ``Indel`` (C++), pinned by property tests
-against a plain dynamic program.
+against a plain dynamic program. One pair of ``len(a) * len(b)`` cells above ``ngrameval.limits.max_cells``
+stops with a LimitError (the pairs are computed one call each, so Ctrl-C stops between two pairs).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from rapidfuzz.distance import Indel
 
+from ngrameval import limits
+from ngrameval.errors import LimitError
 from ngrameval.metrics.policy import FloatArray
 from ngrameval.ngrams.texts import IntArray, Texts
 
@@ -35,7 +38,11 @@ def se_scores(hyps: Texts, refs: Texts, seg: IntArray) -> FloatArray:
     sim = Indel.normalized_similarity
     per_ref = np.empty(len(refs))
     owner = np.repeat(np.arange(len(hyps)), np.diff(seg))
+    bound = limits.get_max_cells()
     for r, s in enumerate(owner.tolist()):
+        cells = (h_off[s + 1] - h_off[s]) * (r_off[r + 1] - r_off[r])
+        if cells > bound:
+            raise LimitError(limits.limit_message(f"segment {s + 1}, reference {r + 1}", "SE (edit distance)", cells))
         per_ref[r] = sim(h_ids[h_off[s] : h_off[s + 1]], r_ids[r_off[r] : r_off[r + 1]])
     sums = np.bincount(owner, weights=per_ref, minlength=len(hyps))
     out: FloatArray = sums / np.diff(seg)
