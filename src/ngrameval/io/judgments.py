@@ -3,11 +3,18 @@
 Two layouts: *long* (a criterion column and one score column) or *wide* (one column per criterion, e.g.
 SummEval's coherence, consistency, fluency, relevance). Segment and judge columns are optional (system-level
 judgments such as WMT's DA z-scores have neither). Every error names the file and the line.
+
+The text is read as :func:`ngrameval.io.read.read_text` reads it (UTF-8, LF or CRLF, no stray CR or BOM, may be
+compressed). JSONL: one JSON object a line (split at LF only, so U+2028/U+2029/U+0085 inside strings are fine),
+no NaN/Infinity, no repeated key. CSV/TSV: RFC 4180 quoting, strict; every row has as many fields as the
+header; a record's line is the physical line it starts on (a quoted field may span lines). Scores are finite
+numbers (JSON ``true``/``false`` are not numbers); an empty cell or JSON ``null`` is a missing judgment.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -16,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from ngrameval.errors import InputError
+from ngrameval.io.read import COMPRESSED, read_text
 
 
 @dataclass(frozen=True)
 class Judgment:
-    """One human score; ``segment``/``judge`` are ``None`` when the file has no such column."""
+    """One human score; ``segment``/``judge`` are ``None`` when the file has no such column; ``path`` and
+    ``line`` say where it was read (``where`` is ``path:line`` for error messages)."""
 
     system: str
     segment: str | None
@@ -28,33 +37,79 @@ class Judgment:
     criterion: str
     score: float
     line: int
+    path: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} repeated")
+        out[key] = value
+    return out
+
+
+def _jsonl(path: str, text: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    for i, raw in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 etc. may sit inside strings
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw, parse_constant=_no_constant, object_pairs_hook=_object)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{i}: not a JSON object ({exc.msg}, column {exc.colno})") from None
+        except ValueError as exc:
+            raise InputError(f"{path}:{i}: not a JSON object ({exc})") from None
+        if not isinstance(rec, dict):
+            raise InputError(f"{path}:{i}: expected a JSON object, got {type(rec).__name__}")
+        yield i, rec
+
+
+def _delimited(path: str, text: str, delimiter: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    end = 0  # physical line of the end of the previous record
+    header: list[str] | None = None
+    try:
+        for row in reader:
+            start, end = end + 1, reader.line_num
+            if not row:
+                continue  # a blank line
+            if header is None:
+                header = row
+                repeated = sorted({c for c in row if row.count(c) > 1})
+                if repeated:
+                    raise InputError(
+                        f"{path}:{start}: column(s) {', '.join(map(repr, repeated))} repeated in the header"
+                    )
+                continue
+            if len(row) != len(header):
+                raise InputError(
+                    f"{path}:{start}: expected {len(header)} fields (as in the header), got {len(row)}"
+                    + ("" if start == end else f" (a record of lines {start}-{end}: an unclosed quote?)")
+                )
+            yield start, dict(zip(header, row))
+    except csv.Error as exc:
+        raise InputError(
+            f"{path}:{reader.line_num}: malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})"
+        ) from None
 
 
 def _records(path: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        line = p.read_bytes()[: exc.start].count(b"\n") + 1
-        raise InputError(f"{path}:{line}: not valid UTF-8") from None
-    if p.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        for i, raw in enumerate(text.splitlines(), 1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{i}: not a JSON object ({exc.msg})") from None
-            if not isinstance(rec, dict):
-                raise InputError(f"{path}:{i}: expected a JSON object, got {type(rec).__name__}")
-            yield i, rec
-        return
-    delimiter = "\t" if p.suffix.lower() == ".tsv" else ","
-    reader = csv.DictReader(text.splitlines(), delimiter=delimiter)
-    for i, rec in enumerate(reader, 2):
-        yield i, rec
+    text = read_text(path)
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] in COMPRESSED:
+        suffixes.pop()
+    kind = suffixes[-1] if suffixes else ""
+    if kind in (".jsonl", ".json", ".ndjson"):
+        return _jsonl(path, text)
+    return _delimited(path, text, "\t" if kind == ".tsv" else ",")
 
 
 def read_judgments(
@@ -89,8 +144,12 @@ def read_judgments(
             raw = rec[col]
             if raw is None or (isinstance(raw, str) and not raw.strip()):
                 continue
+            if isinstance(raw, bool):
+                raise InputError(f"{path}:{line}: column {col!r}: expected a number, got {json.dumps(raw)}")
             try:
                 value = float(raw)
+                if isinstance(raw, str) and "_" in raw:
+                    raise ValueError  # float() would read "1_5" as 15
             except (TypeError, ValueError):
                 raise InputError(f"{path}:{line}: column {col!r}: expected a number, got {raw!r}") from None
             if not math.isfinite(value):
@@ -103,6 +162,7 @@ def read_judgments(
                 crit,
                 value,
                 line,
+                str(path),
             )
             key = (j.system, j.segment, j.judge, j.criterion)
             if key in seen:

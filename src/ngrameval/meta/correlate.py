@@ -69,9 +69,11 @@ def aggregate(
         found = sorted({j.criterion for j in judgments})
         raise InputError(f"no judgment for criterion {criterion!r}; criteria found: {', '.join(found)}")
     sys_index = {s: i for i, s in enumerate(systems)}
-    unknown = sorted({j.system for j in rows} - set(sys_index))
-    if unknown:
-        raise InputError(f"judgments name unknown system(s) {', '.join(unknown)}; systems: {', '.join(systems)}")
+    stranger = next((j for j in rows if j.system not in sys_index), None)
+    if stranger is not None:
+        unknown = sorted({j.system for j in rows} - set(sys_index))
+        others = f" (and {', '.join(repr(u) for u in unknown if u != stranger.system)})" if len(unknown) > 1 else ""
+        raise InputError(f"{stranger.where}: unknown system {stranger.system!r}{others}; systems: {', '.join(systems)}")
     lo, span = (scale[0], scale[1] - scale[0]) if scale else (0.0, 1.0)
     if span <= 0:
         raise ConfigError(f"scale must be (low, high) with low < high, got {scale}")
@@ -79,7 +81,7 @@ def aggregate(
     if segments is None:
         with_seg = [j for j in rows if j.segment is not None]
         if with_seg:
-            raise InputError(f"line {with_seg[0].line}: judgments have segments; give the segment ids of the outputs")
+            raise InputError(f"{with_seg[0].where}: judgments have segments; give the segment ids of the outputs")
         sums, counts = np.zeros(n_sys), np.zeros(n_sys)
         for j in rows:
             sums[sys_index[j.system]] += (j.score - lo) / span
@@ -90,7 +92,7 @@ def aggregate(
     cell_sum, cell_n = np.zeros((n_sys, len(segments))), np.zeros((n_sys, len(segments)))
     for j in rows:
         if j.segment not in seg_index:
-            raise InputError(f"line {j.line}: segment {j.segment!r} is not one of the {len(segments)} segment ids")
+            raise InputError(f"{j.where}: segment {j.segment!r} is not one of the {len(segments)} segment ids")
         cell_sum[sys_index[j.system], seg_index[j.segment]] += (j.score - lo) / span
         cell_n[sys_index[j.system], seg_index[j.segment]] += 1
     segment = np.where(cell_n > 0, cell_sum / np.maximum(cell_n, 1), np.nan)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-import json
 import math
 from collections.abc import Sequence
 
+from ngrameval.io.write import dumps_json
 from ngrameval.meta.correlate import Correlation
 from ngrameval.report.table import table
 
@@ -22,7 +22,7 @@ def _cell(c: Correlation) -> str:
 def render_correlations(results: Sequence[Correlation], fmt: str = "text", notes: Sequence[str] = ()) -> str:
     """Metrics x coefficients per criterion, each value with its bootstrap interval."""
     if fmt == "json":
-        return json.dumps([dataclasses.asdict(c) for c in results], indent=2) + "\n"
+        return dumps_json(list(results))
     if fmt == "csv":
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")

@@ -6,35 +6,20 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
+from ngrameval.io.write import dumps_json
 from ngrameval.meta.agreement import Agreement, CorrelationMatrix
 from ngrameval.meta.metric_difference import MetricDifference
 from ngrameval.meta.subsets import ConditionalCorrelation, ReferenceCurve
 from ngrameval.report.table import table
 
 
-def plain(x: Any) -> Any:
-    """JSON-ready: arrays -> lists, NaN -> None, recursively."""
-    if isinstance(x, np.ndarray):
-        return plain(x.tolist())
-    if isinstance(x, dict):
-        return {k: plain(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [plain(v) for v in x]
-    if isinstance(x, float | np.floating):
-        return None if math.isnan(x) else float(x)
-    return x
-
-
 def to_json(results: Sequence[Any]) -> str:
     """Frozen result dataclasses as a JSON list."""
-    return json.dumps([plain(dataclasses.asdict(r)) for r in results], indent=2, ensure_ascii=False) + "\n"
+    return dumps_json(list(results))
 
 
 def to_csv(results: Sequence[Any]) -> str:

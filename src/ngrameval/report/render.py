@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Sequence
 
 from ngrameval.api import Score
+from ngrameval.io.write import dumps_json
 from ngrameval.report.table import table
 
 FORMATS = ("text", "json", "csv")
@@ -26,8 +26,17 @@ def _text(scores: Sequence[Score], width: int) -> str:
     lines = [*table(head, rows), ""]
     sigs = dict.fromkeys(s.signature for s in scores)
     lines += [f"  {sig}" for sig in sigs]
-    lines.append("(BLEU, AEv: 0-100; NIST: its own scale)")
+    lines.append(_scales(scores))
     return "\n".join(lines) + "\n"
+
+
+def _scales(scores: Sequence[Score]) -> str:
+    """The footer naming the scale of each metric shown: ``(0-100: BLEU, chrF2; own scale: NIST)``."""
+    hundred = list(dict.fromkeys(s.metric for s in scores if s.fraction))
+    own = list(dict.fromkeys(s.metric for s in scores if not s.fraction))
+    parts = [f"0-100: {', '.join(hundred)}"] if hundred else []
+    parts += [f"own scale: {', '.join(own)}"] if own else []
+    return f"({'; '.join(parts)})"
 
 
 def _sentences(scores: Sequence[Score], width: int) -> str:
@@ -60,7 +69,7 @@ def render(scores: Sequence[Score], fmt: str = "text", width: int = 2, sentence:
             }
             for s in scores
         ]
-        return json.dumps(records, indent=2, ensure_ascii=False) + "\n"
+        return dumps_json(records)
     if fmt == "csv":
         if sentence:
             return _sentences(scores, width).replace("\t", ",")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-import json
 from typing import Any
 
+from ngrameval.io.write import dumps_json
 from ngrameval.meta.significance import Comparison, MetricComparison
 from ngrameval.report.table import table
 
@@ -145,7 +145,7 @@ def render_comparison(c: Comparison, fmt: str = "text", width: int = 2, pairs: b
             }
             for m in c.metrics
         ]
-        return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+        return dumps_json(record)
     if fmt == "csv":
         return _csv(c)
     lines = [line for m in c.metrics for line in _text_metric(c, m, width, pairs)]
