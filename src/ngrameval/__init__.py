@@ -4,15 +4,44 @@ with significance tests between systems.
 Scores are fractions in [0, 1] in this API (NIST has its own scale); text output shows 0-100.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ngrameval._version import __version__
 from ngrameval.api import RougeScore, Score, aev, bleu, measure, nist, rouge, score
-from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
-from ngrameval.meta.significance import Comparison, compare, paired_test
+from ngrameval.errors import (
+    ConfigError,
+    InputError,
+    InputTypeError,
+    LimitError,
+    MissingDependencyError,
+    UndefinedMetricWarning,
+)
 from ngrameval.metrics import BLEU, NIST, AEv, Rouge
 from ngrameval.metrics.registry import MetricSpec, parse_specs
 from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
 from ngrameval.paraphrase import ParaphraseResult, paraphrase, pinc, se
 from ngrameval.text import Preprocess, preprocess, tokenize_lines
+
+# Significance needs scipy (~1 s to import): loaded on first use, so that scoring starts fast. (A lazy name must
+# not be a submodule's name too: importing the submodule would shadow it.)
+_LAZY = {
+    "Comparison": "ngrameval.meta.significance",
+    "compare": "ngrameval.meta.significance",
+    "paired_test": "ngrameval.meta.significance",
+}
+
+if TYPE_CHECKING:
+    from ngrameval.meta.significance import Comparison, compare, paired_test
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BLEU",
@@ -21,6 +50,8 @@ __all__ = [
     "Comparison",
     "ConfigError",
     "InputError",
+    "InputTypeError",
+    "LimitError",
     "MetricRows",
     "MetricSpec",
     "MissingDependencyError",

@@ -7,6 +7,11 @@ class InputError(ValueError):
     """Bad user input: names the file, the line and what was expected."""
 
 
+class LimitError(InputError):
+    """An input would exceed a documented resource bound (ngrameval.limits); the message names the segment,
+    what it would need and the option that raises the bound."""
+
+
 class ConfigError(ValueError):
     """An unknown metric, option or option value; the message lists the valid ones."""
 
@@ -20,3 +25,8 @@ class MissingDependencyError(ImportError):
 
 class UndefinedMetricWarning(UserWarning):
     """A score was undefined (0/0 or log 0) and was set to 0, as the documented policy says."""
+
+
+class InputTypeError(InputError, TypeError):
+    """An argument of the wrong type (a bare ``str`` for a list of segments, None, bytes, a number ...);
+    the message names the argument and the position and shows the right call."""

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, stats
 
+from ngrameval import validate
 from ngrameval._version import __version__
-from ngrameval.api import RefsLike, Score, nrefs_label, score, segment_major
-from ngrameval.errors import InputError
+from ngrameval.api import RefsLike, Score, checked_pair, nrefs_label, score, segment_major
+from ngrameval.errors import InputError, InputTypeError
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.pinc import DEFAULT_PINC, PINC
 from ngrameval.metrics.policy import FloatArray
@@ -60,6 +60,8 @@ class ParaphraseResult:
 def fit_logistic(bleu: FloatArray, pinc: FloatArray, ratings: FloatArray) -> Logistic:
     """The (slope, midpoint) maximising Pearson's r between ``pinc * sigmoid(bleu)`` and ``ratings``
     (NaN ratings are left out). Deterministic: Nelder-Mead from a fixed grid of starting points."""
+    from scipy import optimize, stats  # scipy takes ~1 s to import: only when a logistic is fitted
+
     keep = ~np.isnan(ratings)
     b, p, y = bleu[keep], pinc[keep], ratings[keep]
     if len(y) < 3 or np.ptp(y) == 0:
@@ -122,7 +124,11 @@ def paraphrase(
     ``ratings`` (system -> one human rating per segment, NaN for none) fits the logistic of
     PINC x sigmoid(BLEU) on all rated sentences of all systems and adds that combination.
     """
-    seg_refs = segment_major(refs)
+    systems = validate.systems(systems)
+    sources = validate.texts(sources, "sources", "paraphrase(systems, [source, ...], refs)")
+    seg_refs = segment_major(validate.references(refs, "refs"))
+    if not isinstance(pinc, PINC):
+        raise InputTypeError(f"pinc must be a PINC configuration, got {type(pinc).__name__}")
     n = len(sources)
     if len(seg_refs) != n:
         raise InputError(f"{n} sources but references for {len(seg_refs)} segments")
@@ -199,6 +205,9 @@ def pinc(
     >>> round(pinc(["a cat sits on the mat"], ["the cat sat on the mat"]).score, 4)
     0.6708
     """
+    example = f"pinc([{candidates!r:.40}], [{sources!r:.40}])"
+    candidates = validate.texts(candidates, "candidates", example)
+    sources = validate.texts(sources, "sources", example)
     if len(candidates) != len(sources):
         raise InputError(f"{len(candidates)} candidates but {len(sources)} sources")
     metric = PINC(max_order, sets, average)
@@ -216,6 +225,7 @@ def se(hyps: Sequence[str], refs: RefsLike, *, tokenize: str = "13a", lowercase:
     >>> round(se(["the cat sat"], [["the cat sat", "a cat sat down"]]).score, 4)
     0.7857
     """
+    hyps, refs = checked_pair("se", hyps, refs)
     seg_refs = segment_major(refs)
     if len(seg_refs) != len(hyps):
         raise InputError(f"{len(hyps)} hypotheses but references for {len(seg_refs)} segments")

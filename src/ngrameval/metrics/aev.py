@@ -24,6 +24,7 @@ from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import (
     SACREBLEU_SMOOTH,
     FloatArray,
+    check_smooth_value,
     divide,
     exceed_penalty,
     smooth_label,
@@ -32,6 +33,7 @@ from ngrameval.metrics.policy import (
     weighted_log_mean,
 )
 from ngrameval.ngrams.stats import Stats
+from ngrameval.validate import MAX_ORDER, integer, number
 
 
 @dataclass(frozen=True)
@@ -51,18 +53,20 @@ class AEv:
     needs_info: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ConfigError(f"AEv alpha must be in [0, 1], got {self.alpha}")
-        if self.n < 1:
-            raise ConfigError(f"AEv n must be >= 1, got {self.n}")
-        if self.brevity <= 0 or self.wordiness <= 0:
-            raise ConfigError("AEv brevity (B) and wordiness (W) constants must be > 0")
-        if self.weights is not None and (
-            len(self.weights) != self.n or min(self.weights) < 0 or sum(self.weights) <= 0
-        ):
-            raise ConfigError(f"AEv weights must be {self.n} non-negative numbers, not all 0")
+        number(self.alpha, "AEv alpha", 0.0, 1.0)
+        integer(self.n, "AEv n", 1, MAX_ORDER)
+        number(self.brevity, "AEv brevity constant B", 0.0, low_open=True)
+        number(self.wordiness, "AEv wordiness constant W (inf: no penalty)", 0.0, low_open=True, allow_inf=True)
+        if self.weights is not None:
+            if len(self.weights) != self.n:
+                raise ConfigError(f"AEv weights: need {self.n} (one per order 1..n), got {len(self.weights)}")
+            for k, w in enumerate(self.weights):
+                number(w, f"AEv weights[{k}]", 0.0)
+            if sum(self.weights) <= 0:
+                raise ConfigError("AEv weights must not all be 0")
         if self.smooth_method not in SACREBLEU_SMOOTH:
             raise ConfigError(f"unknown AEv smoothing {self.smooth_method!r}; valid: {', '.join(SACREBLEU_SMOOTH)}")
+        check_smooth_value(self.smooth_method, self.smooth_value, "AEv smooth_value")
 
     @property
     def order_needed(self) -> int:

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray, divide, warn_undefined
+from ngrameval.validate import MAX_ORDER, integer
 
 AVERAGES = ("present", "all")
 
@@ -36,8 +37,7 @@ class PINC:
     average: str = "present"
 
     def __post_init__(self) -> None:
-        if self.max_order < 1:
-            raise ConfigError(f"PINC needs max_order >= 1, got {self.max_order}")
+        integer(self.max_order, "PINC max_order (n)", 1, MAX_ORDER)
         if self.average not in AVERAGES:
             raise ConfigError(f"unknown PINC average {self.average!r}; valid: {', '.join(AVERAGES)}")
 

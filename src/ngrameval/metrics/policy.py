@@ -3,17 +3,26 @@ caller is told how many scores that hit through :class:`~ngrameval.errors.Undefi
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import UndefinedMetricWarning
+from ngrameval.validate import number
 
 FloatArray = NDArray[np.float64]
 
 # sacreBLEU's smoothing methods and their default values (Chen & Cherry 2014, methods 1-3).
 SACREBLEU_SMOOTH = {"none": None, "floor": 0.1, "add-k": 1.0, "exp": None}
+
+
+def check_smooth_value(method: str, value: float | None, name: str = "smooth_value") -> None:
+    """ConfigError unless ``value`` is None or fits ``method``: ``floor`` in [0, 1] (a floored precision
+    ``value / t`` stays <= 1), any other method a finite number >= 0 (``add-k``'s k)."""
+    if value is not None:
+        number(value, f"{name} (smoothing {method})", 0.0, 1.0 if method == "floor" else math.inf)
 
 
 def smooth_label(method: str, value: float | None) -> str:

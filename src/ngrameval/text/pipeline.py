@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ngrameval import _text
-from ngrameval.errors import ConfigError
+from ngrameval import _text, validate
+from ngrameval.errors import ConfigError, InputTypeError
 from ngrameval.ngrams.texts import flatten
 from ngrameval.text.stem import stemmer_for
 from ngrameval.text.stopwords import load_stopwords
@@ -67,6 +67,7 @@ class Encoder:
 
     def encode(self, lines: Sequence[str]) -> tuple[IdArray, OffArray]:
         """Flat token ids of every line and offsets (line ``i`` is ``ids[off[i]:off[i + 1]]``)."""
+        lines = validate.texts(lines, "texts")
         if not lines:
             return np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
         text, mode = prepare(lines, self.cfg.tokenize, self.cfg.lowercase)
@@ -77,6 +78,7 @@ class Encoder:
         """Every text split into sentences at ``"\\n"``: sentence ``s`` is ``ids[soff[s]:soff[s + 1]]``, text ``t``
         is sentences ``toff[t] .. toff[t + 1]``. The ROUGE profiles ``rouge155`` and ``rouge-score`` run in
         one C pass over the texts; other tokenizers encode the sentences as lines."""
+        texts = validate.texts(texts, "texts")
         if self.cfg.tokenize in ("rouge155", "rouge-score"):
             full_lower = self.cfg.tokenize == "rouge-score" or self.cfg.lowercase
             batch = texts if isinstance(texts, list | tuple) else list(texts)
@@ -130,8 +132,10 @@ class Encoder:
 
 def preprocess(lines: Sequence[str], cfg: Preprocess) -> list[Tokens]:
     """Tokens of every line after tokenizing, stop-word removal and stemming (in that order)."""
+    if not isinstance(cfg, Preprocess):
+        raise InputTypeError(f"cfg must be a Preprocess, got {type(cfg).__name__}")
     enc = Encoder(cfg)
-    return enc.decode(*enc.encode(lines))
+    return enc.decode(*enc.encode(validate.texts(lines, "lines", "preprocess([...], cfg)")))
 
 
 def tokenize_lines(lines: Sequence[str], tokenize: str = "13a", lowercase: bool = False) -> list[Tokens]:
@@ -140,4 +144,6 @@ def tokenize_lines(lines: Sequence[str], tokenize: str = "13a", lowercase: bool 
     >>> tokenize_lines(["Hello, world.", "It's 3.5 m-long"])
     [['Hello', ',', 'world', '.'], ["It's", '3.5', 'm-long']]
     """
-    return preprocess(lines, Preprocess(tokenize, lowercase))
+    return preprocess(
+        validate.texts(lines, "lines", f"tokenize_lines([{lines!r:.40}])"), Preprocess(tokenize, lowercase)
+    )

@@ -32,7 +32,24 @@ def porter_stem(words: list[str]) -> list[str]:
     >>> porter_stem(["running", "generalizations", "ponies"])
     ['run', 'gener', 'poni']
     """
-    return list(_porter().stemWords(words))
+    stemmer = _porter()
+    try:
+        return list(stemmer.stemWords(words))
+    except UnicodeEncodeError:  # a lone surrogate: PyStemmer reads UTF-8
+        return [_stem_with_surrogates(stemmer, w) for w in words]
+
+
+def _stem_with_surrogates(stemmer: Stemmer.Stemmer, word: str) -> str:
+    """Porter of a word holding lone surrogates: each stands in as a distinct private-use character absent from
+    the word (for Porter any non-ASCII character is the same consonant, and no suffix rule adds one), then back."""
+    lone = sorted({c for c in word if "\ud800" <= c <= "\udfff"})
+    if not lone:
+        return str(stemmer.stemWord(word))
+    free = (chr(c) for c in range(0xE000, 0x110000) if chr(c) not in word and not 0xF900 <= c < 0xF0000)
+    there = dict(zip(lone, free))
+    back = {v: k for k, v in there.items()}
+    stem = str(stemmer.stemWord(word.translate({ord(k): v for k, v in there.items()})))
+    return stem.translate({ord(k): v for k, v in back.items()})
 
 
 # ROUGE-1.5.5's Porter: consonant = not a vowel ('y' and digits included), vowel = aeiouy.
