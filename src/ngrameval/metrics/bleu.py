@@ -6,7 +6,10 @@ with c the hypothesis length and r the closest reference length (ties -> shorter
 the corpus. Smoothing (Chen & Cherry 2014): sacreBLEU's ``none``, ``floor``, ``add-k``, ``exp``;
 ``mteval`` (exp smoothing where an order the hypothesis is too short for counts as p = 1, as
 mteval-v13a.pl's bleu_score does); and ``nltk0`` .. ``nltk7`` (NLTK's ``SmoothingFunction``
-methods, with NLTK's max(1, t) denominators and its skipping of zero precisions).
+methods, with NLTK's max(1, t) denominators, its skipping of zero precisions, and method 5's "next"
+precision being the 5-gram one whatever N is). The BLEU of summed rows is NLTK's ``corpus_bleu`` only when
+no segment is shorter than N tokens and the smoothing is not 5, 6 or 7; :meth:`BLEU.nltk_corpus` is NLTK's
+``corpus_bleu`` exactly. Methods 5, 6 and 7 can exceed 1 (NLTK's own formulas).
 """
 
 from __future__ import annotations
@@ -53,10 +56,14 @@ class BLEU:
             raise ConfigError(f"unknown BLEU smoothing {self.smooth_method!r}; valid: {', '.join(SMOOTH_METHODS)}")
         if self.max_order < 1:
             raise ConfigError("BLEU max_order must be >= 1")
+        if self.smooth_method == "nltk6" and self.max_order < 3:
+            # NLTK's method6 asserts on the trigram precision: it fails (IndexError) below order 3
+            raise ConfigError("BLEU smoothing nltk6 needs max_order >= 3 (NLTK's method6 reads the trigram precision)")
 
     @property
     def order_needed(self) -> int:
-        return self.max_order + (1 if self.smooth_method in ("nltk5", "nltk7") else 0)
+        # NLTK's method5 takes the 5-gram precision as the "next" one whatever the order
+        return max(self.max_order, 5) if self.smooth_method in ("nltk5", "nltk7") else self.max_order
 
     def __call__(self, stats: Stats) -> FloatArray:
         """BLEU of each row of ``stats`` (of ``stats.total()`` for a corpus score)."""
@@ -81,15 +88,44 @@ class BLEU:
         # sacreBLEU: no match at all -> 0; a zero precision in the mean -> log floor -> 0.
         return np.asarray(np.where(zero | ~np.any(correct > 0, axis=-1), 0.0, score))
 
-    def _nltk(self, stats: Stats) -> FloatArray:
+    def nltk_corpus(self, rows: Stats) -> float:
+        """NLTK's ``corpus_bleu`` from per-segment ``rows`` (an ``nltk*`` smoothing): denominators are
+        ``sum_i max(1, t_i)``, and, as NLTK passes the *last* segment to the smoothing function, method 5/7's
+        "next" precision is the last segment's 5-gram precision and method 6's hypothesis n-gram count is
+        the last segment's. (The metric of ``rows.total()`` differs when a segment is shorter than an order.)"""
+        if not self.smooth_method.startswith("nltk"):
+            raise ConfigError(f"nltk_corpus needs an nltk smoothing, got {self.smooth_method!r}")
+        if len(rows.values) == 0:
+            return 0.0
+        total = rows.total()
+        den = np.maximum(rows.total_ngrams, 1.0).sum(axis=0)
+        last = rows.rows(slice(-1, None))
+        p_next = self._precision5(last)[0] if self.smooth_method in ("nltk5", "nltk7") else None
+        return float(self._nltk(total, den=den, p_next=p_next, l_total=last.total_ngrams[0]))
+
+    @staticmethod
+    def _precision5(stats: Stats) -> FloatArray:
+        """NLTK's ``modified_precision(..., 5)``: 5-gram matches / max(1, 5-grams)."""
+        if stats.max_order < 5:
+            raise ConfigError("BLEU nltk5/nltk7 need statistics counted to order 5 (see BLEU.order_needed)")
+        return np.asarray(divide(stats.match[..., 4], np.maximum(stats.total_ngrams[..., 4], 1.0)))
+
+    def _nltk(
+        self,
+        stats: Stats,
+        den: FloatArray | None = None,
+        p_next: float | None = None,
+        l_total: FloatArray | None = None,
+    ) -> FloatArray:
         n = self.max_order
         method = int(self.smooth_method[4:])
-        num = stats.match[..., : n + 1].astype(np.float64)
-        den = np.maximum(stats.total_ngrams[..., : n + 1], 1.0)  # NLTK: max(1, t) per sentence
+        num = stats.match[..., :n].astype(np.float64)
+        # NLTK: max(1, t) per sentence (corpus: the sum of those, given by nltk_corpus)
+        den = np.maximum(stats.total_ngrams[..., :n], 1.0) if den is None else np.asarray(den)[..., :n]
         hyp_len = stats.hyp_len
-        p = divide(num, den)
-        p_next = p[..., n] if num.shape[-1] > n else np.zeros(p.shape[:-1])
-        p, num, den = p[..., :n].copy(), num[..., :n], den[..., :n]
+        p = divide(num, den).copy()
+        if method in (5, 7):
+            p_next_arr = self._precision5(stats) if p_next is None else np.full(p.shape[:-1], p_next)
         zero = num == 0
         undefined = np.zeros(p.shape[:-1], dtype=bool)
         if method == 0:
@@ -104,9 +140,10 @@ class BLEU:
         if method in (4, 7):
             p = self._nltk4(p, zero, den, hyp_len)
         if method in (5, 7):
-            p = self._nltk5(p, p_next)
+            p = self._nltk5(p, p_next_arr)
         if method == 6:
-            p, undefined = self._nltk6(p, num, stats.total_ngrams[..., :n])
+            counts = stats.total_ngrams[..., :n] if l_total is None else np.asarray(l_total)[..., :n]
+            p, undefined = self._nltk6(p, num, counts)
         # NLTK: BP = 1 if c > r, 0 if c = 0, else exp(1 - r/c): the same as ours except at c = r = 0,
         # where there is no unigram match and the score is 0 either way.
         bp = exceed_penalty(stats.ref_len, hyp_len)

@@ -7,13 +7,15 @@ Every variant reduces an (item, reference) pair to ``hits``, ``ref_total`` and `
 * ROUGE-L: for each reference sentence the union of its LCS with every hypothesis sentence, positions counted
   while both texts have an unused occurrence of the token (summary-level LCS); totals = token counts. With
   ``split=False`` each text is one sentence (``rouge-score``'s ``rougeL``).
-* ROUGE-W: weighted LCS, runs of k consecutive hits worth ``k^w``; ``ref_total = (sum_sentences len^w)^w`` and
-  ``hyp_total = len^w`` (ROUGE-1.5.5 weights the reference length twice), scores ``(hits/total)^(1/w)``.
+* ROUGE-W: weighted LCS, runs of k consecutive hits worth ``k^w``; ``ref_total = sum_sentences len^w``, scored
+  against ``ref_total^w`` (ROUGE-1.5.5 weights the reference length twice), ``hyp_total = len^w``, scores
+  ``(hits/total)^(1/w)``.
 * ROUGE-S / SU: skip-bigrams ``i < j <= i + gap + 1`` (``gap=None``: any distance); SU adds the unigram of
   every token but the last (ROUGE-1.5.5's loop, so a one-word text has no unit).
 
 With several references (``multi``): ``A`` pools them (ROUGE-1.5.5 ``-f A``: ``R = sum hits / sum ref_total``,
-``P = sum hits / (M hyp_total)``), ``B`` keeps the reference with the best recall (``-f B``, first on ties),
+``P = sum hits / (M hyp_total)``), ``B`` keeps the reference ROUGE-1.5.5 ``-f B`` keeps (best recall as
+its per-model score, first on ties; see :func:`best_model_key`),
 ``max-f`` the one with the best F (``rouge-score``'s ``score_multi``), ``jk`` jackknifes (mean over the M
 leave-one-out subsets of the best-F reference of each subset; one reference: its score).
 ``F = P R / ((1 - alpha) P + alpha R)``: alpha = 1 is precision, 0 recall (ROUGE-1.5.5 ``-p``; 0.5 = F1).
@@ -161,12 +163,20 @@ def _limit_bytes(sents: list[bytes], limit: int, lcs: bool) -> list[bytes]:
 
 def _limited(text: str, rule: Rouge, lcs: bool) -> str:
     """The text cut to the rule's word or byte limit, sentence by sentence."""
-    raw = [s.encode("utf-8") for s in text.split("\n")]
+    raw = [s.encode("utf-8", "surrogatepass") for s in text.split("\n")]  # a lone surrogate: 3 bytes, kept
     if rule.length_limit:
         cut = _limit_words(raw, rule.length_limit)
     else:
         cut = _limit_bytes(raw, rule.byte_limit, lcs)
-    return "\n".join(s.decode("utf-8", "ignore") for s in cut)
+    return "\n".join(_decode_cut(s) for s in cut)
+
+
+def _decode_cut(data: bytes) -> str:
+    """UTF-8 cut at a byte limit: the character the cut split is dropped (ROUGE-1.5.5 -b counts bytes)."""
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError as exc:  # only the last, incomplete character can fail
+        return data[: exc.start].decode("utf-8", "surrogatepass")
 
 
 def _encode(enc: Encoder, texts: Sequence[str], rule: Rouge, lcs: bool) -> _Side:
@@ -200,23 +210,14 @@ def combine(metric: Rouge, hits: FloatArray, ref_total: FloatArray, hyp_total: F
     n_items = len(seg) - 1
     per_item = np.diff(seg)
     owner = np.repeat(np.arange(n_items), per_item)
+    ref_den = ref_total**power if metric.variant == "w" else ref_total  # ROUGE-W: (sum_s len^w)^w
     if metric.multi == "A":
-        sums = [
-            np.bincount(owner, weights=x, minlength=n_items).astype(np.float64) for x in (hits, ref_total, hyp_total)
-        ]
+        sums = [np.bincount(owner, weights=x, minlength=n_items).astype(np.float64) for x in (hits, ref_den, hyp_total)]
         r, p = rnd(_ratio(sums[0], sums[1], power)), rnd(_ratio(sums[0], sums[2], power))
         return ItemScores(r, p, rnd(_f(r, p, metric.alpha)))
-    r_pair, p_pair = rnd(_ratio(hits, ref_total, power)), rnd(_ratio(hits, hyp_total, power))
+    r_pair, p_pair = rnd(_ratio(hits, ref_den, power)), rnd(_ratio(hits, hyp_total, power))
     f_pair = rnd(_f(r_pair, p_pair, metric.alpha))
-    key = f_pair
-    if metric.multi == "B":
-        # ROUGE-1.5.5 compares the printed recall for N/S/SU, the unrounded one for L, and for W
-        # (hits / sum len^w)^(1/w) (its reference total before the second power)
-        key = r_pair
-        if metric.variant == "l":
-            key = _ratio(hits, ref_total, 1.0)
-        elif metric.variant == "w":
-            key = _ratio(hits, ref_total ** (1 / power), power)
+    key = f_pair if metric.multi != "B" else best_model_key(metric, hits, ref_total)
     if metric.multi in ("B", "max-f"):
         best = _first_max(key, seg)
         return ItemScores(r_pair[best], p_pair[best], f_pair[best])
@@ -231,6 +232,16 @@ def combine(metric: Rouge, hits: FloatArray, ref_total: FloatArray, hyp_total: F
         for row, x in zip(acc, (r_pair, p_pair, f_pair)):
             row[valid] += x[best]
     return ItemScores(*(row / per_item for row in acc))
+
+
+def best_model_key(metric: Rouge, hits: FloatArray, ref_total: FloatArray) -> FloatArray:
+    """What ROUGE-1.5.5 ``-f B`` maximises over the models (strict ``>``, so the first on ties): N, S, SU the
+    recall printed to 5 decimals (``sprintf "%07.5f"``); L the unrounded ``hits / ref_len``; W the unrounded
+    ``(hits / sum_s len^w)^(1/w)``, i.e. against the reference total *before* its second power (so a fully
+    matched shorter model ties with an identical one at 1.0 and the first listed wins)."""
+    if metric.variant in ("l", "w"):
+        return _ratio(hits, ref_total, metric.weight if metric.variant == "w" else 1.0)
+    return _round5(_ratio(hits, ref_total, 1.0))
 
 
 def _first_max(key: FloatArray, seg: IntArray) -> IntArray:
@@ -267,7 +278,7 @@ def _pair_counts(
         return hits, ref.lens[pr].astype(np.float64), hyp_len
     sent_w = np.diff(ref.soff).astype(np.float64) ** metric.weight
     base = np.add.reduceat(np.append(sent_w, 0.0), ref.toff[:-1]) * (np.diff(ref.toff) > 0)
-    return hits, base[pr] ** metric.weight, hyp_len**metric.weight
+    return hits, base[pr], hyp_len**metric.weight  # combine() raises the reference total to the power w
 
 
 def item_scores(

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from ngrameval import _overlap
 from ngrameval.errors import InputError
-from ngrameval.ngrams.stats import Stats
+from ngrameval.ngrams.stats import Stats, stats_width
 from ngrameval.ngrams.texts import Texts
 from ngrameval.text.pipeline import Encoder, Preprocess
 
@@ -87,11 +87,27 @@ def _nist_info(count: IntArray, prefix: NDArray[np.int32], total_words: int) -> 
         return np.log2(context / count)
 
 
+def _zero_extra(
+    zero_id: int, ids: NDArray[np.int32], gid: NDArray[np.int32], count: IntArray, prefix: NDArray[np.int32], n: int
+) -> NDArray[np.float64]:
+    """Per n-gram id, what mteval-v13a.pl adds to its information weight: it tests the prefix key with Perl
+    truthiness (``$mgram ? ... : ... / $tot_wrds``) and the one-token key ``"0"`` is false, so a bigram
+    ``0 x`` gets log2(words / count(0 x)) instead of log2(count(0) / count(0 x)); the difference
+    log2(words / count(0)) is constant. No other key is false ("" only for unigrams, "00", "0.0", "0 0" are true)."""
+    out = np.zeros(len(count))
+    where = np.flatnonzero(ids == zero_id) if zero_id >= 0 and n >= 2 else ids[:0]
+    if len(where):
+        g0 = int(gid[int(where[0]) * n])
+        out[prefix == g0] = np.log2(len(ids) / count[g0])  # len(ids): mteval's $tot_wrds
+    return out
+
+
 def count_rows(
-    hyps: Sequence[Texts], refs: Texts, seg: IntArray, max_order: int, nist: bool = False
+    hyps: Sequence[Texts], refs: Texts, seg: IntArray, max_order: int, nist: bool = False, zero_id: int = -1
 ) -> list[NDArray[np.float64]]:
     """:class:`Stats` values of each system in ``hyps`` against ``refs`` (the references of segment
-    ``s`` are texts ``seg[s] .. seg[s + 1] - 1``); NIST weights come from these references alone."""
+    ``s`` are texts ``seg[s] .. seg[s + 1] - 1``); NIST weights come from these references alone.
+    ``zero_id``: the token id of ``0`` (-1: none), for mteval's weight of bigrams ``0 x`` (``info_zero``)."""
     n = max_order
     info = gid = None
     if nist:
@@ -99,6 +115,8 @@ def count_rows(
         count = np.frombuffer(count_b, dtype=np.int64)
         prefix = np.frombuffer(prefix_b, dtype=np.int32)
         info = _nist_info(count, prefix, int(refs.off[-1]))
+        ids = refs.ids[: int(refs.off[-1])]
+        zero = _zero_extra(zero_id, ids, np.frombuffer(gid, dtype=np.int32), count, prefix, n)
         order = np.frombuffer(order_b, dtype=np.int8).astype(np.int64) - 1
     per_sys = _overlap.overlap(refs.ids, refs.off, seg, [(h.ids, h.off) for h in hyps], n, gid)
     ref_lens = refs.lens
@@ -107,9 +125,10 @@ def count_rows(
     rtotal = np.zeros((len(seg_count), n), dtype=np.int64)
     np.add.at(rtotal, owner, ngram_totals(ref_lens, n))
     ref_sum = np.bincount(owner, weights=ref_lens, minlength=len(seg_count))
+    ref_count = np.bincount(owner, weights=ref_lens > 0, minlength=len(seg_count))
     out = []
     for hyp, (match_b, rmatch_b, _, m_seg, m_gram, m_clip) in zip(hyps, per_sys):
-        rows = np.zeros((len(seg_count), 3 + 5 * n))
+        rows = np.zeros((len(seg_count), stats_width(n, info is not None)))
         hyp_len = hyp.lens
         rows[:, 0] = hyp_len
         rows[:, 1] = _closest(ref_lens, seg, hyp_len)
@@ -123,7 +142,11 @@ def count_rows(
             gram = np.frombuffer(m_gram, dtype=np.int32)
             weight = info[gram] * np.frombuffer(m_clip, dtype=np.int64)
             flat = np.bincount(seg_i * n + order[gram], weights=weight, minlength=len(seg_count) * n)
-            rows[:, 3 + 4 * n :] = flat.reshape(-1, n)
+            rows[:, 3 + 4 * n : 3 + 5 * n] = flat.reshape(-1, n)
+            clip = np.frombuffer(m_clip, dtype=np.int64)
+            rows[:, 3 + 5 * n] = np.bincount(seg_i, weights=zero[gram] * clip, minlength=len(seg_count))
+            rows[:, 3 + 5 * n + 1] = ref_count
+            rows[:, 3 + 5 * n + 2] = 1.0
         out.append(rows)
     return out
 
@@ -144,12 +167,22 @@ def overlap_stats(
     chunks = refs.chunks
     if nist and len(chunks) > 1:
         chunks = (_merge(chunks),)
-    out = [np.zeros((refs.n_segments, 3 + 5 * max_order)) for _ in systems]
+    out = [np.zeros((refs.n_segments, stats_width(max_order, nist))) for _ in systems]
+    zero_id = _token_id(refs.encoder, "0") if nist else -1
     for ch in chunks:
         hyp_texts = [Texts(*refs.encoder.encode(hyps[ch.start : ch.stop])) for hyps in systems]
-        for v, rows in zip(out, count_rows(hyp_texts, Texts(ch.ids, ch.off), ch.seg, max_order, nist)):
+        for v, rows in zip(out, count_rows(hyp_texts, Texts(ch.ids, ch.off), ch.seg, max_order, nist, zero_id)):
             v[ch.start : ch.stop] = rows
     return [Stats(v, max_order, nist) for v in out]
+
+
+def _token_id(encoder: Encoder, token: str) -> int:
+    """The id of ``token`` in ``encoder``'s vocabulary (its class id when stemming), -1 when absent."""
+    names = encoder.names()
+    try:
+        return names.index(token)
+    except ValueError:
+        return -1
 
 
 def novelty_counts(cands: Texts, sources: Texts, max_order: int, sets: bool) -> tuple[IntArray, IntArray]:

@@ -8,6 +8,9 @@ One row per segment, named column blocks (N = ``max_order``)::
 ``match``/``total``: clipped and all hypothesis n-grams (precision side, clipped by the maximum
 reference count); ``rmatch``/``rtotal``: the same summed over every reference (recall side, clipped by
 the hypothesis count); ``info``: NIST information-weighted matches (zero unless counted with NIST).
+Counted with NIST (``has_info``), three columns follow: ``info_zero`` (what mteval-v13a.pl adds to the
+order-2 information of matched bigrams whose first token is ``0``, see :mod:`ngrameval.metrics.nist`),
+``ref_count`` (references with at least one token) and ``segments`` (1 per segment).
 Rows add: a corpus score is the metric of ``stats.total()``; a sentence score the metric of one row;
 a resample the metric of ``W @ values``.
 """
@@ -21,19 +24,27 @@ import numpy as np
 from numpy.typing import NDArray
 
 _BLOCKS = ("match", "total", "rmatch", "rtotal", "info")
+NIST_COLUMNS = ("info_zero", "ref_count", "segments")  # after the blocks, when counted with NIST
+
+
+def stats_width(max_order: int, has_info: bool) -> int:
+    """Number of columns of :class:`Stats` values."""
+    return 3 + 5 * max_order + (len(NIST_COLUMNS) if has_info else 0)
 
 
 @dataclass(frozen=True)
 class Stats:
-    """Per-segment (or summed) n-gram statistics; ``values`` has shape ``(..., 3 + 5 * max_order)``."""
+    """Per-segment (or summed) n-gram statistics; ``values`` has shape ``(..., 3 + 5 * max_order)``, plus
+    the :data:`NIST_COLUMNS` when ``has_info``."""
 
     values: NDArray[np.float64]
     max_order: int
     has_info: bool = False
 
     def __post_init__(self) -> None:
-        if self.values.shape[-1] != 3 + 5 * self.max_order:
-            raise ValueError(f"stats need {3 + 5 * self.max_order} columns, got {self.values.shape[-1]}")
+        want = stats_width(self.max_order, self.has_info)
+        if self.values.shape[-1] != want:
+            raise ValueError(f"stats need {want} columns, got {self.values.shape[-1]}")
 
     def _block(self, name: str) -> NDArray[np.float64]:
         i = 3 + _BLOCKS.index(name) * self.max_order
@@ -70,6 +81,27 @@ class Stats:
     @property
     def info(self) -> NDArray[np.float64]:
         return self._block("info")
+
+    def _nist_column(self, name: str) -> NDArray[np.float64]:
+        if not self.has_info:
+            raise ValueError(f"{name} is only counted with nist=True")
+        return self.values[..., 3 + 5 * self.max_order + NIST_COLUMNS.index(name)]
+
+    @property
+    def info_zero(self) -> NDArray[np.float64]:
+        """mteval-v13a.pl's extra order-2 information: matched bigrams ``0 x`` weighted by the total reference
+        words instead of the count of ``0``, i.e. clip * log2(words / count("0")) summed per segment."""
+        return self._nist_column("info_zero")
+
+    @property
+    def ref_count(self) -> NDArray[np.float64]:
+        """References with at least one token."""
+        return self._nist_column("ref_count")
+
+    @property
+    def segments(self) -> NDArray[np.float64]:
+        """Segments summed into the row (1 per segment)."""
+        return self._nist_column("segments")
 
     def total(self) -> Stats:
         """The corpus row: the sum over segments."""
