@@ -136,8 +136,17 @@ def _label(k: int) -> str:
     return letters[k] if k < len(letters) else f"[{k + 1}]"
 
 
-def rank(names: Sequence[str], scores: FloatArray, significant: NDArray[np.bool_]) -> tuple[RankEntry, ...]:
-    """Systems by score, highest first, with rank ranges and groups from a symmetric ``significant`` matrix.
+def higher_is_better(rows: MetricRows) -> bool:
+    """The metric's direction: False for error rates (TER), whose scorer is the metric configuration and
+    says so (``higher_is_better``); True for every other metric."""
+    return bool(getattr(rows.scorer, "higher_is_better", True))
+
+
+def rank(
+    names: Sequence[str], scores: FloatArray, significant: NDArray[np.bool_], higher_is_better: bool = True
+) -> tuple[RankEntry, ...]:
+    """Systems best first (highest score, or lowest when not ``higher_is_better``), with rank ranges and groups
+    from a symmetric ``significant`` matrix.
 
     A group is a maximal run of adjacent systems (in score order) among which no pair differs
     significantly (the homogeneous subsets of Belz & Reiter's rank columns); a system may be in several.
@@ -147,7 +156,8 @@ def rank(names: Sequence[str], scores: FloatArray, significant: NDArray[np.bool_
     [('x', 1, 1, 'a'), ('y', 2, 3, 'b'), ('z', 2, 3, 'b')]
     """
     n = len(names)
-    order = np.argsort(-scores, kind="stable")
+    key = scores if higher_is_better else -scores  # larger key = better system
+    order = np.argsort(-key, kind="stable")
     sub = significant[np.ix_(order, order)]
     ends = []
     for s in range(n):
@@ -158,8 +168,8 @@ def rank(names: Sequence[str], scores: FloatArray, significant: NDArray[np.bool_
     runs = [(s, ends[s]) for s in range(n) if s == 0 or ends[s] > ends[s - 1]]
     out = []
     for pos, i in enumerate(order.tolist()):
-        better = int(np.count_nonzero(significant[i] & (scores > scores[i])))
-        worse = int(np.count_nonzero(significant[i] & (scores < scores[i])))
+        better = int(np.count_nonzero(significant[i] & (key > key[i])))
+        worse = int(np.count_nonzero(significant[i] & (key < key[i])))
         groups = "".join(_label(g) for g, (s, e) in enumerate(runs) if s <= pos <= e)
         out.append(RankEntry(names[i], float(scores[i]), 1 + better, n - worse, groups))
     return tuple(out)
@@ -365,7 +375,7 @@ def paired_test(
             sig = np.zeros((len(names), len(names)), dtype=bool)
             for t, (i, j) in zip(tests, pairs):
                 sig[i, j] = sig[j, i] = t.significant
-            ranking = rank(names, obs, sig)
+            ranking = rank(names, obs, sig, higher_is_better(r))
         sig_text = _signature(r, test, n, n_confidence, used_seed, correction)
         out.append(MetricComparison(r.metric, sig_text, r.fraction, systems, tests, ranking))
     return Comparison(test, n, n_confidence, used_seed, correction, alpha, confidence, baseline, tuple(out))

@@ -3,7 +3,9 @@ ROUGE, PINC and SE, scoring texts per segment)."""
 
 from ngrameval.metrics.aev import AEv
 from ngrameval.metrics.bleu import BLEU
+from ngrameval.metrics.chrf import ChrF
 from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.rouge import Rouge
+from ngrameval.metrics.ter import TER
 
-__all__ = ["BLEU", "NIST", "AEv", "Rouge"]
+__all__ = ["BLEU", "NIST", "TER", "AEv", "ChrF", "Rouge"]
