@@ -204,3 +204,33 @@ def test_compare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     rows = out.splitlines()
     assert rows[0].startswith("metric,kind,system,other,score") and len(rows) == 1 + 2 + 1
     assert rows[3].startswith("BLEU,pair,good.txt,near.txt,100.0,")
+
+
+def test_scoring_does_not_import_scipy(tmp_path: Path) -> None:
+    """`ngrameval score` starts fast: scipy (~1 s) is imported only by the commands that need it."""
+    hyp = write(tmp_path / "h.txt", "a b c\n")
+    code = (
+        "import sys; from ngrameval.cli import main; "
+        f"rc = main(['score', {hyp!r}, '-r', {hyp!r}, '-m', 'bleu,nist,rouge-l']); "
+        "assert rc == 0; assert 'scipy' not in sys.modules, 'scipy imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_public_functions_are_not_shadowed_by_their_modules() -> None:
+    """A package name that is also a submodule's (``meta.plane``, ``ngrameval.paraphrase``) stays the function
+    after the submodule is imported, whichever is imported first."""
+    code = (
+        "import ngrameval.meta.plane, ngrameval.meta.correlate, ngrameval.meta.agreement, ngrameval.paraphrase; "
+        "import ngrameval as ne; from ngrameval.meta import plane, correlate, agreement; "
+        "import inspect; bad = [f for f in (plane, correlate, agreement, ne.paraphrase, ne.compare) "
+        "if not inspect.isfunction(f)]; assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_krippendorff_choices_follow_the_levels() -> None:
+    from ngrameval.cli import KRIPPENDORFF_CHOICES
+    from ngrameval.meta.agreement import KRIPPENDORFF_LEVELS
+
+    assert ("auto", "none", *KRIPPENDORFF_LEVELS) == KRIPPENDORFF_CHOICES

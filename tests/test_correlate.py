@@ -179,4 +179,4 @@ def test_correlate_and_plane_commands(tmp_path: Path, capsys: pytest.CaptureFixt
     wrong = [*common[: -len(systems)], *(f"x{k}" for k in range(len(systems)))]
     code = main(["correlate", *files, *wrong, "--score-columns", "quality"])
     _, err = capsys.readouterr()
-    assert code == 2 and "unknown system(s) M0" in err
+    assert code == 2 and "judgments.jsonl:1: unknown system 'M0'" in err

@@ -4,24 +4,36 @@ text setting. Scores are fractions in [0, 1] (NIST: its own scale); x100 happens
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ngrameval import validate
 from ngrameval._version import __version__
-from ngrameval.errors import ConfigError, InputError
+from ngrameval.errors import ConfigError, InputError, InputTypeError
 from ngrameval.metrics.aev import AEv
 from ngrameval.metrics.bleu import BLEU
+from ngrameval.metrics.chrf import ChrF, chrf_rows
 from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.pinc import PINC
 from ngrameval.metrics.policy import FloatArray
-from ngrameval.metrics.registry import SENTENCE_METRICS, Metric, MetricSpec, parse_spec
+from ngrameval.metrics.registry import (
+    OWN_ROWS,
+    SENTENCE_METRICS,
+    Metric,
+    MetricSpec,
+    check_metric,
+    parse_spec,
+    parse_specs,
+    split_specs,
+)
 from ngrameval.metrics.rouge import ItemScores, Rouge, item_scores
 from ngrameval.metrics.se import SE, se_scores
+from ngrameval.metrics.ter import TER, ter_rows
 from ngrameval.ngrams.count import References, novelty_counts, overlap_stats
-from ngrameval.ngrams.stats import MetricRows, mean_of_rows, mean_rows, stats_scorer
+from ngrameval.ngrams.stats import MetricRows, Stats, mean_of_rows, mean_rows, stats_scorer
 from ngrameval.ngrams.texts import Texts, flatten
 from ngrameval.text.pipeline import Preprocess
 
@@ -76,9 +88,10 @@ def signature(spec: MetricSpec, n_refs: Sequence[int]) -> str:
     """``BLEU|nrefs:1|tok:13a|case:mixed|stop:no|stem:no|n:4|eff:no|smooth:exp|version:...``
     (``n_refs``: the reference counts per segment; PINC is measured against the source: ``nrefs:src``)."""
     nrefs = "src" if isinstance(spec.metric, PINC) else nrefs_label(n_refs)
+    own = spec.metric if isinstance(spec.metric, ChrF | TER) else None  # their own text handling
+    text = own.text_signature(spec.pre.lowercase) if own is not None else spec.pre.signature()
     return (
-        f"{spec.metric.display_name()}|nrefs:{nrefs}|{spec.pre.signature()}|{spec.metric.signature()}"
-        f"|version:ngrameval-{__version__}"
+        f"{spec.metric.display_name()}|nrefs:{nrefs}|{text}|{spec.metric.signature()}|version:ngrameval-{__version__}"
     )
 
 
@@ -108,8 +121,13 @@ def measure(
     source: Sequence[str] | None = None,
 ) -> list[MetricRows]:
     """The summable per-segment rows of every metric of ``specs`` for every system (in ``systems``'
-    order): one counting pass per text setting; PINC and SE become rows ``(score, 1)``."""
-    seg_refs = segment_major(refs)
+    order): one counting pass per text setting; PINC and SE become rows ``(score, 1)``. ``specs`` may also be
+    a ``-m`` string (``"bleu,rouge-l"``)."""
+    systems = validate.systems(systems)
+    seg_refs = segment_major(validate.references(refs, "refs"))
+    if source is not None:
+        source = validate.texts(source, "source")
+    specs = checked_specs(specs)
     for name, hyps in systems.items():
         if len(hyps) != len(seg_refs):
             raise InputError(f"system {name} has {len(hyps)} segments but the references have {len(seg_refs)}")
@@ -129,7 +147,16 @@ def measure(
             for k, (i, rm, sig) in enumerate(rouge):
                 values = tuple(mean_rows(items[k].stat(rm.stat)) for items in per_system)
                 out[i] = MetricRows(rm.display_name(), sig, True, values, mean_of_rows)
-        if len(rouge) == len(group):
+        own = [(i, sp, sp.metric) for i, sp in group if isinstance(sp.metric, OWN_ROWS)]
+        if own:
+            flat, seg = flatten(seg_refs)
+            for i, spec, om in own:  # summable rows from the metric's own builder (raw text, not 13a tokens)
+                if isinstance(om, ChrF):
+                    values = tuple(chrf_rows(om, texts, flat, seg, spec.pre.lowercase))
+                else:
+                    values = tuple(ter_rows(om, texts, flat, seg))
+                out[i] = MetricRows(om.display_name(), signature(spec, n_refs), True, values, om)
+        if len(rouge) + len(own) == len(group):
             continue
         built = References.build(seg_refs, pre)
         counted = [(i, sp, sp.metric) for i, sp in group if not isinstance(sp.metric, SENTENCE_METRICS)]
@@ -147,7 +174,40 @@ def measure(
                 values = tuple(mean_rows(x) for x in sent)
                 name = spec.metric.display_name()
                 out[i] = MetricRows(name, signature(spec, built.n_refs), spec.fraction, values, mean_of_rows)
-    return [out[i] for i in range(len(specs))]
+    return unique_names([out[i] for i in range(len(specs))])
+
+
+def unique_names(rows: Sequence[MetricRows]) -> list[MetricRows]:
+    """Rows whose metric names differ: a name shared by several specs (``nist,nist:profile=plain``) gains the
+    signature fields that set it apart (``NIST profile:plain``), or ``#2``, ``#3`` for a repeated spec."""
+    out = list(rows)
+    for name in {r.metric for r in rows}:
+        same = [k for k, r in enumerate(rows) if r.metric == name]
+        if len(same) < 2:
+            continue
+        fields = [r.signature.split("|")[1:] for r in (rows[k] for k in same)]
+        common = set.intersection(*(set(f) for f in fields))
+        seen: dict[str, int] = {}
+        for k, own in zip(same, fields, strict=True):
+            new = " ".join([name, *(f for f in own if f not in common)])
+            seen[new] = seen.get(new, 0) + 1
+            out[k] = replace(rows[k], metric=new if seen[new] == 1 else f"{new} #{seen[new]}")
+    return out
+
+
+def checked_specs(specs: Sequence[MetricSpec] | str) -> list[MetricSpec]:
+    """``specs`` with every metric's options checked; a string is parsed as a ``-m`` argument."""
+    if isinstance(specs, str):
+        return parse_specs(specs, Preprocess())
+    out = [sp for sp in specs if isinstance(sp, MetricSpec)] if isinstance(specs, Sequence) else []
+    if not isinstance(specs, Sequence) or len(out) != len(specs):
+        raise InputTypeError(
+            f"specs must be a list of MetricSpec (from parse_specs) or a spec string such as 'bleu,rouge-l', "
+            f"got {type(specs).__name__}"
+        )
+    for sp in out:
+        check_metric(sp.metric)
+    return out
 
 
 def score(
@@ -175,7 +235,14 @@ def score(
     ]
 
 
-def _one(hyps: Sequence[str], refs: RefsLike, metric: Metric, pre: Preprocess, fraction: bool = True) -> Score:
+def checked_pair(fn: str, hyps: Sequence[str], refs: RefsLike) -> tuple[Sequence[str], RefsLike]:
+    """``hyps`` and ``refs`` of ``fn(hyps, refs, ...)`` checked (see :mod:`ngrameval.validate`)."""
+    example = validate.pair_example(fn, hyps, refs)
+    return validate.texts(hyps, "hyps", example), validate.references(refs, "refs", example)
+
+
+def _one(fn: str, hyps: Sequence[str], refs: RefsLike, metric: Metric, pre: Preprocess, fraction: bool = True) -> Score:
+    hyps, refs = checked_pair(fn, hyps, refs)
     return score({"system": hyps}, refs, [MetricSpec(metric, pre, fraction)], sentence=True)[0]
 
 
@@ -190,18 +257,36 @@ def bleu(
     max_order: int = 4,
     effective_order: bool = False,
 ) -> Score:
-    """Corpus BLEU as sacreBLEU computes it (``.sentences`` holds sentence BLEU of each segment).
+    """Corpus BLEU as sacreBLEU computes it (``.sentences`` holds sentence BLEU of each segment); with
+    ``smooth_method="nltk0".."nltk7"`` as NLTK's ``corpus_bleu`` / ``sentence_bleu`` (see ``BLEU.nltk_corpus``).
 
     >>> round(bleu(["the cat sat on the mat"], ["the cat sat on the mat"]).score, 4)
     1.0
     """
     metric = BLEU(max_order, smooth_method, smooth_value, effective_order)
-    return _one(hyps, refs, metric, Preprocess(tokenize, lowercase))
+    if not metric.smooth_method.startswith("nltk"):
+        return _one("bleu", hyps, refs, metric, Preprocess(tokenize, lowercase))
+    # NLTK's corpus_bleu is not a function of the summed rows (max(1, t) per segment, last-segment smoothing)
+    hyps, refs = checked_pair("bleu", hyps, refs)
+    rows = measure({"system": hyps}, refs, [MetricSpec(metric, Preprocess(tokenize, lowercase))])[0]
+    corpus = metric.nltk_corpus(Stats(rows.values[0], metric.order_needed))
+    return Score("system", rows.metric, corpus, rows.signature, rows.fraction, rows.scorer(rows.values[0]))
 
 
-def nist(hyps: Sequence[str], refs: RefsLike, *, n: int = 5, tokenize: str = "13a", lowercase: bool = False) -> Score:
-    """Corpus NIST-n as mteval-v13a.pl computes it (not a fraction)."""
-    return _one(hyps, refs, NIST(n), Preprocess(tokenize, lowercase), fraction=False)
+def nist(
+    hyps: Sequence[str],
+    refs: RefsLike,
+    *,
+    n: int = 5,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    profile: str = "mteval",
+    ref_len: str = "mean",
+) -> Score:
+    """Corpus NIST-n as mteval-v13a.pl computes it (not a fraction); ``profile="plain"`` drops mteval's
+    weighting of bigrams after the token ``0``, ``ref_len="average"`` takes the E2E challenge's reference
+    length (see :mod:`ngrameval.metrics.nist`)."""
+    return _one("nist", hyps, refs, NIST(n, profile, ref_len), Preprocess(tokenize, lowercase), fraction=False)
 
 
 def aev(
@@ -219,7 +304,7 @@ def aev(
 ) -> Score:
     """AEv(alpha, N) of Soricut & Brill (2004); alpha = 1 is the precision family, 0 the recall family."""
     metric = AEv(alpha=alpha, n=n, brevity=brevity, wordiness=wordiness)
-    return _one(hyps, refs, metric, Preprocess(tokenize, lowercase, stopwords, stem))
+    return _one("aev", hyps, refs, metric, Preprocess(tokenize, lowercase, stopwords, stem))
 
 
 @dataclass(frozen=True)
@@ -247,7 +332,7 @@ class RougeScore:
 def rouge(
     hyps: Sequence[str],
     refs: RefsLike,
-    metrics: Sequence[str] = ("rouge-1", "rouge-2", "rouge-l"),
+    metrics: Sequence[str] | str = ("rouge-1", "rouge-2", "rouge-l"),
     *,
     profile: str = "rouge155",
     stem: bool = False,
@@ -264,11 +349,17 @@ def rouge(
     NLTK stemmer, best-F reference, ``rouge-l`` over the whole text) or ``unicode`` (words of any script).
     ``multi``: ``A`` (pool references), ``B`` (best recall), ``jk`` (jackknife), ``max-f``; default by profile.
     ``alpha``: ROUGE-1.5.5's ``-p`` (1 = precision, 0 = recall); ``length_limit``/``byte_limit``: ``-l``/``-b``.
+    ``metrics``: a list of specs or one string of comma-separated specs (``"rouge-1,rouge-l"``).
 
     >>> s = rouge(["the cat sat on the mat"], ["the cat is on the mat"], ["rouge-1", "rouge-2"])
     >>> s["rouge-1"].f, s["rouge-2"].recall
     (0.83333, 0.6)
     """
+    hyps, refs = checked_pair("rouge", hyps, refs)
+    if isinstance(metrics, str):
+        metrics = split_specs(metrics)  # "rouge-1,rouge-l" as the CLI's -m
+    elif not isinstance(metrics, Sequence) or not all(isinstance(m, str) for m in metrics):
+        raise InputTypeError(f"metrics must be a spec string or a list of them, got {metrics!r}")
     defaults: dict[str, object] = {"profile": profile, "alpha": alpha}
     defaults.update(length_limit=length_limit, byte_limit=byte_limit, **({"multi": multi} if multi else {}))
     specs = [parse_spec(m, Preprocess(stopwords=stopwords, stem=stem), defaults) for m in metrics]

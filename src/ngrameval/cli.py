@@ -11,23 +11,30 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ngrameval._version import __version__
 from ngrameval.api import score
 from ngrameval.corpus import Description, cluster, cluster_stats, export, human_baseline, read_corpus, select
+from ngrameval.corpus.msvd import export_names
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
 from ngrameval.io import read_lines, read_refs, write_atomic
 from ngrameval.io.judgments import Judgment
-from ngrameval.meta.agreement import KRIPPENDORFF_LEVELS
-from ngrameval.meta.correlate import HumanScores
-from ngrameval.meta.resample import FloatArray
+from ngrameval.io.read import read_ids, read_ratings
+from ngrameval.io.write import check_not_input, dumps_json
 from ngrameval.metrics.registry import ROUGE_PROFILES, MetricSpec, parse_specs, valid_names
 from ngrameval.metrics.rouge import MULTI
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.report.render import FORMATS, render
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.tokenize import TOKENIZERS
+
+if TYPE_CHECKING:
+    from ngrameval.meta.correlate import HumanScores
+    from ngrameval.meta.resample import FloatArray
+
+# meta.agreement.KRIPPENDORFF_LEVELS, spelled out so that the parser does not import scipy (pinned by a test)
+KRIPPENDORFF_CHOICES = ("auto", "none", "interval", "ratio", "ordinal", "nominal")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,6 +78,7 @@ _level = _number(float, 1e-9, 1 - 1e-9, "a level strictly between 0 and 1 (e.g. 
 _unit = _number(float, 0.0, 1.0, "a number from 0 to 1")
 _positive = _number(float, 1e-300, math.inf, "a finite number > 0")
 _alpha_step = _number(float, 0.001, 1.0, "an alpha step from 0.001 to 1 (at most 1,001 columns)")
+_cells = _number(int, 1, 2**62, "a number of cells from 1 to 2**62")
 
 
 def _wordiness(text: str) -> float:
@@ -148,6 +156,7 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--source", help="source sentences, one a line (needed by pinc)")
     p.add_argument("-m", "--metrics", default="bleu", help=f"comma-separated metric specs ({valid_names()})")
+    _add_max_cells(p)
     g = p.add_argument_group("ROUGE (defaults of every rouge-* spec; a spec's own options win)")
     g.add_argument(
         "--rouge-profile",
@@ -169,6 +178,16 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
         "--sentence-separator",
         metavar="SEP",
         help="split every line into sentences at SEP (e.g. '<n>'), for ROUGE-L/W; default: a line is one sentence",
+    )
+
+
+def _add_max_cells(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-cells",
+        type=_cells,
+        metavar="N",
+        help="bound on the alignment cells of one text pair (ROUGE-W, summary ROUGE-L, ROUGE-S/SU, SE); "
+        "a longer pair stops with an error naming it (default 2**28)",
     )
 
 
@@ -273,22 +292,6 @@ def _read_systems(paths: Sequence[str], n: int, against: str) -> dict[str, list[
     return systems
 
 
-def _read_ratings(path: str, n: int) -> list[float]:
-    lines = read_lines(path)
-    if len(lines) != n:
-        raise InputError(f"{path} has {len(lines)} lines but there are {n} segments")
-    out = []
-    for i, ln in enumerate(lines, 1):
-        if not ln.strip():
-            out.append(float("nan"))  # an empty line: this segment was not rated
-            continue
-        try:
-            out.append(float(ln))
-        except ValueError:
-            raise InputError(f"{path}:{i}: expected a number (or an empty line), got {ln!r}") from None
-    return out
-
-
 def cmd_paraphrase(args: argparse.Namespace) -> int:
     from ngrameval.metrics.pinc import PINC
     from ngrameval.paraphrase import paraphrase
@@ -302,7 +305,7 @@ def cmd_paraphrase(args: argparse.Namespace) -> int:
     if args.ratings:
         if len(args.ratings) != len(systems):
             raise InputError(f"give one ratings file per system: {len(systems)} systems, {len(args.ratings)} files")
-        ratings = {name: _read_ratings(path, len(sources)) for name, path in zip(systems, args.ratings)}
+        ratings = {name: read_ratings(path, len(sources)) for name, path in zip(systems, args.ratings)}
     pinc = PINC(args.pinc_order, not args.pinc_counts, args.pinc_average)
     result = paraphrase(
         systems, sources, refs, ratings=ratings, tokenize=args.tokenize, lowercase=args.lowercase, pinc=pinc
@@ -345,7 +348,7 @@ def _judged(args: argparse.Namespace, systems: dict[str, list[str]]) -> tuple[di
     n = len(next(iter(systems.values())))
     segments = None
     if args.segment_column:
-        segments = read_lines(args.segment_ids) if args.segment_ids else [str(i) for i in range(1, n + 1)]
+        segments = read_ids(args.segment_ids) if args.segment_ids else [str(i) for i in range(1, n + 1)]
         if len(segments) != n:
             raise InputError(f"{args.segment_ids} has {len(segments)} ids but the outputs have {n} lines")
     scale = None
@@ -390,11 +393,8 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         raise ConfigError("--matrix/--compare-metrics/--given make several tables: use -f text or -f json")
     elif args.format == "json":
-        from ngrameval.report.meta import plain
-
         corr = json.loads(render_correlations(results, "json"))
-        blocks = {k: [plain(dataclasses.asdict(r)) for r in v] for k, v in extras.items()}
-        _emit(json.dumps({"correlations": corr, **blocks}, indent=2) + "\n", args.output)
+        _emit(dumps_json({"correlations": corr, **{k: list(v) for k, v in extras.items()}}), args.output)
     else:
         from ngrameval.report import meta as rm
 
@@ -511,7 +511,7 @@ def cmd_refcurve(args: argparse.Namespace) -> int:
 
 
 def cmd_plane(args: argparse.Namespace) -> int:
-    from ngrameval.meta.plane import plane
+    from ngrameval.meta.plane import alpha_grid, plane
     from ngrameval.report.plane import plane_text, plot_plane
 
     if not args.refs:
@@ -519,22 +519,23 @@ def cmd_plane(args: argparse.Namespace) -> int:
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
     systems, humans = _judged(args, _read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have"))
     pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem)
-    alphas = [round(i * args.alpha_step, 10) for i in range(round(1 / args.alpha_step) + 1)]
+    alphas = alpha_grid(args.alpha_step)
+    plots = [args.plot if len(humans) == 1 else _suffixed(args.plot, h.criterion) for h in humans] if args.plot else []
+    for path in plots:
+        check_not_input(path, _input_paths(args), "--plot")
     planes = [
         plane(systems, refs, h, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1),
               coefficient_name=args.coefficient, brevity=args.brevity, wordiness=args.wordiness)
         for h in humans
     ]  # fmt: skip
     if args.format == "json":
-        text = json.dumps([{**dataclasses.asdict(p), "values": p.values.tolist()} for p in planes], indent=2) + "\n"
+        text = dumps_json([{**dataclasses.asdict(p), "values": p.values} for p in planes])
     else:
         text = "\n".join(plane_text(p) for p in planes)
     _emit(text, args.output)
-    if args.plot:
-        for p in planes:
-            path = args.plot if len(planes) == 1 else _suffixed(args.plot, p.criterion)
-            plot_plane(p, path)
-            sys.stderr.write(f"ngrameval: wrote {path}\n")
+    for p, path in zip(planes, plots):
+        plot_plane(p, path)
+        sys.stderr.write(f"ngrameval: wrote {path}\n")
     return 0
 
 
@@ -553,7 +554,7 @@ def _corpus(args: argparse.Namespace) -> dict[str, list[Description]]:
 def cmd_corpus_stats(args: argparse.Namespace) -> int:
     st = cluster_stats(_corpus(args))
     if args.format == "json":
-        _emit(json.dumps(dataclasses.asdict(st), indent=2) + "\n", args.output)
+        _emit(dumps_json(st), args.output)
         return 0
     lines = [
         f"clusters            {st.clusters}",
@@ -583,6 +584,8 @@ def _pairs(text: str) -> list[int | None]:
 
 def cmd_corpus_export(args: argparse.Namespace) -> int:
     pairs = _pairs(args.pairs)
+    for name in export_names(pairs):
+        check_not_input(Path(args.out) / name, _input_paths(args), "--out")
     written, singletons = export(
         _corpus(args),
         args.out,
@@ -606,7 +609,7 @@ def cmd_corpus_baseline(args: argparse.Namespace) -> int:
         f"  (Chen & Dolan 2011: BLEU 52.9, PINC 77.2)\n  {res.signature}\n"
     )
     if args.format == "json":
-        text = json.dumps(dataclasses.asdict(res), indent=2) + "\n"
+        text = dumps_json(res)
     _emit(text, args.output)
     return 0
 
@@ -702,6 +705,7 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("--sentence", action="store_true", help="per-segment scores")
     pp.add_argument("-tok", "--tokenize", default="13a", help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a)")
     pp.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")
+    _add_max_cells(pp)
     _add_output_options(pp)
     pp.set_defaults(func=cmd_paraphrase)
 
@@ -799,7 +803,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_judgment_options(ag, systems=False)
     ag.add_argument(
         "--krippendorff",
-        choices=("auto", "none", *KRIPPENDORFF_LEVELS),
+        choices=KRIPPENDORFF_CHOICES,
         default="auto",
         help="level of measurement of Krippendorff's alpha (auto: interval if ngrameval[agreement] is installed)",
     )
@@ -809,6 +813,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_output_options(ag)
     ag.set_defaults(func=cmd_agreement)
+
+    from ngrameval.collect.cli import add_collect_parser  # argparse only; the web stack loads when collect runs
+
+    add_collect_parser(sub)
 
     d = sub.add_parser("demo", help="score the bundled SummEval sample")
     _add_output_options(d)
@@ -821,6 +829,21 @@ def _fail(message: str, code: int = 2) -> int:
     return code
 
 
+_INPUTS = ("systems", "refs", "source", "judgments", "segment_ids", "ratings", "corpus", "stopwords")
+
+
+def _input_paths(args: argparse.Namespace) -> list[str]:
+    """Every file a command reads (its positional and option arguments), to refuse writing over one."""
+    paths: list[str] = []
+    for name in _INPUTS:
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            paths.append(value)
+        elif isinstance(value, list):
+            paths += [v for v in value if isinstance(v, str)]
+    return paths
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Exit status: 0 done, 2 bad input or options (one line on stderr, nothing written),
     130 interrupted (Ctrl-C), 1 an internal error (a bug: one line, the traceback with NGRAMEVAL_TRACEBACK=1)."""
@@ -831,6 +854,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(exc.code or 0)
         warnings.simplefilter("default", UndefinedMetricWarning)
         warnings.formatwarning = lambda msg, cat, *a, **k: f"ngrameval: warning: {msg}\n"
+        check_not_input(getattr(args, "output", None), _input_paths(args), "-o")
+        if getattr(args, "max_cells", None) is not None:
+            from ngrameval.limits import set_max_cells
+
+            set_max_cells(args.max_cells)
         return int(args.func(args))
     except (InputError, ConfigError, MissingDependencyError) as exc:
         return _fail(str(exc))

@@ -202,6 +202,12 @@ def _check_one_line(descs: Sequence[Description]) -> None:
             raise InputError(f"{d.where}: description holds a tab or line break; it cannot be exported one a line")
 
 
+def export_names(pairs: Sequence[int | None]) -> list[str]:
+    """The file names :func:`export` writes for these pairings, in order."""
+    tags = ["all" if k is None else str(k) for k in pairs]
+    return [f"train.{t}.{e}" for t in tags for e in ("src", "tgt")] + ["test.src", "test.refs.tsv", "test.clips"]
+
+
 def export(
     clusters: Mapping[str, Sequence[Description]],
     out_dir: str | Path,
@@ -220,19 +226,14 @@ def export(
     train, test = split(clusters, test_fraction, seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    contents: list[list[str]] = []
+    for k in pairs:
+        pr = training_pairs(clusters, train, k, seed)
+        contents += [[a for a, _ in pr], [b for _, b in pr]]
+    sources, refs, owner = make_test_set(clusters, test, include_source)
+    contents += [sources, ["\t".join(r) for r in refs], owner]
     written = []
-
-    def put(name: str, lines: Sequence[str]) -> None:
+    for name, lines in zip(export_names(pairs), contents, strict=True):
         write_atomic(out / name, "".join(f"{ln}\n" for ln in lines))
         written.append(out / name)
-
-    for k in pairs:
-        tag = "all" if k is None else str(k)
-        pr = training_pairs(clusters, train, k, seed)
-        put(f"train.{tag}.src", [a for a, _ in pr])
-        put(f"train.{tag}.tgt", [b for _, b in pr])
-    sources, refs, owner = make_test_set(clusters, test, include_source)
-    put("test.src", sources)
-    put("test.refs.tsv", ["\t".join(r) for r in refs])
-    put("test.clips", owner)
     return written, singletons

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ngrameval import validate
 from ngrameval.api import RefsLike, segment_major
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.meta.correlate import HumanScores, coefficient
@@ -20,9 +21,25 @@ from ngrameval.metrics.aev import AEv
 from ngrameval.ngrams.count import References, overlap_stats
 from ngrameval.ngrams.stats import Stats
 from ngrameval.text.pipeline import Preprocess
+from ngrameval.validate import MAX_ORDER, integer, number
 
 DEFAULT_ALPHAS = tuple(round(a / 10, 1) for a in range(11))
 DEFAULT_ORDERS = (1, 2, 3, 4)
+MAX_ALPHAS = 1001  # alpha columns of one plane: a step of 0.001 (the grid is at most 1,001 x 100 cells)
+
+
+def alpha_grid(step: float) -> tuple[float, ...]:
+    """The alphas 0, step, 2 step, ..., 1 (``--alpha-step``): step a finite number in [0.001, 1] with 1/step whole
+    to 1e-9 (0.1, 0.05, 0.001 ...), so the grid ends at exactly 1; at most MAX_ALPHAS columns.
+
+    >>> alpha_grid(0.25)
+    (0.0, 0.25, 0.5, 0.75, 1.0)
+    """
+    number(step, "alpha step (--alpha-step)", 1.0 / (MAX_ALPHAS - 1), 1.0)
+    n = round(1.0 / step)
+    if abs(n * step - 1.0) > 1e-9:
+        raise ConfigError(f"alpha step (--alpha-step) must divide 1 (0.1, 0.05, 0.001 ...), got {step:g}")
+    return tuple(round(i / n, 10) for i in range(n + 1))
 
 
 @dataclass(frozen=True)
@@ -63,14 +80,20 @@ def plane(
     (0.0, 1, 1.0)
     """
     pre = pre or Preprocess()
-    if not alphas or not orders or min(orders) < 1 or any(not 0 <= a <= 1 for a in alphas):
-        raise ConfigError(f"need alphas in [0, 1] and orders >= 1; got {list(alphas)} and {list(orders)}")
+    alphas = tuple(number(a, f"alphas[{k}]", 0.0, 1.0) for k, a in enumerate(alphas))
+    orders = tuple(integer(n, f"orders[{k}]", 1, MAX_ORDER) for k, n in enumerate(orders))
+    if not 1 <= len(alphas) <= MAX_ALPHAS or not orders:
+        raise ConfigError(f"the plane needs 1 to {MAX_ALPHAS} alphas and at least one order, got {len(alphas)} alphas")
+    if len(set(orders)) != len(orders):
+        raise ConfigError(f"orders must be distinct, got {list(orders)}")
+    AEv(brevity=brevity, wordiness=wordiness)  # checks B (finite, > 0) and W (> 0, inf: no penalty)
+    systems = validate.systems(systems)
     names = list(human.systems)
     missing = [s for s in names if s not in systems]
     if missing:
         raise InputError(f"no output for judged system(s) {', '.join(missing)}")
     keep = ~np.isnan(human.system)
-    built = References.build(segment_major(refs), pre)
+    built = References.build(segment_major(validate.references(refs, "refs")), pre)
     stats = overlap_stats([systems[s] for s in names], built, max_order=max(orders))
     totals = Stats(np.stack([s.total().values for s in stats]), max(orders))
     values = np.empty((len(orders), len(alphas)))

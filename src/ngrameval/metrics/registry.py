@@ -1,4 +1,5 @@
-"""Metric specs as users write them: ``bleu``, ``nist:n=4``, ``aev:alpha=0.3,n=2``, ``aev:mt-adequacy``,
+"""Metric specs as users write them: ``bleu``, ``nist:n=4``, ``nist:profile=plain,ref_len=average``,
+``aev:alpha=0.3,n=2``, ``aev:mt-adequacy``,
 ``pinc:n=3,sets=no`` (needs the source sentences), ``se``, ``rouge-2``, ``rouge-l``, ``rouge-w:w=1.5``,
 ``rouge-s4``, ``rouge-su*:stat=r,multi=B``.
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -17,17 +19,22 @@ from typing import Any, Protocol
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.aev import PAPER_TEXT, PRESETS, AEv
 from ngrameval.metrics.bleu import BLEU
+from ngrameval.metrics.chrf import ChrF, chrf_plus
 from ngrameval.metrics.nist import NIST
+from ngrameval.metrics.nist import PROFILES as NIST_PROFILES
+from ngrameval.metrics.nist import REF_LENS as NIST_REF_LENS
 from ngrameval.metrics.pinc import AVERAGES, PINC
-from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.policy import FloatArray, check_smooth_value
 from ngrameval.metrics.rouge import MULTI, STATS, Rouge
 from ngrameval.metrics.se import SE
+from ngrameval.metrics.ter import TER
 from ngrameval.ngrams.stats import Stats
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.tokenize import LOWERCASING
+from ngrameval.validate import MAX_ORDER as KERNEL_MAX_ORDER
+from ngrameval.validate import integer, number
 
-
-MAX_ORDER = 100  # the highest n-gram order the C counting kernels take (_overlap.c, _rouge.c)
+MAX_ORDER = KERNEL_MAX_ORDER  # the highest n-gram order the C counting kernels take (_overlap.MAX_ORDER)
 
 
 class Metric(Protocol):
@@ -46,8 +53,11 @@ class Metric(Protocol):
     def signature(self) -> str: ...
 
 
-SentenceMetric = PINC | SE | Rouge  # means of per-segment scores that are not computed from Stats
-SENTENCE_METRICS = (PINC, SE, Rouge)
+# not computed from overlap Stats: means of per-segment scores (PINC, SE, ROUGE) and metrics with their own
+# summable rows (chrF, TER: OWN_ROWS)
+SentenceMetric = PINC | SE | Rouge | ChrF | TER
+OWN_ROWS = (ChrF, TER)
+SENTENCE_METRICS = (PINC, SE, Rouge, *OWN_ROWS)
 
 
 @dataclass(frozen=True)
@@ -97,13 +107,24 @@ _KEYS: dict[str, dict[str, tuple[str, Callable[[str], Any]]]] = {
         "smooth_value": ("smooth_value", _float),
         "eff": ("effective_order", _bool),
     },
-    "nist": {"n": ("n", _int)},
+    "nist": {
+        "n": ("n", _int),
+        "profile": ("profile", lambda v: v.lower() if v.lower() in NIST_PROFILES else _bad(v, NIST_PROFILES)),
+        "ref_len": ("ref_len", lambda v: v.lower() if v.lower() in NIST_REF_LENS else _bad(v, NIST_REF_LENS)),
+    },
     "pinc": {
         "n": ("max_order", _int),
         "sets": ("sets", _bool),
         "avg": ("average", lambda v: v if v in AVERAGES else _bad(v, AVERAGES)),
     },
     "se": {},
+    "chrf": {
+        "nc": ("char_order", _int),
+        "nw": ("word_order", _int),
+        "beta": ("beta", _float),
+        "space": ("whitespace", _bool),
+        "eps": ("eps_smoothing", _bool),
+    },
     "rouge": {
         "stat": ("stat", lambda v: v.lower() if v.lower() in STATS else _bad(v, STATS)),
         "alpha": ("alpha", _float),
@@ -124,12 +145,22 @@ _KEYS: dict[str, dict[str, tuple[str, Callable[[str], Any]]]] = {
         "weights": ("weights", lambda v: tuple(_float(x) for x in v.split("/"))),
     },
 }
+_KEYS["chrf++"] = _KEYS["chrf"]
+_KEYS["ter"] = {
+    "norm": ("normalized", _bool),
+    "punct": ("no_punct", lambda v: not _bool(v)),
+    "asian": ("asian_support", _bool),
+    "case": ("case_sensitive", _bool),
+}
 _FACTORIES: dict[str, Callable[..., Metric | SentenceMetric]] = {
     "bleu": BLEU,
     "nist": NIST,
     "aev": AEv,
     "pinc": PINC,
     "se": SE,
+    "chrf": ChrF,
+    "chrf++": chrf_plus,
+    "ter": TER,
     "rouge": Rouge,
 }
 # rouge-1 .. rouge-9.., rouge-l, rouge-lsum, rouge-w, rouge-s4 / rouge-s* / rouge-s, rouge-su4 / rouge-su* / rouge-su
@@ -159,6 +190,29 @@ def _rouge_defaults(tokenize: str) -> dict[str, Any]:
     return {"round5": tokenize == "rouge155"}
 
 
+def check_metric(metric: object) -> None:
+    """ConfigError naming the option and its range for any numeric option of BLEU, NIST or ROUGE outside it
+    (AEv and PINC check theirs when built). Orders run 1 .. the counting kernel's MAX_ORDER (100)."""
+    if isinstance(metric, BLEU):
+        extra = 1 if metric.smooth_method in ("nltk5", "nltk7") else 0  # these read order n + 1
+        integer(metric.max_order, f"BLEU n (max_order) with smoothing {metric.smooth_method}", 1, MAX_ORDER - extra)
+        check_smooth_value(metric.smooth_method, metric.smooth_value, "BLEU smooth_value")
+        for field in ("nltk_epsilon", "nltk_alpha", "nltk_k"):
+            number(getattr(metric, field), f"BLEU {field}", 0.0, low_open=True)
+    elif isinstance(metric, NIST):
+        integer(metric.n, "NIST n", 1, MAX_ORDER)
+    elif isinstance(metric, Rouge):
+        integer(metric.n, "ROUGE-N n", 1, MAX_ORDER)
+        if metric.gap is not None:
+            integer(metric.gap, "ROUGE-S/SU skip gap", 0, sys.maxsize)
+        if metric.variant == "w":
+            # ROUGE-1.5.5: "-w weight ... a number greater than 1"; w <= 1 gives scores above 1
+            number(metric.weight, "ROUGE-W w (weight)", 1.0, low_open=True)
+        number(metric.alpha, "ROUGE alpha (-p)", 0.0, 1.0)
+        integer(metric.length_limit, "ROUGE l (length_limit, words)", 0, sys.maxsize)
+        integer(metric.byte_limit, "ROUGE b (byte_limit)", 0, sys.maxsize)
+
+
 def _bad(value: str, valid: Sequence[str]) -> str:
     raise ConfigError(f"expected one of {', '.join(valid)}, got {value!r}")
 
@@ -179,7 +233,7 @@ def split_specs(text: str) -> list[str]:
 def valid_names() -> str:
     presets = ", ".join(f"aev:{p}" for p in PRESETS)
     return (
-        f"bleu, nist, aev (presets: {presets}), pinc (needs the source), se, "
+        f"bleu, nist, aev (presets: {presets}), pinc (needs the source), se, chrf, chrf++, ter, "
         "rouge-N, rouge-l, rouge-lsum, rouge-w, rouge-sK, rouge-s*, rouge-suK, rouge-su*"
     )
 
@@ -223,7 +277,11 @@ def parse_spec(spec: str, pre: Preprocess, rouge: Mapping[str, Any] | None = Non
         if text["tokenize"] in LOWERCASING:
             text["lowercase"] = False  # the ROUGE profiles lower-case by themselves
         kwargs = {**_rouge_defaults(text["tokenize"]), **defaults, **kwargs, **fixed}
-    metric = replace(base, **kwargs) if base is not None else _FACTORIES[name](**kwargs)  # type: ignore[type-var]
+    try:
+        metric = replace(base, **kwargs) if base is not None else _FACTORIES[name](**kwargs)  # type: ignore[type-var]
+        check_metric(metric)
+    except ConfigError as exc:
+        raise ConfigError(f"{spec!r}: {exc}") from None
     return MetricSpec(metric, replace(pre, **text), fraction=name != "nist")
 
 
