@@ -234,3 +234,66 @@ def test_krippendorff_choices_follow_the_levels() -> None:
     from ngrameval.meta.agreement import KRIPPENDORFF_LEVELS
 
     assert ("auto", "none", *KRIPPENDORFF_LEVELS) == KRIPPENDORFF_CHOICES
+
+
+def _cli(args: list[str], stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "ngrameval", *args], input=stdin, capture_output=True)
+
+
+def test_standard_input_as_system_or_reference(tmp_path: Path) -> None:
+    """sacreBLEU's habit: `cat hyp | ngrameval score -r ref`, `-r -`; a file given twice is scored once."""
+    hyp = write(tmp_path / "hyp.txt", "the cat sat on the mat\na dog\n")
+    ref = write(tmp_path / "ref.txt", "the cat sat on a mat\na dog barks\n")
+    expected = json.loads(_cli(["score", hyp, "-r", ref, "-f", "json"], b"").stdout)[0]["score"]
+    piped = _cli(["score", "-r", ref, "-f", "json"], Path(hyp).read_bytes())
+    out = json.loads(piped.stdout)[0]
+    assert piped.returncode == 0 and out["system"] == "stdin" and out["score"] == expected
+    as_ref = _cli(["score", hyp, "-r", "-", "-f", "json"], Path(ref).read_bytes())
+    assert json.loads(as_ref.stdout)[0]["score"] == expected
+    twice = _cli(["score", hyp, hyp, "-r", ref, "-f", "json"], b"")
+    assert len(json.loads(twice.stdout)) == 1 and b"given twice; scored once" in twice.stderr
+    both = _cli(["score", "-", "-r", "-"], b"x\n")
+    assert both.returncode == 2 and b"standard input ('-') can be read once" in both.stderr
+    swallowed = _cli(["score", "-r", ref, hyp], b"")  # -r took the system file too; stdin is empty
+    assert swallowed.returncode == 2 and b"-r takes every file after it" in swallowed.stderr
+
+
+def test_no_system_and_a_terminal_says_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Terminal:
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    ref = write(tmp_path / "ref.txt", "a\n")
+    assert main(["score", "-r", ref, ref]) == 2
+    assert "no system file given" in capsys.readouterr().err
+
+
+def test_score_only_markdown_and_latex(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hyp = write(tmp_path / "hyp.txt", "the cat sat on the mat\n")
+    odd = write(tmp_path / "a|b_&.txt", "the cat sat\n")
+    ref = write(tmp_path / "ref.txt", "the cat sat on a mat\n")
+    assert main(["score", hyp, odd, "-r", ref, "-m", "bleu,nist", "-f", "json"]) == 0
+    scores = [r["score"] for r in json.loads(capsys.readouterr().out)]
+    assert main(["score", hyp, odd, "-r", ref, "-m", "bleu,nist", "-b", "-w", "4"]) == 0
+    assert capsys.readouterr().out.split() == [f"{v:.4f}" for v in scores]
+    assert main(["score", hyp, odd, "-r", ref, "-m", "bleu,nist", "-f", "markdown"]) == 0
+    md = capsys.readouterr().out.splitlines()
+    assert md[:2] == ["| system | BLEU | NIST |", "|---|---:|---:|"]
+    assert md[3] == f"| a\\|b_&.txt | {scores[2]:.2f} | {scores[3]:.2f} |"
+    assert main(["score", hyp, odd, "-r", ref, "-m", "bleu,nist", "-f", "latex"]) == 0
+    tex = capsys.readouterr().out
+    assert r"a|b\_\&.txt & " + f"{scores[2]:.2f} & {scores[3]:.2f}" + r" \\" in tex
+    assert tex.count(r"\begin{tabular}{lrr}") == 1 and tex.startswith("% BLEU|nrefs:1|")
+
+
+def test_score_says_its_scale() -> None:
+    import ngrameval as ne
+
+    b, n = ne.bleu(["a b c d"], ["a b c e"]), ne.nist(["a b c d"], ["a b c e"])
+    assert (b.scale, n.scale) == ("0-1", "raw")
+    assert b.score100 == b.score * 100 and n.score100 == n.score
+    assert b.to_dict()["sentences"] == [b.score] and json.dumps(b.to_dict())
+    assert "BLEU 0.594604 on 0-1" in repr(b) and "array" not in repr(b)

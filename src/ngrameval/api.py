@@ -55,6 +55,26 @@ class Score:
     def __float__(self) -> float:
         return self.score
 
+    @property
+    def scale(self) -> str:
+        """``"0-1"`` (``score`` is a fraction; text output shows it x100) or ``"raw"`` (NIST: its own scale)."""
+        return "0-1" if self.fraction else "raw"
+
+    @property
+    def score100(self) -> float:
+        """The score as text output prints it: x100 on the 0-1 scale (BLEU 0.452 -> 45.2), NIST unchanged."""
+        return self.score * 100 if self.fraction else self.score
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain values (sentence scores as a list) for JSON or ``pandas.DataFrame([s.to_dict() ...])``."""
+        sentences = None if self.sentences is None else [float(v) for v in self.sentences]
+        return {"system": self.system, "metric": self.metric, "score": self.score, "scale": self.scale,
+                "signature": self.signature, "sentences": sentences}  # fmt: skip
+
+    def __repr__(self) -> str:
+        per = "" if self.sentences is None else f", {len(self.sentences)} sentence scores"
+        return f"Score({self.system!r}, {self.metric} {self.score:.6g} on {self.scale}{per}, {self.signature!r})"
+
 
 def segment_major(refs: RefsLike) -> list[list[str]]:
     """``refs[i]`` = the references of segment i; a flat list of strings means one reference each."""

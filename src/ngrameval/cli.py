@@ -20,12 +20,12 @@ from ngrameval.corpus.msvd import export_names
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
 from ngrameval.io import read_lines, read_refs, write_atomic
 from ngrameval.io.judgments import Judgment
-from ngrameval.io.read import read_ids, read_ratings
+from ngrameval.io.read import STDIN, read_ids, read_ratings
 from ngrameval.io.write import check_not_input, dumps_json
 from ngrameval.metrics.registry import ROUGE_PROFILES, MetricSpec, parse_specs, valid_names
 from ngrameval.metrics.rouge import MULTI
 from ngrameval.ngrams.stats import MetricRows
-from ngrameval.report.render import FORMATS, render
+from ngrameval.report.render import FORMATS, TABLE_FORMATS, render, score_only
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.tokenize import TOKENIZERS
 
@@ -144,8 +144,15 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_scoring_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("systems", nargs="+", metavar="SYSTEM", help="system output files, one segment a line")
-    p.add_argument("-r", "--refs", nargs="+", metavar="REF", help="reference files (one per reference stream)")
+    p.add_argument(
+        "systems",
+        nargs="*",
+        metavar="SYSTEM",
+        help="system output files, one segment a line; '-' or none: standard input",
+    )
+    p.add_argument(
+        "-r", "--refs", nargs="+", metavar="REF", help="reference files (one per reference stream; '-': stdin)"
+    )
     p.add_argument(
         "--tsv", action="store_true", help="reference files are TSV: one segment a line, a reference a field"
     )
@@ -191,8 +198,8 @@ def _add_max_cells(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_output_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-f", "--format", choices=FORMATS, default="text", help="output format (default text)")
+def _add_output_options(p: argparse.ArgumentParser, formats: Sequence[str] = FORMATS) -> None:
+    p.add_argument("-f", "--format", choices=formats, default="text", help="output format (default text)")
     p.add_argument("-w", "--width", type=_width, default=2, help="decimals in text output (default 2)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
 
@@ -240,7 +247,10 @@ def _scoring_inputs(
 def cmd_score(args: argparse.Namespace) -> int:
     specs, refs, systems, source = _scoring_inputs(args)
     results = score(systems, refs, specs, sentence=args.sentence, source=source)
-    _emit(render(results, args.format, args.width, sentence=args.sentence), args.output)
+    if args.score_only and not args.sentence:
+        _emit(score_only(results, args.width), args.output)
+    else:
+        _emit(render(results, args.format, args.width, sentence=args.sentence), args.output)
     return 0
 
 
@@ -279,13 +289,45 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _system_paths(paths: Sequence[str]) -> list[str]:
+    """The system files to read: none means standard input (unless it is a terminal), a file given twice is read
+    once (as sacreBLEU does), with a warning."""
+    if not paths:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise InputError(
+                "no system file given (and standard input is a terminal); note that -r/--refs takes every file "
+                "after it: write 'SYSTEM... -r REF...', or end the references with --"
+            )
+        return [STDIN]
+    out: list[str] = []
+    seen: set[tuple[int, int] | str] = set()
+    for path in paths:
+        try:
+            st = os.stat(path)
+            key: tuple[int, int] | str = (st.st_dev, st.st_ino) if path != STDIN else STDIN
+        except OSError:
+            key = path  # missing: reading it reports the error
+        if key in seen:
+            warnings.warn(f"{path}: given twice; scored once", UserWarning, stacklevel=2)
+            continue
+        seen.add(key)
+        out.append(path)
+    return out
+
+
 def _read_systems(paths: Sequence[str], n: int, against: str) -> dict[str, list[str]]:
     systems: dict[str, list[str]] = {}
-    for path in paths:
+    for path in _system_paths(paths):
         lines = read_lines(path)
         if len(lines) != n:
-            raise InputError(f"{path} has {len(lines)} lines but {against} {n}")
-        name = Path(path).name
+            hint = (
+                ""
+                if paths
+                else " (no system file given, so it was read from standard input; -r takes every file after it)"
+            )
+            shown = "standard input" if path == STDIN else path
+            raise InputError(f"{shown} has {len(lines)} lines but {against} {n}{hint}")
+        name = "stdin" if path == STDIN else Path(path).name
         while name in systems:
             name += "'"
         systems[name] = lines
@@ -660,8 +702,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("score", help="score system outputs against references")
     _add_scoring_options(p)
     p.add_argument("--sentence", action="store_true", help="per-segment scores")
+    p.add_argument("-b", "--score-only", action="store_true", help="print the score(s) only, one a line (sacreBLEU -b)")
     _add_text_options(p)
-    _add_output_options(p)
+    _add_output_options(p, TABLE_FORMATS)
     p.set_defaults(func=cmd_score)
 
     cp = sub.add_parser("compare", help="significance tests between systems (all pairs) and a ranking")
@@ -854,6 +897,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(exc.code or 0)
         warnings.simplefilter("default", UndefinedMetricWarning)
         warnings.formatwarning = lambda msg, cat, *a, **k: f"ngrameval: warning: {msg}\n"
+        if _input_paths(args).count(STDIN) > 1:
+            raise InputError("standard input ('-') can be read once: give the other inputs as files")
         check_not_input(getattr(args, "output", None), _input_paths(args), "-o")
         if getattr(args, "max_cells", None) is not None:
             from ngrameval.limits import set_max_cells

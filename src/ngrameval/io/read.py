@@ -13,6 +13,7 @@ import bz2
 import gzip
 import lzma
 import math
+import sys
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,9 +32,14 @@ def _decompressed(p: Path, suffix: str) -> bytes:
     return lzma.decompress(data)
 
 
+STDIN = "-"  # the path that names standard input, as in sacreBLEU
+
+
 def _read_bytes(p: Path) -> bytes:
     suffix = p.suffix.lower()
     try:
+        if str(p) == STDIN:
+            return sys.stdin.buffer.read()
         return _decompressed(p, suffix) if suffix in COMPRESSED else p.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{p}: no such file") from None
@@ -53,7 +59,7 @@ def _read_bytes(p: Path) -> bytes:
 
 
 def read_text(path: str | Path) -> str:
-    """The text of a UTF-8 file with LF line ends (CRLF converted), without a leading BOM.
+    """The text of a UTF-8 file (``-``: standard input) with LF line ends (CRLF converted), without a leading BOM.
 
     Raises :class:`InputError` with ``FILE:LINE`` for invalid UTF-8, a bare CR (a CR at the very end of the
     file is taken as its last line end) and a U+FEFF after the start.

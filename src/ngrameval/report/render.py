@@ -11,6 +11,7 @@ from ngrameval.io.write import dumps_json
 from ngrameval.report.table import table
 
 FORMATS = ("text", "json", "csv")
+TABLE_FORMATS = (*FORMATS, "markdown", "latex")  # score tables only
 
 
 def _shown(s: Score, value: float) -> float:
@@ -18,16 +19,56 @@ def _shown(s: Score, value: float) -> float:
 
 
 def _text(scores: Sequence[Score], width: int) -> str:
-    systems = list(dict.fromkeys(s.system for s in scores))
-    metrics = list(dict.fromkeys(s.metric for s in scores))
-    cell = {(s.system, s.metric): s for s in scores}
-    head = ["system", *metrics]
-    rows = [[sys, *(f"{_shown(cell[sys, m], cell[sys, m].score):.{width}f}" for m in metrics)] for sys in systems]
-    lines = [*table(head, rows), ""]
+    lines = [*table(*_grid(scores, width)), ""]
     sigs = dict.fromkeys(s.signature for s in scores)
     lines += [f"  {sig}" for sig in sigs]
     lines.append(_scales(scores))
     return "\n".join(lines) + "\n"
+
+
+def _grid(scores: Sequence[Score], width: int) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the systems x metrics table (text, Markdown, LaTeX)."""
+    systems = list(dict.fromkeys(s.system for s in scores))
+    metrics = list(dict.fromkeys(s.metric for s in scores))
+    cell = {(s.system, s.metric): s for s in scores}
+    rows = [[sys, *(f"{_shown(cell[sys, m], cell[sys, m].score):.{width}f}" for m in metrics)] for sys in systems]
+    return ["system", *metrics], rows
+
+
+def _markdown(scores: Sequence[Score], width: int) -> str:
+    """A GitHub Markdown table, numbers right-aligned, signatures and scales below it."""
+
+    def cell(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("|", "\\|")
+
+    head, rows = _grid(scores, width)
+    lines = ["| " + " | ".join(map(cell, head)) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    lines += ["| " + " | ".join(map(cell, r)) + " |" for r in rows]
+    lines += ["", *(f"`{sig}`  " for sig in dict.fromkeys(s.signature for s in scores)), _scales(scores)]
+    return "\n".join(lines) + "\n"
+
+
+_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\^{}", "\\": r"\textbackslash{}"}
+
+
+def _latex(scores: Sequence[Score], width: int) -> str:
+    """A booktabs ``tabular`` (systems x metrics), special characters escaped, signatures as comments."""
+
+    def cell(text: str) -> str:
+        return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+
+    head, rows = _grid(scores, width)
+    lines = [f"% {sig}" for sig in dict.fromkeys(s.signature for s in scores)]
+    lines += [r"\begin{tabular}{l" + "r" * (len(head) - 1) + "}", r"\toprule"]
+    lines += [" & ".join(map(cell, head)) + r" \\", r"\midrule"]
+    lines += [" & ".join(map(cell, r)) + r" \\" for r in rows]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def score_only(scores: Sequence[Score], width: int) -> str:
+    """``-b``: the numbers alone, one a line (system by system, metrics in order), as sacreBLEU's ``-b``."""
+    return "".join(f"{_shown(s, s.score):.{width}f}\n" for s in scores)
 
 
 def _scales(scores: Sequence[Score]) -> str:
@@ -81,4 +122,8 @@ def render(scores: Sequence[Score], fmt: str = "text", width: int = 2, sentence:
         return out.getvalue()
     if sentence:
         return _sentences(scores, width)
+    if fmt == "markdown":
+        return _markdown(scores, width)
+    if fmt == "latex":
+        return _latex(scores, width)
     return _text(scores, width)
