@@ -332,3 +332,20 @@ def test_compare_takes_rouge(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert [m["metric"] for m in out["metrics"]] == ["ROUGE-1", "ROUGE-L"]
     for m in out["metrics"]:
         assert m["systems"][0]["score"] == 100 and m["pairs"][0]["p_value"] < 0.05
+
+
+def test_text_in_another_script_warns_under_the_ascii_profiles() -> None:
+    """ROUGE-1.5.5 and rouge-score keep ASCII letters and digits only: Cyrillic scores 0, which is said, not silent."""
+    import warnings
+
+    import ngrameval as ne
+
+    for profile in ("rouge155", "rouge-score"):
+        with pytest.warns(UserWarning, match=r"2 of 4 texts have letters or digits but none in ASCII.*unicode"):
+            got = ne.rouge(["привет мир", "a cat"], ["привет мир", "a cat"], ["rouge-1"], profile=profile)
+        assert got["rouge-1"].items.f.tolist() == [0.0, 1.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ne.rouge(["привет мир"], ["привет мир"], ["rouge-1"], profile="unicode")["rouge-1"].f == 1.0
+        # only stop words: no tokens left either, but no warning
+        assert ne.rouge(["the a"], ["the"], ["rouge-1"], stopwords="smart")["rouge-1"].f == 0.0

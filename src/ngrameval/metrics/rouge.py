@@ -25,6 +25,7 @@ leave-one-out subsets of the best-F reference of each subset; one reference: its
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -281,12 +282,33 @@ def _pair_counts(
     return hits, base[pr], hyp_len**metric.weight  # combine() raises the reference total to the power w
 
 
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+
+
+def _warn_lost_texts(pre: Preprocess, sides: Sequence[Sequence[str]]) -> None:
+    """Warn when the ASCII-only profiles (rouge155, rouge-score) reduce texts written in another script
+    (Cyrillic, Greek, CJK ...) to nothing, instead of a silent 0: how many, and what to use instead."""
+    if pre.tokenize not in ("rouge155", "rouge-score"):
+        return
+    texts = [t for side in sides for t in side]
+    lost = sum(1 for t in texts if not _ASCII_ALNUM.search(t) and any(c.isalnum() for c in t))
+    if lost:
+        warnings.warn(
+            f"ROUGE ({pre.tokenize} profile): {lost} of {len(texts)} texts have letters or digits but none in "
+            "ASCII, so they have no tokens and score 0; for other scripts use --rouge-profile unicode "
+            "(profile='unicode')",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def item_scores(
     metrics: Sequence[Rouge], systems: Sequence[Sequence[str]], flat_refs: Sequence[str], seg: IntArray, pre: Preprocess
 ) -> list[list[ItemScores]]:
     """``out[k][m]``: per-item scores of system ``k`` for ``metrics[m]``; the references of item ``i`` are
     ``flat_refs[seg[i]:seg[i + 1]]``, texts with sentences separated by ``"\\n"``. Metrics with the same
     limits share one tokenization."""
+    _warn_lost_texts(pre, [flat_refs, *systems])
     per_item = np.diff(seg)
     pr = np.arange(int(seg[-1]), dtype=np.int64)
     ph = np.repeat(np.arange(len(per_item), dtype=np.int64), per_item)
