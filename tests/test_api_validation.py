@@ -329,3 +329,8 @@ def test_rouge_metrics_as_a_string() -> None:
     assert list(two) == ["rouge-1", "rouge-w:w=1.5"]
     with pytest.raises(ConfigError, match="unknown metric 'bleux'"):
         ne.rouge(H, R, "bleux")
+
+
+def test_parse_specs_needs_no_preprocess() -> None:
+    assert ne.parse_specs("bleu,rouge-l") == ne.parse_specs("bleu,rouge-l", ne.Preprocess())
+    assert ne.parse_specs("bleu")[0].pre == ne.Preprocess(tokenize="13a", lowercase=False)

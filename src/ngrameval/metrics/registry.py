@@ -238,9 +238,10 @@ def valid_names() -> str:
     )
 
 
-def parse_spec(spec: str, pre: Preprocess, rouge: Mapping[str, Any] | None = None) -> MetricSpec:
-    """One metric spec against the default text settings ``pre``; ``rouge`` holds defaults for ROUGE specs
-    (``profile`` and any :class:`Rouge` field), below what the spec itself says."""
+def parse_spec(spec: str, pre: Preprocess | None = None, rouge: Mapping[str, Any] | None = None) -> MetricSpec:
+    """One metric spec against the default text settings ``pre`` (default: 13a, cased); ``rouge`` holds defaults
+    for ROUGE specs (``profile`` and any :class:`Rouge` field), below what the spec itself says."""
+    pre = Preprocess() if pre is None else pre
     name, _, rest = spec.partition(":")
     name = name.strip().lower()
     fixed = _rouge_name(name)
@@ -285,8 +286,9 @@ def parse_spec(spec: str, pre: Preprocess, rouge: Mapping[str, Any] | None = Non
     return MetricSpec(metric, replace(pre, **text), fraction=name != "nist")
 
 
-def parse_specs(text: str, pre: Preprocess, rouge: Mapping[str, Any] | None = None) -> list[MetricSpec]:
-    """All specs of a ``-m`` argument (``rouge``: defaults of ROUGE specs, see :func:`parse_spec`)."""
+def parse_specs(text: str, pre: Preprocess | None = None, rouge: Mapping[str, Any] | None = None) -> list[MetricSpec]:
+    """All specs of a ``-m`` argument (``pre``: default text settings, 13a and cased when None; ``rouge``: defaults
+    of ROUGE specs, see :func:`parse_spec`)."""
     specs = [parse_spec(s, pre, rouge) for s in split_specs(text)]
     if not specs:
         raise ConfigError(f"no metric given; valid: {valid_names()}")
