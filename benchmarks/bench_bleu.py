@@ -90,14 +90,14 @@ def run(n_seg: int, n_refs: int, repeat: int, sentence: bool) -> list[tuple[str,
     hyp_tok = [h.split() for h in hyps]
     ref_tok = [[r.split() for r in rs] for rs in refs]
     t_nltk, nl = timed(lambda: corpus_bleu(ref_tok, hyp_tok), 1)
-    t_none, ours_none = timed(lambda: bleu(hyps, refs, tokenize="none", smooth_method="none"), repeat)
+    t_none, ours_none = timed(lambda: bleu(hyps, refs, tokenize="none", smooth="none"), repeat)
     same = "identical" if abs(float(nl) - ours_none.score) < 1e-9 else f"DIFF {nl} vs {ours_none.score}"
     rows.append(("corpus BLEU (pre-split tokens), NLTK", t_nltk, t_none, same))
 
     if sentence:
         sbs = sacrebleu.BLEU(effective_order=True)
         t_sb_sent, sb_sent = timed(lambda: [sbs.sentence_score(h, r).score for h, r in zip(hyps, refs)], 1)
-        t_sent, ours_sent = timed(lambda: bleu(hyps, refs, effective_order=True).sentences, repeat)
+        t_sent, ours_sent = timed(lambda: bleu(hyps, refs, eff=True).sentences, repeat)
         diff = float(np.max(np.abs(np.asarray(sb_sent) - ours_sent * 100)))  # type: ignore[operator]
         rows.append(("sentence BLEU, every segment, sacreBLEU loop", t_sb_sent, t_sent, f"max |diff| {diff:.1e}"))
 

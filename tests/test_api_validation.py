@@ -87,7 +87,7 @@ def test_order_bound_is_the_kernels() -> None:
     assert parse_spec("bleu:n=100", Preprocess()).metric.order_needed == 100  # type: ignore[union-attr]
     assert ne.rouge(["a b"], ["a b"], ["rouge-100"])["rouge-100"].f == 0.0  # no 100-gram: 0, no error
     with pytest.raises(ConfigError, match="from 1 to 100"):
-        ne.bleu(H, R, max_order=101)
+        ne.bleu(H, R, n=101)
 
 
 def test_rouge_w_above_one_stays_in_unit_range() -> None:
@@ -108,12 +108,12 @@ API_BAD_NUMBERS: list[tuple[Callable[[], object], str]] = [
     (lambda: ne.aev(H, R, alpha=math.nan), "alpha"),
     (lambda: ne.aev(H, R, n=0), "n"),
     (lambda: ne.aev(H, R, n=2.5), "n"),  # type: ignore[arg-type]
-    (lambda: ne.bleu(H, R, smooth_method="floor", smooth_value=math.inf), "smooth_value"),
-    (lambda: ne.bleu(H, R, smooth_method="add-k", smooth_value=math.nan), "smooth_value"),
+    (lambda: ne.bleu(H, R, smooth="floor", smooth_value=math.inf), "smooth_value"),
+    (lambda: ne.bleu(H, R, smooth="add-k", smooth_value=math.nan), "smooth_value"),
     (lambda: ne.nist(H, R, n=101), "NIST n"),
     (lambda: ne.rouge(H, R, ["rouge-1"], alpha=math.nan), "alpha"),
     (lambda: ne.rouge(H, R, ["rouge-1"], length_limit=-1), "limit"),
-    (lambda: ne.pinc(["a b"], ["a c"], max_order=0), "max_order"),
+    (lambda: ne.pinc(["a b"], ["a c"], n=0), "max_order"),
     (lambda: AEv(weights=(1.0, math.nan, 1.0, 1.0)), r"weights\[1\]"),
     (lambda: PINC(max_order=101), "max_order"),
 ]
@@ -278,15 +278,15 @@ def test_numpy_string_arrays_are_accepted_as_lists() -> None:
 
 # 4. lone surrogates: scored as characters by every function and option, like any other character
 SURROGATE_CALLS: list[tuple[str, Callable[[list[str], list[str]], float]]] = [
-    ("bleu", lambda h, r: ne.bleu(h, r, max_order=2).score),
-    ("bleu intl", lambda h, r: ne.bleu(h, r, max_order=2, tokenize="intl").score),
-    ("bleu char", lambda h, r: ne.bleu(h, r, max_order=2, tokenize="char").score),
-    ("bleu lc", lambda h, r: ne.bleu(h, r, max_order=2, lowercase=True).score),
+    ("bleu", lambda h, r: ne.bleu(h, r, n=2).score),
+    ("bleu intl", lambda h, r: ne.bleu(h, r, n=2, tokenize="intl").score),
+    ("bleu char", lambda h, r: ne.bleu(h, r, n=2, tokenize="char").score),
+    ("bleu lc", lambda h, r: ne.bleu(h, r, n=2, lowercase=True).score),
     ("nist", lambda h, r: ne.nist(h, r, n=2).score),
     ("aev", lambda h, r: ne.aev(h, r, n=2).score),
     ("aev stem stop", lambda h, r: ne.aev(h, r, n=2, stem=True, stopwords="smart").score),
     ("se", lambda h, r: ne.se(h, r).score),
-    ("pinc", lambda h, r: ne.pinc(h, r, max_order=2).score),
+    ("pinc", lambda h, r: ne.pinc(h, r, n=2).score),
     ("rouge-1", lambda h, r: ne.rouge(h, r, ["rouge-1"])["rouge-1"].f),
     ("rouge unicode stem", lambda h, r: ne.rouge(h, r, ["rouge-l"], profile="unicode", stem=True)["rouge-l"].f),
     ("rouge-score stem", lambda h, r: ne.rouge(h, r, ["rouge-2"], profile="rouge-score", stem=True)["rouge-2"].f),
@@ -334,3 +334,16 @@ def test_rouge_metrics_as_a_string() -> None:
 def test_parse_specs_needs_no_preprocess() -> None:
     assert ne.parse_specs("bleu,rouge-l") == ne.parse_specs("bleu,rouge-l", ne.Preprocess())
     assert ne.parse_specs("bleu")[0].pre == ne.Preprocess(tokenize="13a", lowercase=False)
+
+
+def test_old_keyword_names_warn_and_still_work() -> None:
+    """ne.bleu/ne.pinc take the -m specs' names (n, smooth, eff); the old ones work for one release."""
+    with pytest.warns(FutureWarning, match=r"bleu\(max_order=\.\.\.\) is deprecated; use n="):
+        old = ne.bleu(H, R, max_order=2, smooth_method="floor", effective_order=True)
+    assert old.to_dict() == ne.bleu(H, R, n=2, smooth="floor", eff=True).to_dict()
+    with pytest.warns(FutureWarning, match="use n="):
+        assert ne.pinc(H, H, max_order=2).score == ne.pinc(H, H, n=2).score
+    with pytest.raises(TypeError, match="unexpected keyword argument 'smoth'"):
+        ne.bleu(H, R, smoth="exp")
+    assert ne.bleu(H, R, stem=True, stopwords="smart").signature != ne.bleu(H, R).signature
+    assert "stem:porter" in ne.nist(H, R, stem=True).signature

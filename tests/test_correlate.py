@@ -119,7 +119,7 @@ def test_segment_level_groupings(tmp_path: Path) -> None:
     names = list(systems)
     human = aggregate(read_judgments(path, segment="doc", scores=["quality"]), "quality", names, docs)
     rows = ne.measure(systems, refs, ne.parse_specs("bleu:eff=yes", ne.Preprocess()))
-    sent = np.stack([ne.bleu(systems[s], refs, effective_order=True).sentences for s in names])  # type: ignore[misc]
+    sent = np.stack([ne.bleu(systems[s], refs, eff=True).sentences for s in names])  # type: ignore[misc]
     y = human.segment
     assert y is not None
     (none,) = correlate(rows, human, level="segment", coefficients=["spearman"], n_resamples=20)

@@ -66,7 +66,7 @@ def test_method5_next_precision_is_the_5gram_one_and_can_exceed_1() -> None:
     # NLTK's method5 appends modified_precision(..., 5) whatever the order: 1.1269841..., not 1.1825
     h, r = "a b c d e f g", "a b c d e f x"
     want = sentence_bleu([r.split()], h.split(), (1.0,), smoothing_function=SmoothingFunction().method5)
-    got = bleu([h], [r], tokenize="none", smooth_method="nltk5", max_order=1)
+    got = bleu([h], [r], tokenize="none", smooth="nltk5", n=1)
     assert got.sentences is not None
     assert got.sentences[0] == pytest.approx(want, rel=1e-12) and got.score == pytest.approx(want, rel=1e-12)
     assert got.score > 1.0 and want == pytest.approx(71 / 63, rel=1e-12)
@@ -76,7 +76,7 @@ def test_short_segment_uses_nltk_denominator_at_corpus_level() -> None:
     # "a b" has no 3- or 4-gram: NLTK counts a denominator of 1 for those orders in the corpus sums
     hyps, refs = ["a b", "a b c d e f", "c d e f g h"], ["a b", "a b c d e x", "c d e f g x"]
     want = corpus_bleu([[r.split()] for r in refs], [h.split() for h in hyps])
-    got = bleu(hyps, refs, tokenize="none", smooth_method="nltk0")
+    got = bleu(hyps, refs, tokenize="none", smooth="nltk0")
     assert got.score == pytest.approx(want, rel=1e-12)
     summed = BLEU(4, "nltk0")(_stats(BLEU(4, "nltk0"), [(h.split(), [r.split()]) for h, r in zip(hyps, refs)]).total())
     assert abs(float(summed) - want) > 1e-3  # the BLEU of summed rows is not NLTK's corpus_bleu here
@@ -96,7 +96,7 @@ def _wmt19(methods: list[int]) -> None:
     for method in methods:
         fn = getattr(SmoothingFunction(), f"method{method}")
         want = corpus_bleu([[r.split()] for r in refs], [h.split() for h in hyps], smoothing_function=fn)
-        got = bleu(hyps, refs, tokenize="none", smooth_method=f"nltk{method}")
+        got = bleu(hyps, refs, tokenize="none", smooth=f"nltk{method}")
         assert got.score == pytest.approx(want, rel=1e-12), method
 
 

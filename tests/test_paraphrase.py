@@ -54,7 +54,7 @@ def test_pinc_equals_plain_definition(pairs: list[tuple[str, str]], n: int, sets
     srcs, cands = [p[0] for p in pairs], [p[1] for p in pairs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        got = pinc(cands, srcs, max_order=n, sets=sets, average=average, tokenize="none")
+        got = pinc(cands, srcs, n=n, sets=sets, average=average, tokenize="none")
     want = [plain_pinc(s, c, n, sets, average) for s, c in pairs]
     np.testing.assert_allclose(got.sentences, want, rtol=0, atol=1e-12)  # type: ignore[arg-type]
     assert got.score == pytest.approx(np.mean(want))
@@ -62,8 +62,8 @@ def test_pinc_equals_plain_definition(pairs: list[tuple[str, str]], n: int, sets
 
 def test_pinc_conventions() -> None:
     # sets vs counts: "a a" against "a" shares one of one distinct unigram, but only one of two tokens
-    assert pinc(["a a"], ["a"], max_order=1).score == 0.0
-    assert pinc(["a a"], ["a"], max_order=1, sets=False).score == 0.5
+    assert pinc(["a a"], ["a"], n=1).score == 0.0
+    assert pinc(["a a"], ["a"], n=1, sets=False).score == 0.5
     # a two-word candidate is judged on the orders it has (present) or over all four (all)
     assert pinc(["x y"], ["z"]).score == 1.0
     assert pinc(["x y"], ["z"], average="all").score == 0.5

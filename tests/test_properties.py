@@ -88,11 +88,11 @@ def _rouge(out: dict[str, ne.RougeScore]) -> list[tuple[float, float, float]]:
 
 CALLS: dict[str, Call] = {
     "bleu": lambda h, r: _score(ne.bleu(h, r)),
-    "bleu intl eff": lambda h, r: _score(ne.bleu(h, r, tokenize="intl", effective_order=True, lowercase=True)),
-    "bleu char floor": lambda h, r: _score(ne.bleu(h, r, tokenize="char", smooth_method="floor", smooth_value=1.0)),
+    "bleu intl eff": lambda h, r: _score(ne.bleu(h, r, tokenize="intl", eff=True, lowercase=True)),
+    "bleu char floor": lambda h, r: _score(ne.bleu(h, r, tokenize="char", smooth="floor", smooth_value=1.0)),
     # NLTK's method 5 (and 7) averages p_n with p_(n-1) starting from p_1 + 1: up to 4/3, as NLTK itself gives
-    "bleu nltk7": lambda h, r: _score(ne.bleu(h, r, smooth_method="nltk7", max_order=3), 0.0, 4 / 3),
-    "bleu mteval none": lambda h, r: _score(ne.bleu(h, r, smooth_method="mteval", tokenize="none")),
+    "bleu nltk7": lambda h, r: _score(ne.bleu(h, r, smooth="nltk7", n=3), 0.0, 4 / 3),
+    "bleu mteval none": lambda h, r: _score(ne.bleu(h, r, smooth="mteval", tokenize="none")),
     "nist": lambda h, r: _score(ne.nist(h, r), 0.0, math.inf),
     "aev": lambda h, r: _score(ne.aev(h, r)),
     "aev stem stop": lambda h, r: _score(ne.aev(h, r, alpha=0.3, n=2, stem=True, stopwords="smart", lowercase=True)),
@@ -104,7 +104,7 @@ CALLS: dict[str, Call] = {
     "rouge unicode jk": lambda h, r: _rouge(ne.rouge(h, r, "rouge-1,rouge-w:w=2", profile="unicode", multi="jk")),
     "rouge stop max-f": lambda h, r: _rouge(ne.rouge(h, r, ["rouge-su*"], stopwords="smart", multi="max-f")),
     "pinc": lambda h, r: _score(ne.pinc(h, [x[0] for x in r])),
-    "pinc counts all": lambda h, r: _score(ne.pinc(h, [x[0] for x in r], sets=False, average="all", max_order=2)),
+    "pinc counts all": lambda h, r: _score(ne.pinc(h, [x[0] for x in r], sets=False, average="all", n=2)),
     "score many": lambda h, r: [
         v
         for s in ne.score({"a": h, "b": [x[0] for x in r]}, r, "bleu,nist,aev:mt-adequacy,se,pinc", source=h)

@@ -3,9 +3,10 @@ text setting. Scores are fractions in [0, 1] (NIST: its own scale); x100 happens
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -266,29 +267,52 @@ def _one(fn: str, hyps: Sequence[str], refs: RefsLike, metric: Metric, pre: Prep
     return score({"system": hyps}, refs, [MetricSpec(metric, pre, fraction)], sentence=True)[0]
 
 
+# Keyword spellings of ne.bleu before the API took the metric specs' names (bleu:n=4,smooth=exp,eff=yes); they
+# keep working for one release with a FutureWarning.
+_RENAMED = {"max_order": "n", "smooth_method": "smooth", "effective_order": "eff"}
+
+
+def renamed_options(fn: str, old: Mapping[str, object], values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` updated from the old keyword spellings in ``old`` (each with a FutureWarning naming the new
+    one); any other keyword is an InputTypeError, as Python's own."""
+    for key, value in old.items():
+        new = _RENAMED.get(key)
+        if new is None:
+            raise InputTypeError(f"{fn}() got an unexpected keyword argument {key!r}")
+        warnings.warn(f"{fn}({key}=...) is deprecated; use {new}=... (the -m spec's name)", FutureWarning, stacklevel=3)
+        values[new] = value
+    return values
+
+
 def bleu(
     hyps: Sequence[str],
     refs: RefsLike,
     *,
     tokenize: str = "13a",
     lowercase: bool = False,
-    smooth_method: str = "exp",
+    stem: bool = False,
+    stopwords: str | None = None,
+    n: int = 4,
+    smooth: str = "exp",
     smooth_value: float | None = None,
-    max_order: int = 4,
-    effective_order: bool = False,
+    eff: bool = False,
+    **renamed: Any,
 ) -> Score:
-    """Corpus BLEU as sacreBLEU computes it (``.sentences`` holds sentence BLEU of each segment); with
-    ``smooth_method="nltk0".."nltk7"`` as NLTK's ``corpus_bleu`` / ``sentence_bleu`` (see ``BLEU.nltk_corpus``).
+    """Corpus BLEU as sacreBLEU computes it (``.sentences`` holds sentence BLEU of each segment); options named
+    as in ``-m bleu:n=4,smooth=exp,eff=no``; with ``smooth="nltk0".."nltk7"`` as NLTK's ``corpus_bleu`` /
+    ``sentence_bleu`` (see ``BLEU.nltk_corpus``). ``max_order``, ``smooth_method``, ``effective_order``: old names.
 
     >>> round(bleu(["the cat sat on the mat"], ["the cat sat on the mat"]).score, 4)
     1.0
     """
-    metric = BLEU(max_order, smooth_method, smooth_value, effective_order)
+    o = renamed_options("bleu", renamed, {"n": n, "smooth": smooth, "eff": eff})
+    metric = BLEU(o["n"], o["smooth"], smooth_value, o["eff"])
+    pre = Preprocess(tokenize, lowercase, stopwords, stem)
     if not metric.smooth_method.startswith("nltk"):
-        return _one("bleu", hyps, refs, metric, Preprocess(tokenize, lowercase))
+        return _one("bleu", hyps, refs, metric, pre)
     # NLTK's corpus_bleu is not a function of the summed rows (max(1, t) per segment, last-segment smoothing)
     hyps, refs = checked_pair("bleu", hyps, refs)
-    rows = measure({"system": hyps}, refs, [MetricSpec(metric, Preprocess(tokenize, lowercase))])[0]
+    rows = measure({"system": hyps}, refs, [MetricSpec(metric, pre)])[0]
     corpus = metric.nltk_corpus(Stats(rows.values[0], metric.order_needed))
     return Score("system", rows.metric, corpus, rows.signature, rows.fraction, rows.scorer(rows.values[0]))
 
@@ -300,13 +324,16 @@ def nist(
     n: int = 5,
     tokenize: str = "13a",
     lowercase: bool = False,
+    stem: bool = False,
+    stopwords: str | None = None,
     profile: str = "mteval",
     ref_len: str = "mean",
 ) -> Score:
     """Corpus NIST-n as mteval-v13a.pl computes it (not a fraction); ``profile="plain"`` drops mteval's
     weighting of bigrams after the token ``0``, ``ref_len="average"`` takes the E2E challenge's reference
     length (see :mod:`ngrameval.metrics.nist`)."""
-    return _one("nist", hyps, refs, NIST(n, profile, ref_len), Preprocess(tokenize, lowercase), fraction=False)
+    pre = Preprocess(tokenize, lowercase, stopwords, stem)
+    return _one("nist", hyps, refs, NIST(n, profile, ref_len), pre, fraction=False)
 
 
 def aev(

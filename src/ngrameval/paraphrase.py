@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval import validate
 from ngrameval._version import __version__
-from ngrameval.api import RefsLike, Score, checked_pair, nrefs_label, score, segment_major
+from ngrameval.api import RefsLike, Score, checked_pair, nrefs_label, renamed_options, score, segment_major
 from ngrameval.errors import InputError, InputTypeError
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.pinc import DEFAULT_PINC, PINC
@@ -194,13 +195,15 @@ def pinc(
     candidates: Sequence[str],
     sources: Sequence[str],
     *,
-    max_order: int = 4,
+    n: int = 4,
     sets: bool = True,
     average: str = "present",
     tokenize: str = "13a",
     lowercase: bool = False,
+    **renamed: Any,
 ) -> Score:
-    """System PINC (mean of sentence PINC, in ``.sentences``) of candidates against their sources.
+    """System PINC (mean of sentence PINC, in ``.sentences``) of candidates against their sources (``n`` as in
+    ``-m pinc:n=4``; ``max_order``: its old name).
 
     >>> round(pinc(["a cat sits on the mat"], ["the cat sat on the mat"]).score, 4)
     0.6708
@@ -210,11 +213,12 @@ def pinc(
     sources = validate.texts(sources, "sources", example)
     if len(candidates) != len(sources):
         raise InputError(f"{len(candidates)} candidates but {len(sources)} sources")
-    metric = PINC(max_order, sets, average)
+    n = renamed_options("pinc", renamed, {"n": n})["n"]
+    metric = PINC(n, sets, average)
     pre = Preprocess(tokenize, lowercase)
     enc = Encoder(pre)
     src = Texts(*enc.encode(sources))
-    sent = metric(*novelty_counts(Texts(*enc.encode(candidates)), src, max_order, sets))
+    sent = metric(*novelty_counts(Texts(*enc.encode(candidates)), src, n, sets))
     sig = _signature("PINC", "src", pre, metric.signature())
     return Score("system", "PINC", float(sent.mean()) if len(sent) else 0.0, sig, True, sent)
 
