@@ -297,3 +297,18 @@ def test_score_says_its_scale() -> None:
     assert b.score100 == b.score * 100 and n.score100 == n.score
     assert b.to_dict()["sentences"] == [b.score] and json.dumps(b.to_dict())
     assert "BLEU 0.594604 on 0-1" in repr(b) and "array" not in repr(b)
+
+
+def test_renamed_options_keep_working_with_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--alpha` (compare) is `--sig-level`, `--coefficient` (plane, refcurve) is `--coefficients`."""
+    a = write(tmp_path / "a.txt", "the cat sat\na dog ran\nhello there\n")
+    b = write(tmp_path / "b.txt", "the cat\na dog\nhello\n")
+    ref = write(tmp_path / "ref.txt", "the cat sat\na dog ran\nhello there\n")
+    base = ["compare", a, b, "-r", ref, "--paired-ar-n", "99", "-f", "json"]
+    assert main([*base, "--sig-level", "0.2"]) == 0
+    new = capsys.readouterr()
+    assert main([*base, "--alpha", "0.2"]) == 0
+    old = capsys.readouterr()
+    assert old.out == new.out
+    assert "ngrameval: warning: --alpha is deprecated and will be removed: use --sig-level" in old.err
+    assert json.loads(new.out)["alpha"] == 0.2

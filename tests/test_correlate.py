@@ -173,6 +173,12 @@ def test_correlate_and_plane_commands(tmp_path: Path, capsys: pytest.CaptureFixt
     code = main(["plane", *files, *common, "--score-columns", "quality", "--plot", str(tmp_path / "p.png")])
     out, err = capsys.readouterr()
     assert code == 0 and "best: alpha = " in out and (tmp_path / "p.png").exists()
+    code = main(["plane", *files, *common, "--score-columns", "quality", "--coefficients", "r2,kendall-b", "-f", "json",
+                 "--plot", str(tmp_path / "q.svg")])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert [p["coefficient"] for p in json.loads(out)] == ["r2", "kendall-b"]
+    assert (tmp_path / "q.quality.r2.svg").exists() and (tmp_path / "q.quality.kendall-b.svg").exists()
     with pytest.warns(UserWarning, match="pearson undefined"):  # a constant criterion
         assert main(["correlate", *files, *common, "--score-columns", "flat"]) == 0
     capsys.readouterr()

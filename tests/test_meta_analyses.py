@@ -4,6 +4,8 @@ re-computation (scipy / numpy loops), a published example, or its behaviour unde
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import warnings
 from itertools import combinations
@@ -296,3 +298,13 @@ def test_correlate_extras_and_refcurve_commands(tmp_path: Path, capsys: pytest.C
     code = main(["refcurve", *files, *common, "-m", "bleu", "--subsets", "2"])
     out, _ = capsys.readouterr()
     assert code == 0 and "k=3" in out and "+ source" not in out
+    # a curve per coefficient; an AEv name holds a comma and the CSV quotes it
+    code = main(["refcurve", *files, *common, "-m", "aev:alpha=0.5,n=2", "--subsets", "2", "-f", "csv",
+                 "--coefficients", "pearson,kendall-b"])  # fmt: skip
+    out, err = capsys.readouterr()
+    table = list(csv.reader(io.StringIO(out)))
+    assert code == 0, err
+    assert {r[0] for r in table[1:]} == {"AEv(0.5,2)"} and {r[3] for r in table[1:]} == {"pearson", "kendall-b"}
+    code = main(["refcurve", *files, *common, "-m", "bleu", "--subsets", "2", "-f", "csv", "--coefficient", "r2"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "--coefficient is deprecated" in err and out.splitlines()[1].split(",")[3] == "r2"

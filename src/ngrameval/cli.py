@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
+import io
 import json
 import math
 import os
@@ -53,6 +55,19 @@ class _Parser(argparse.ArgumentParser):
         # argparse matches single-dash prefixes even with allow_abbrev=False (-t -> -tok, -l -> -lc); keep only
         # a short option with its value attached (-w3, -o/tmp/x)
         return [t for t in super()._get_option_tuples(option_string) if t[1] == option_string[:2] and t[-1]]
+
+
+class _Renamed(argparse.Action):
+    """An option's old spelling: still works for one release, with a warning naming the new one."""
+
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
+        self.new = new
+        kwargs.setdefault("help", f"old spelling of {new} (deprecated)")
+        super().__init__(*args, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, ns: argparse.Namespace, values: Any, opt: Any = None) -> None:
+        warnings.warn(f"{opt} is deprecated and will be removed: use {self.new}", FutureWarning, stacklevel=2)
+        setattr(ns, self.dest, values)
 
 
 def _number(kind: type[int] | type[float], low: float, high: float, what: str) -> Callable[[str], Any]:
@@ -281,7 +296,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         n_confidence=args.confidence_n,
         seed=args.seed,
         correction=args.correction,
-        alpha=args.alpha,
+        alpha=args.sig_level,
         confidence=args.ci,
         baseline=next(iter(systems)) if args.baseline else None,
     )
@@ -528,24 +543,32 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return 0
 
 
+CURVE_COLUMNS = ("metric", "criterion", "level", "coefficient", "with_source", "k", "subsets", "mean", "std", "low",
+                 "high", "seed")  # fmt: skip
+
+
 def cmd_refcurve(args: argparse.Namespace) -> int:
     from ngrameval.meta.subsets import reference_curve
     from ngrameval.report.meta import curves_text, to_json
 
     specs, refs, systems, source = _scoring_inputs(args)
     systems, humans = _judged(args, systems)
-    curves = [c for h in humans for c in reference_curve(
-        systems, refs, h, specs, level=args.level, coefficient_name=args.coefficient, n_subsets=args.subsets,
+    curves = [c for h in humans for coef in _coefficients(args.coefficients) for c in reference_curve(
+        systems, refs, h, specs, level=args.level, coefficient_name=coef, n_subsets=args.subsets,
         seed=args.seed, source=source)]  # fmt: skip
     if args.format == "json":
         text = to_json(curves)
     elif args.format == "csv":
-        text = "metric,criterion,level,coefficient,with_source,k,subsets,mean,std,low,high,seed\n" + "".join(
-            f"{c.metric},{c.criterion},{c.level},{c.coefficient},{c.with_source},{p.k},{p.subsets},"
-            f"{p.mean!r},{p.std!r},{p.low!r},{p.high!r},{c.seed}\n"
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(CURVE_COLUMNS)
+        w.writerows(
+            [c.metric, c.criterion, c.level, c.coefficient, c.with_source, p.k, p.subsets, repr(p.mean),
+             repr(p.std), repr(p.low), repr(p.high), c.seed]
             for c in curves
             for p in c.points
-        )
+        )  # fmt: skip
+        text = out.getvalue()
     else:
         text = "".join(curves_text([c for c in curves if c.criterion == h.criterion]) for h in humans)
     _emit(text, args.output)
@@ -562,13 +585,15 @@ def cmd_plane(args: argparse.Namespace) -> int:
     systems, humans = _judged(args, _read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have"))
     pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem)
     alphas = alpha_grid(args.alpha_step)
-    plots = [args.plot if len(humans) == 1 else _suffixed(args.plot, h.criterion) for h in humans] if args.plot else []
+    cells = [(h, coef) for h in humans for coef in _coefficients(args.coefficients)]
+    plots = [args.plot if len(cells) == 1 else _suffixed(args.plot, h.criterion + ("" if len(cells) == len(humans)
+             else f".{coef}")) for h, coef in cells] if args.plot else []  # fmt: skip
     for path in plots:
         check_not_input(path, _input_paths(args), "--plot")
     planes = [
         plane(systems, refs, h, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1),
-              coefficient_name=args.coefficient, brevity=args.brevity, wordiness=args.wordiness)
-        for h in humans
+              coefficient_name=coef, brevity=args.brevity, wordiness=args.wordiness)
+        for h, coef in cells
     ]  # fmt: skip
     if args.format == "json":
         text = dumps_json([{**dataclasses.asdict(p), "values": p.values} for p in planes])
@@ -722,7 +747,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument(
         "--correction", choices=("holm", "bonferroni", "none"), default="holm", help="multiple comparisons (holm)"
     )
-    cp.add_argument("--alpha", type=_level, default=0.05, help="significance level after correction (default 0.05)")
+    cp.add_argument("--sig-level", type=_level, default=0.05, help="significance level after correction (default 0.05)")
+    cp.add_argument("--alpha", type=_level, dest="sig_level", action=_Renamed, new="--sig-level")
     cp.add_argument(
         "--baseline", action="store_true", help="compare each system with the first one only (sacreBLEU's layout)"
     )
@@ -793,7 +819,10 @@ def build_parser() -> argparse.ArgumentParser:
                 "--alpha-step", type=_alpha_step, default=0.1, help="grid step of alpha in [0, 1] (default 0.1)"
             )
             q.add_argument("--max-order", type=_order, default=4, help="N = 1 .. this (default 4)")
-            q.add_argument("--coefficient", default="r2", help="r2 (default), pearson, spearman, kendall-b, kendall-c")
+            q.add_argument(
+                "--coefficients", default="r2", help="r2 (default), pearson, spearman, kendall-b/c; a plane each"
+            )
+            q.add_argument("--coefficient", dest="coefficients", action=_Renamed, new="--coefficients")
             q.add_argument("-B", "--brevity", type=_positive, default=1.0, help="AEv brevity constant B (default 1)")
             q.add_argument(
                 "-W",
@@ -831,7 +860,10 @@ def build_parser() -> argparse.ArgumentParser:
             q.add_argument("--given", metavar="SPEC", help="segment level: only where this metric exceeds --thresholds")
             q.add_argument("--thresholds", default="0,30,60,90", help="for --given, on the 0-100 scale (0,30,60,90)")
         if name == "refcurve":
-            q.add_argument("--coefficient", default="pearson", help="pearson (default), r2, spearman, kendall-b/c")
+            q.add_argument(
+                "--coefficients", default="pearson", help="pearson (default), r2, spearman, kendall-b/c; a curve each"
+            )
+            q.add_argument("--coefficient", dest="coefficients", action=_Renamed, new="--coefficients")
             q.add_argument("--subsets", type=_count, default=10, help="reference subsets per count (default 10)")
         _add_judgment_options(q)
         _add_text_options(q)
@@ -891,12 +923,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Exit status: 0 done, 2 bad input or options (one line on stderr, nothing written),
     130 interrupted (Ctrl-C), 1 an internal error (a bug: one line, the traceback with NGRAMEVAL_TRACEBACK=1)."""
     try:
+        warnings.formatwarning = lambda msg, cat, *a, **k: f"ngrameval: warning: {msg}\n"
         try:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version, or the one-line usage error already printed
             return int(exc.code or 0)
         warnings.simplefilter("default", UndefinedMetricWarning)
-        warnings.formatwarning = lambda msg, cat, *a, **k: f"ngrameval: warning: {msg}\n"
         if _input_paths(args).count(STDIN) > 1:
             raise InputError("standard input ('-') can be read once: give the other inputs as files")
         check_not_input(getattr(args, "output", None), _input_paths(args), "-o")
