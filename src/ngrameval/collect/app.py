@@ -1,0 +1,359 @@
+"""The study's ASGI app (Starlette): annotator pages (arrival from MTurk, Prolific or an invitation link; the
+describe / paraphrase / rate task; completion code), a status page, and the admin area behind a login.
+
+Server-rendered HTML from auto-escaping Jinja2 templates with inline CSS and a few lines of inline script: no
+network resource. Sessions are signed cookies (itsdangerous, via Starlette's SessionMiddleware); every form
+carries the session's CSRF token, and every task form a one-time submission token, so a repeated POST is stored
+once."""
+
+from __future__ import annotations
+
+import hmac
+import math
+import secrets
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+from starlette.templating import Jinja2Templates
+
+from ngrameval.collect import export, quality
+from ngrameval.collect.store import Store
+
+TEMPLATES = Path(__file__).with_name("templates")
+MAX_FORM_FIELD = 8000
+MTURK_SUBMIT = ("https://www.mturk.com", "https://workersandbox.mturk.com")  # the only places a HIT is sent back to
+
+
+class BadRequest(Exception):
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _csrf(request: Request) -> str:
+    tok = request.session.get("csrf")
+    if not tok:
+        tok = secrets.token_urlsafe(24)
+        request.session["csrf"] = tok
+    return str(tok)
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """The POSTed form after the CSRF check; every field a bounded string."""
+    form = await request.form(max_files=0, max_fields=50)
+    data = {k: v for k, v in form.items() if isinstance(v, str)}
+    sent, have = data.get("csrf", ""), request.session.get("csrf", "")
+    if not have or not hmac.compare_digest(str(sent), str(have)):
+        raise BadRequest("the form has expired or was not sent by this site (CSRF check); reload the page", 403)
+    if any(len(v) > MAX_FORM_FIELD for v in data.values()):
+        raise BadRequest(f"a field is longer than {MAX_FORM_FIELD} characters", 413)
+    return data
+
+
+def create_app(store: Store) -> Starlette:
+    """The app over ``store`` (already initialised: ``store.init()``)."""
+    study = store.study
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True)  # escape everything
+    templates = Jinja2Templates(env=env)
+    media_root = Path(study.path).parent
+
+    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> Response:
+        ctx.update(study=study, csrf=_csrf(request), admin=request.session.get("admin"))
+        return templates.TemplateResponse(request, name, ctx, status_code=status)
+
+    def message(request: Request, text: str, status: int = 200) -> Response:
+        return page(request, "message.html", status, text=text)
+
+    async def annotator_id(request: Request) -> int:
+        aid = request.session.get("aid")
+        if not isinstance(aid, int) or await run_in_threadpool(store.annotator, aid) is None:
+            raise BadRequest("no annotation session: open the study link you were given", 403)
+        return aid
+
+    def admin_required(request: Request) -> None:
+        if not request.session.get("admin"):
+            raise BadRequest("login required", 401)
+
+    # ---------------------------------------------------------------- annotators
+
+    async def home(request: Request) -> Response:
+        if request.query_params:
+            return await start(request)
+        return page(request, "home.html")
+
+    async def start(request: Request) -> Response:
+        q = request.query_params
+        if "workerId" in q or "assignmentId" in q:
+            if q.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE" or not q.get("workerId"):
+                return page(request, "home.html", preview=True)
+            info = f"assignmentId={q.get('assignmentId', '')[:64]}&hitId={q.get('hitId', '')[:64]}"
+            aid = await run_in_threadpool(store.annotator_for, "mturk", q["workerId"][:128], info)
+            request.session["platform"] = "mturk"
+            submit_to = q.get("turkSubmitTo", "").rstrip("/")
+            request.session["turk_submit"] = submit_to if submit_to in MTURK_SUBMIT else ""
+            request.session["assignment"] = q.get("assignmentId", "")[:64]
+        elif "PROLIFIC_PID" in q:
+            info = f"STUDY_ID={q.get('STUDY_ID', '')[:64]}&SESSION_ID={q.get('SESSION_ID', '')[:64]}"
+            aid = await run_in_threadpool(store.annotator_for, "prolific", q["PROLIFIC_PID"][:128], info)
+            request.session["platform"] = "prolific"
+        elif "invite" in q:
+            found = await run_in_threadpool(store.use_invite, q["invite"][:64])
+            if found is None:
+                return message(request, "This invitation link is not valid.", 404)
+            aid = found
+            request.session["platform"] = "invite"
+        else:
+            return message(request, "Open the study link you were given (it identifies you).", 400)
+        request.session["aid"] = aid
+        return RedirectResponse("/task", 303)
+
+    async def task(request: Request) -> Response:
+        aid = await annotator_id(request)
+        if request.method == "POST":
+            return await submit(request, aid)
+        done, total = await run_in_threadpool(store.progress, aid)
+        if study.rating:
+            await run_in_threadpool(store.assign_trials, aid)
+            done, total = await run_in_threadpool(store.progress, aid)
+            trial = await run_in_threadpool(store.next_trial, aid)
+            if trial is None:
+                return RedirectResponse("/done", 303)
+            return page(
+                request,
+                "rate.html",
+                trial=trial,
+                token=secrets.token_urlsafe(18),
+                shown=time.time(),
+                done=done,
+                total=total,
+            )
+        stim = await run_in_threadpool(store.next_stimulus, aid)
+        if stim is None:
+            return RedirectResponse("/done", 303)
+        return page(
+            request,
+            "describe.html",
+            stim=stim,
+            token=secrets.token_urlsafe(18),
+            shown=time.time(),
+            done=done,
+            total=total,
+        )
+
+    def _seconds(form: dict[str, str]) -> float:
+        try:
+            shown = float(form.get("shown", ""))
+        except ValueError:
+            return 0.0
+        return max(0.0, min(time.time() - shown, 86400.0)) if math.isfinite(shown) else 0.0
+
+    async def submit(request: Request, aid: int) -> Response:
+        form = await _form(request)
+        token = form.get("token", "")
+        if not 8 <= len(token) <= 64:
+            raise BadRequest("the form lacks its submission token; reload the page")
+        if study.rating:
+            try:
+                trial_id = int(form.get("trial", ""))
+            except ValueError:
+                raise BadRequest("no trial in the form") from None
+            scores = {}
+            for c in study.criteria:
+                raw = form.get(f"c_{c.name}", "")
+                try:
+                    v = float(raw)
+                except ValueError:
+                    raise BadRequest(f"please rate {c.name!r}") from None
+                top = 100 if c.scale == "slider" else c.points
+                low = 0 if c.scale == "slider" else 1
+                if not (math.isfinite(v) and low <= v <= top):
+                    raise BadRequest(f"{c.name}: a score from {low} to {top}")
+                scores[c.name] = v
+            await run_in_threadpool(store.submit_rating, aid, trial_id, token, scores, _seconds(form))
+            return RedirectResponse("/task", 303)
+        try:
+            sid = int(form.get("stimulus", ""))
+        except ValueError:
+            raise BadRequest("no stimulus in the form") from None
+        if await run_in_threadpool(store.stimulus, sid) is None:
+            raise BadRequest("no such stimulus")
+        skipped = "skip" in form
+        text = " ".join(form.get("description", "").split())
+        if not skipped and not text:
+            raise BadRequest("please write a description, or press Skip")
+        if len(text) > study.max_length or len(form.get("comment", "")) > study.max_length:
+            raise BadRequest(f"at most {study.max_length} characters, please")
+        language = form.get("language", study.language).strip()[:64] or study.language
+        comment = form.get("comment", "").strip()
+        await run_in_threadpool(
+            store.submit_description, aid, sid, token, text, language, comment, _seconds(form), skipped
+        )
+        return RedirectResponse("/task", 303)
+
+    async def done(request: Request) -> Response:
+        aid = await annotator_id(request)
+        n, total = await run_in_threadpool(store.progress, aid)
+        return page(
+            request,
+            "done.html",
+            done=n,
+            total=total,
+            platform=request.session.get("platform", ""),
+            turk_submit=request.session.get("turk_submit", ""),
+            assignment=request.session.get("assignment", ""),
+        )
+
+    async def media(request: Request) -> Response:
+        stim = store.stimulus(int(request.path_params["sid"]))
+        if stim is None or not stim.src or stim.src.startswith(("http://", "https://")):
+            return PlainTextResponse("not found", 404)
+        path = (media_root / stim.src).resolve()
+        if not path.is_file():
+            return PlainTextResponse("not found", 404)
+        return FileResponse(path)
+
+    async def status(request: Request) -> Response:
+        return page(request, "status.html", counts=store.counts())
+
+    # ---------------------------------------------------------------- admin
+
+    async def login(request: Request) -> Response:
+        if request.method == "GET":
+            return page(request, "login.html")
+        form = await _form(request)
+        if store.check_admin(form.get("username", "")[:64], form.get("password", "")[:256]):
+            request.session.clear()
+            request.session["admin"] = form["username"][:64]
+            return RedirectResponse("/admin", 303)
+        return page(request, "login.html", 401, error="wrong user name or password")
+
+    async def logout(request: Request) -> Response:
+        await _form(request)
+        request.session.clear()
+        return RedirectResponse("/admin/login", 303)
+
+    def _description_flags() -> tuple[dict[int, quality.AnnotatorCheck], dict[int, quality.DescriptionCheck]]:
+        rows = store.descriptions()
+        by_stim: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        index: list[tuple[str, int]] = []
+        for d, s, _ in rows:
+            index.append((s.key, len(by_stim[s.key])))
+            by_stim[s.key].append((d.text, d.language))
+        checks = quality.description_checks(by_stim, study.language) if by_stim else {}
+        per_desc = {d.id: checks[k] for (d, _, _), k in zip(rows, index)}
+        per_ann: dict[int, list[quality.DescriptionCheck]] = defaultdict(list)
+        for d, _, a in rows:
+            per_ann[a.id].append(per_desc[d.id])
+        return {a: c for a, c in quality.annotator_checks(per_ann).items()}, per_desc
+
+    async def admin(request: Request) -> Response:
+        admin_required(request)
+        people = store.annotators()
+        checks = _description_flags()[0] if not study.rating else {}
+        judges: dict[str, export.JudgeSummary] = {}
+        if study.rating:
+            judges = {s.judge: s for s in export.judgments(store)[1]}
+        rows = [(a, n, store.pseudonym(a), checks.get(a.id), judges.get(store.pseudonym(a))) for a, n in people]
+        return page(request, "admin.html", rows=rows, counts=store.counts())
+
+    async def admin_annotator(request: Request) -> Response:
+        admin_required(request)
+        aid = int(request.path_params["aid"])
+        a = store.annotator(aid)
+        if a is None:
+            return message(request, "no such annotator", 404)
+        per_desc = _description_flags()[1] if not study.rating else {}
+        descs = [(d, s, per_desc.get(d.id)) for d, s, _ in store.descriptions(aid)]
+        return page(
+            request, "annotator.html", a=a, pseudonym=store.pseudonym(a), descs=descs, ratings=store.ratings(aid)
+        )
+
+    async def admin_action(request: Request) -> Response:
+        admin_required(request)
+        form = await _form(request)
+        aid = int(request.path_params["aid"])
+        action = request.path_params["action"]
+        if action == "status":
+            store.set_status(aid, form.get("status", ""))
+        elif action == "group":
+            store.set_group(aid, form.get("group", ""))
+        elif action == "delete":
+            store.delete_annotator(aid)
+        else:
+            return message(request, "unknown action", 404)
+        return RedirectResponse("/admin", 303)
+
+    async def admin_invites(request: Request) -> Response:
+        admin_required(request)
+        form = await _form(request)
+        try:
+            n = max(1, min(int(form.get("n", "1")), 500))
+        except ValueError:
+            raise BadRequest("how many invitations?") from None
+        tokens = store.add_invites(n, form.get("group", "")[:32])
+        base = str(request.base_url).rstrip("/")
+        return page(request, "invites.html", links=[f"{base}/start?invite={t}" for t in tokens])
+
+    async def admin_export(request: Request) -> Response:
+        admin_required(request)
+        name = request.path_params["name"]
+        raw = request.query_params.get("raw") == "1"
+        if name == "descriptions.csv":
+            body = export.descriptions_csv(store, raw)
+        elif name == "judgments.csv":
+            body = export.judgments(store, raw)[0]
+        elif name == "judges.csv" and study.rating:
+            body = export.judges_csv(export.judgments(store, raw)[1])
+        elif name == "ledger.csv":
+            body = export.ledger_csv(store, raw)
+        else:
+            return PlainTextResponse("not found", 404)
+        return Response(
+            body,
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
+
+    async def admin_annotator_export(request: Request) -> Response:
+        admin_required(request)
+        body = export.annotator_json(store, int(request.path_params["aid"]))
+        return Response(body, media_type="application/json")
+
+    async def on_bad_request(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, BadRequest)
+        if exc.status == 401:
+            return RedirectResponse("/admin/login", 303)
+        return message(request, str(exc), exc.status)
+
+    routes = [
+        Route("/", home),
+        Route("/start", start),
+        Route("/task", task, methods=["GET", "POST"]),
+        Route("/done", done),
+        Route("/media/{sid:int}", media),
+        Route("/status", status),
+        Route("/admin/login", login, methods=["GET", "POST"]),
+        Route("/admin/logout", logout, methods=["POST"]),
+        Route("/admin", admin),
+        Route("/admin/annotator/{aid:int}", admin_annotator),
+        Route("/admin/annotator/{aid:int}/export.json", admin_annotator_export),
+        Route("/admin/annotator/{aid:int}/{action}", admin_action, methods=["POST"]),
+        Route("/admin/invites", admin_invites, methods=["POST"]),
+        Route("/admin/export/{name}", admin_export),
+    ]
+    middleware = [
+        Middleware(
+            SessionMiddleware, secret_key=store.secret("session_secret"), same_site="lax", max_age=14 * 24 * 3600
+        )
+    ]
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={BadRequest: on_bad_request})

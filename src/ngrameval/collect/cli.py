@@ -1,0 +1,130 @@
+"""``ngrameval collect``: init, serve, export, admin, invite. The web dependencies are imported only when a
+``collect`` command runs (``pip install 'ngrameval[collect]'``)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from pathlib import Path
+
+from ngrameval.errors import InputError, MissingDependencyError
+
+
+def _store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    try:
+        import alembic  # noqa: F401
+        import sqlalchemy  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependencyError(exc.name or "sqlalchemy", "collect") from None
+    from ngrameval.collect.store import Store
+    from ngrameval.collect.study import load_study
+
+    study = load_study(args.study)
+    return Store(study, args.database)
+
+
+def _password(args: argparse.Namespace) -> str:
+    if args.password_file:
+        try:
+            pw = Path(args.password_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise InputError(f"{args.password_file}: {exc.strerror}") from None
+    elif sys.stdin.isatty():
+        pw = getpass.getpass(f"password for {args.admin}: ")
+    else:
+        pw = sys.stdin.readline().strip()
+    if len(pw) < 8:
+        raise InputError("the admin password must have at least 8 characters")
+    return pw
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    store = _store(args)
+    store.init()
+    if args.admin:
+        store.add_admin(args.admin, _password(args))
+    st = store.study
+    n = len(st.items) if st.rating else len(st.stimuli)
+    from sqlalchemy.engine import make_url
+
+    where = make_url(store.url).render_as_string(hide_password=True)  # never print a password
+    print(f"study {st.name!r} ({st.kind}): {n} {'items' if st.rating else 'stimuli'}; database {where} at head")
+    return 0
+
+
+def cmd_admin(args: argparse.Namespace) -> int:
+    store = _store(args)
+    store.init()
+    store.add_admin(args.admin, _password(args))
+    print(f"admin {args.admin!r} set")
+    return 0
+
+
+def cmd_invite(args: argparse.Namespace) -> int:
+    store = _store(args)
+    store.init()
+    for t in store.add_invites(args.n, args.group):
+        print(f"{args.base_url.rstrip('/')}/start?invite={t}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+    except ImportError:
+        raise MissingDependencyError("uvicorn", "collect") from None
+    from ngrameval.collect.app import create_app
+
+    store = _store(args)
+    store.init()
+    uvicorn.run(create_app(store), host=args.host, port=args.port, workers=1, log_level=args.log_level)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from ngrameval.collect.export import export_all
+
+    store = _store(args)
+    store.init()
+    for path in export_all(store, Path(args.out), args.raw_ids):
+        print(path)
+    return 0
+
+
+def add_collect_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``collect`` and its subcommands on the main parser's subparsers."""
+    c = sub.add_parser("collect", help="run a description, paraphrase or rating study in the browser")
+    csub = c.add_subparsers(dest="collect_command", required=True)
+
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument("study", help="the study definition (STUDY.toml)")
+        q.add_argument("--database", help="SQLAlchemy URL overriding the study's (e.g. postgresql+psycopg://...)")
+
+    q = csub.add_parser("init", help="create or upgrade the study database and load the stimuli")
+    common(q)
+    q.add_argument("--admin", help="also create (or reset) this admin; password from --password-file or stdin")
+    q.add_argument("--password-file", help="read the admin password from this file")
+    q.set_defaults(func=cmd_init)
+    q = csub.add_parser("admin", help="create an admin or reset their password")
+    common(q)
+    q.add_argument("admin", help="user name")
+    q.add_argument("--password-file", help="read the password from this file (else stdin)")
+    q.set_defaults(func=cmd_admin)
+    q = csub.add_parser("invite", help="print invitation links")
+    common(q)
+    q.add_argument("-n", type=int, default=1, help="how many (default 1)")
+    q.add_argument("--group", default="", help="judge group of the invited (e.g. expert)")
+    q.add_argument("--base-url", default="http://127.0.0.1:8000", help="the server's address as annotators see it")
+    q.set_defaults(func=cmd_invite)
+    q = csub.add_parser("serve", help="serve the study (uvicorn)")
+    common(q)
+    q.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    q.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    q.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
+    q.set_defaults(func=cmd_serve)
+    q = csub.add_parser("export", help="write descriptions (MSVD CSV) or judgments, outputs and the ledger")
+    common(q)
+    q.add_argument("--out", required=True, help="output directory")
+    q.add_argument("--raw-ids", action="store_true", help="the platforms' worker ids instead of pseudonyms")
+    q.set_defaults(func=cmd_export)

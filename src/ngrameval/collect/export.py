@@ -1,0 +1,210 @@
+"""Exports of a study: descriptions in the MSVD corpus layout (``ngrameval corpus stats|export|baseline`` read
+them), ratings as a long judgments CSV (``ngrameval correlate|agreement|plane`` read it) with the system outputs
+as text files, the payment ledger, and everything of one annotator. Worker ids are pseudonymised (a keyed HMAC,
+stable within the study) unless ``raw_ids``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ngrameval.collect import quality
+from ngrameval.collect.store import Annotator, Store
+from ngrameval.corpus.msvd import CSV_COLUMNS
+from ngrameval.io.write import write_atomic
+
+JUDGMENT_COLUMNS = ("system", "segment", "judge", "group", "criterion", "score", "z", "tier")
+
+
+def _csv(rows: list[list[Any]]) -> str:
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue()
+
+
+def worker(store: Store, a: Annotator, raw_ids: bool) -> str:
+    return f"{a.platform}:{a.external_id}" if raw_ids else store.pseudonym(a)
+
+
+def video_id(key: str, start: int | None, end: int | None) -> str:
+    """The VideoID of a stimulus: its key without a trailing ``_start_end`` (MSVD clip keys carry it)."""
+    m = re.fullmatch(r"(.+)_(\d+)_(\d+)", key)
+    if m and start is not None and end is not None and (int(m[2]), int(m[3])) == (start, end):
+        return m[1]
+    return key
+
+
+def descriptions_csv(store: Store, raw_ids: bool = False) -> str:
+    """The descriptions as the MSVD CSV: ``Source`` is ``clean`` for tier 2 (qualified annotators) and
+    ``unverified`` for tier 1; ``AnnotationTime`` is the seconds spent; image and text stimuli have Start and
+    End 0."""
+    rows: list[list[Any]] = [list(CSV_COLUMNS)]
+    for d, s, a in store.descriptions():
+        rows.append(
+            [
+                video_id(s.key, s.start, s.end),
+                s.start or 0,
+                s.end or 0,
+                worker(store, a, raw_ids),
+                "clean" if d.tier == 2 else "unverified",
+                round(d.seconds),
+                d.language,
+                d.text,
+            ]
+        )
+    return _csv(rows)
+
+
+@dataclass(frozen=True)
+class JudgeSummary:
+    judge: str
+    group: str
+    check: quality.JudgeCheck
+
+
+def judgments(store: Store, raw_ids: bool = False) -> tuple[str, list[JudgeSummary]]:
+    """(the long judgments CSV, per-judge checks). Rows are the normal trials (controls are left out; they
+    inform the checks); ``z`` is the judge's z-score of the score over their normal trials of that criterion."""
+    rows = store.ratings()
+    names = {a.id: worker(store, a, raw_ids) for _, _, a in rows}
+    groups = {a.id: a.group for _, _, a in rows}
+    by_crit: dict[str, list[tuple[str, int, str, int | None, float | None, float]]] = defaultdict(list)
+    normal: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for t, r, a in rows:
+        by_crit[r.criterion].append((names[a.id], t.position, t.kind, t.of_position, t.expected, r.score))
+        if t.kind == "normal":
+            normal[names[a.id], r.criterion].append(r.score)
+    moments = {k: quality.z_scores({"_": v})["_"] for k, v in normal.items()}
+    out: list[list[Any]] = [list(JUDGMENT_COLUMNS)]
+    for t, r, a in rows:
+        if t.kind != "normal":
+            continue
+        mean, sd = moments[names[a.id], r.criterion]
+        out.append(
+            [
+                t.system,
+                t.item,
+                names[a.id],
+                groups[a.id],
+                r.criterion,
+                r.score,
+                round(quality.z(r.score, mean, sd), 6),
+                t.tier,
+            ]
+        )
+    checks: dict[str, list[quality.JudgeCheck]] = defaultdict(list)
+    for crit_rows in by_crit.values():
+        for j, (rep, kn, bad) in quality.pairs_by_judge(crit_rows).items():
+            checks[j].append(quality.judge_check(rep, kn, bad))
+    judge_groups = {names[k]: g for k, g in groups.items()}
+    summaries = [JudgeSummary(j, judge_groups[j], cs[0]) for j, cs in checks.items()]
+    return _csv(out), summaries
+
+
+def judges_csv(summaries: list[JudgeSummary]) -> str:
+    """Per-judge consistency: repeats, known answers, the bad-reference test (p and flag)."""
+    head = ["judge", "group", "repeat_diff", "known_error", "bad_pairs", "bad_p", "flagged"]
+    return _csv(
+        [head]
+        + [
+            [
+                s.judge,
+                s.group,
+                s.check.repeat_diff,
+                s.check.known_error,
+                s.check.bad_pairs,
+                s.check.bad_p,
+                s.check.flagged,
+            ]
+            for s in summaries
+        ]
+    )
+
+
+def outputs(store: Store) -> dict[str, str]:
+    """File name -> content: ``<system>.txt`` (one output per item, in item order), ``segments.txt`` (the item
+    ids, for ``--segment-ids``) and ``source.txt`` (what the outputs were judged against)."""
+    items = [i for i in store.study.items if i.expected is None]
+    order = list(dict.fromkeys(i.item for i in items))
+    by = {(i.item, i.system): i for i in items}
+    files = {
+        f"{sysname}.txt": "".join(by[it, sysname].output.replace("\n", " ") + "\n" for it in order)
+        for sysname in store.study.systems
+        if all((it, sysname) in by for it in order)
+    }
+    files["segments.txt"] = "".join(f"{it}\n" for it in order)
+    first = store.study.systems[0] if store.study.systems else None
+    files["source.txt"] = "".join(by[it, first].source.replace("\n", " ") + "\n" for it in order) if first else ""
+    return files
+
+
+def ledger_csv(store: Store, raw_ids: bool = False) -> str:
+    """One row per annotator and tier: submissions (descriptions, or answered rating trials), rate, amount."""
+    st = store.study
+    counts: dict[tuple[int, int], int] = defaultdict(int)
+    people: dict[int, Annotator] = {}
+    for d, _, a in store.descriptions():
+        counts[a.id, d.tier] += 1
+        people[a.id] = a
+    seen: set[int] = set()
+    for t, _, a in store.ratings():
+        if t.id not in seen:
+            seen.add(t.id)
+            counts[a.id, t.tier] += 1
+            people[a.id] = a
+    rows: list[list[Any]] = [["worker", "platform", "tier", "submissions", "rate", "amount", "currency"]]
+    for (aid, tier), n in sorted(counts.items()):
+        rate = st.tier2_rate if tier == 2 else st.tier1_rate
+        a = people[aid]
+        rows.append([worker(store, a, raw_ids), a.platform, tier, n, rate, round(n * rate, 4), st.currency])
+    return _csv(rows)
+
+
+def annotator_json(store: Store, aid: int) -> str:
+    """Everything stored about one annotator (a subject access request), as JSON."""
+    a = store.annotator(aid)
+    if a is None:
+        raise ValueError(f"no annotator {aid}")
+    data = {
+        "platform": a.platform,
+        "worker_id": a.external_id,
+        "pseudonym": store.pseudonym(a),
+        "status": a.status,
+        "group": a.group,
+        "created": a.created.isoformat(),
+        "descriptions": [
+            {"stimulus": s.key, "text": d.text, "language": d.language, "comment": d.comment, "seconds": d.seconds}
+            for d, s, _ in store.descriptions(aid)
+        ],
+        "ratings": [
+            {"item": t.item, "system": t.system, "kind": t.kind, "criterion": r.criterion, "score": r.score}
+            for t, r, _ in store.ratings(aid)
+        ],
+    }
+    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+
+
+def export_all(store: Store, out: Path, raw_ids: bool = False) -> list[Path]:
+    """Write every export of the study into directory ``out`` (atomically, file by file); the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    files: dict[str, str] = {"ledger.csv": ledger_csv(store, raw_ids)}
+    if store.study.rating:
+        text, summaries = judgments(store, raw_ids)
+        files["judgments.csv"] = text
+        files["judges.csv"] = judges_csv(summaries)
+        files.update({f"outputs/{k}": v for k, v in outputs(store).items()})
+    else:
+        files["descriptions.csv"] = descriptions_csv(store, raw_ids)
+    written = []
+    for name, text in files.items():
+        path = out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(str(path), text)
+        written.append(path)
+    return written
