@@ -5,6 +5,7 @@
     python reproductions/prepare.py e2e ../shared/data/e2e repro/e2e
     python reproductions/prepare.py wmt19 ../shared/data/wmt19 repro/wmt19
     python reproductions/prepare.py mrpc ../shared/data/mrpc repro/mrpc
+    python reproductions/prepare.py d2t ../shared/data/bagel-sfhot-sfres repro/d2t
 
 Each writes one file per system, named as the judgments name the system (so no ``--names`` is needed), one
 segment a line; the references as TSV (one reference per field; E2E pads with empty fields, read with
@@ -24,6 +25,10 @@ or reordered: every count is checked and printed; where the upstream data needs 
   into its box) and are left out; a worker who rated the same output of the same MR on two screens gets
   the mean of the two. Both counts are printed.
 * wmt19: per pair, copies of the outputs named ``<System>.<id>`` (the names of ``DA-syslevel.tsv``).
+* d2t: BAGEL, SF-HOT, SF-RES (``bagel-sfhot-sfres``, Novikova et al. 2017): per set one "system" ``d2t``
+  (every rated output, one a line, in file order), the distinct references as padded TSV (read with
+  ``--missing-empty-refs``), ``ids.txt`` and ``ratings.csv`` (system, id, informativeness, naturalness,
+  quality: the mean of 3 crowd ratings, 1-6) -- segment-level data, the system names are not public.
 * mrpc: the 1,725 test pairs as one "system" ``mrpc`` (sentence 2), ``source.txt`` = sentence 1 (also the
   reference), ``labels.csv`` (system, pair, paraphrase 0/1): a paraphrase data set with human labels for
   Chen & Dolan's conditional correlation (their own rated MSVD paraphrases are not public).
@@ -156,6 +161,20 @@ def wmt19(data: Path, out: Path) -> None:
         print(f"wmt19 {lp}: {len(outputs)} systems")
 
 
+def d2t(data: Path, out: Path) -> None:
+    for name in ("bagel", "sfhot", "sfres"):
+        rows = _jsonl(data / f"{name}.jsonl")
+        width = max(len(r["references"]) for r in rows)  # type: ignore[arg-type]
+        refs = [[str(x) for x in r["references"]] for r in rows]  # type: ignore[attr-defined]
+        _write(out / name / "sys" / "d2t", [str(r["output"]) for r in rows])
+        _write(out / name / "refs.tsv", ["\t".join([*x, *[""] * (width - len(x))]) for x in refs])
+        _write(out / name / "ids.txt", [str(r["id"]) for r in rows])
+        header = "system,id,informativeness,naturalness,quality"
+        lines = [f"d2t,{r['id']},{r['informativeness']},{r['naturalness']},{r['quality']}" for r in rows]
+        _write(out / name / "ratings.csv", [header, *lines])
+        print(f"d2t {name}: {len(rows)} rated outputs, 1 to {width} distinct references")
+
+
 def mrpc(data: Path, out: Path) -> None:
     with (data / "msr_paraphrase_test.txt").open(encoding="utf-8-sig") as f:
         rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
@@ -169,11 +188,11 @@ def mrpc(data: Path, out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dataset", choices=("summeval", "realsumm", "e2e", "wmt19", "mrpc"))
+    parser.add_argument("dataset", choices=("summeval", "realsumm", "e2e", "wmt19", "mrpc", "d2t"))
     parser.add_argument("data", type=Path, help="the data set's directory under ../shared/data")
     parser.add_argument("out", type=Path, help="output directory")
     args = parser.parse_args()
-    run = {"summeval": summeval, "realsumm": realsumm, "e2e": e2e, "wmt19": wmt19, "mrpc": mrpc}
+    run = {"summeval": summeval, "realsumm": realsumm, "e2e": e2e, "wmt19": wmt19, "mrpc": mrpc, "d2t": d2t}
     run[args.dataset](args.data, args.out)
 
 
