@@ -181,3 +181,10 @@ def test_summeval_every_system() -> None:
     systems, refs = _summeval()
     for hyps in systems:
         check_equal(hyps, refs, {}, sentences=False)
+
+
+@pytest.mark.parametrize("asian", [False, True])
+def test_references_are_tokenized_twice_as_sacrebleu_does(asian: bool) -> None:
+    """sacreBLEU runs each reference through the tokenizer twice; "U.S..5" is 5 words once and 6 twice."""
+    opts = {"normalized": True, "no_punct": False, "asian_support": asian, "case_sensitive": False}
+    check_equal(["", "U.S..5", "a.5 b..5"], [["U.S..5 "], ["U.S..5"], ["a..5 b.5", "x..5"]], opts)

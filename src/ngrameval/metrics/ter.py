@@ -310,10 +310,12 @@ def ter_rows(metric: TER, systems: Sequence[Sequence[str]], refs: Sequence[str],
         raise InputError(f"segment {int(np.argmin(per_seg)) + 1} has no reference; every segment needs at least one")
     vocab: dict[str, int] = {}
 
-    def ids(line: str) -> list[int]:
-        return [vocab.setdefault(w, len(vocab)) for w in metric.tokenize(line)]
+    def ids(words: list[str]) -> list[int]:
+        return [vocab.setdefault(w, len(vocab)) for w in words]
 
-    ref_ids = [ids(r) for r in refs]
+    # sacreBLEU 2.x tokenizes every reference twice (Metric._cache_references, then TER._extract_reference_info,
+    # each through _preprocess_segment); not idempotent for every input ("U.S..5": 5 tokens once, 6 twice)
+    ref_ids = [ids(metric.tokenize(" ".join(metric.tokenize(r)))) for r in refs]
     bounds = seg.tolist()
     mean_len = np.array([sum(map(len, ref_ids[a:b])) / (b - a) for a, b in itertools.pairwise(bounds)])
     out = []
@@ -321,7 +323,7 @@ def ter_rows(metric: TER, systems: Sequence[Sequence[str]], refs: Sequence[str],
         rows = np.zeros((len(per_seg), 2))
         rows[:, 1] = mean_len
         for s, (a, b) in enumerate(itertools.pairwise(bounds)):
-            h = ids(hyps[s])
+            h = ids(metric.tokenize(hyps[s]))
             rows[s, 0] = min(edits(h, ref_ids[k]) for k in range(a, b))
         out.append(rows)
     return out
