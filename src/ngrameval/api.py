@@ -17,6 +17,8 @@ from ngrameval.errors import ConfigError, InputError, InputTypeError
 from ngrameval.metrics.aev import AEv
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.chrf import ChrF, chrf_rows
+from ngrameval.metrics.cider import Cider, cider_rows
+from ngrameval.metrics.coco import CocoRougeL, coco_rouge_rows
 from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.pinc import PINC
 from ngrameval.metrics.policy import FloatArray
@@ -174,6 +176,10 @@ def measure(
             for i, spec, om in own:  # summable rows from the metric's own builder (raw text, not 13a tokens)
                 if isinstance(om, ChrF):
                     values = tuple(chrf_rows(om, texts, flat, seg, spec.pre.lowercase))
+                elif isinstance(om, Cider):  # rows (score, 1); df over every reference of the set
+                    values = tuple(cider_rows(om, texts, flat, seg, spec.pre))
+                elif isinstance(om, CocoRougeL):
+                    values = tuple(coco_rouge_rows(om, texts, flat, seg, spec.pre))
                 else:
                     values = tuple(ter_rows(om, texts, flat, seg))
                 out[i] = MetricRows(om.display_name(), signature(spec, n_refs), True, values, om)

@@ -3,6 +3,11 @@
 ``pinc:n=3,sets=no`` (needs the source sentences), ``se``, ``rouge-2``, ``rouge-l``, ``rouge-w:w=1.5``,
 ``rouge-s4``, ``rouge-su*:stat=r,multi=B``.
 
+Captioning (coco-caption, ``pycocoevalcap`` 1.2): ``cider-d`` (options ``n``, ``sigma``), ``cider`` (the original,
+option ``n``), ``coco-bleu`` (BLEU-N, ``coco-bleu:n=1`` .. ``n=4``) and ``coco-rouge-l`` (option ``beta``); they read
+text as coco-caption's PTB tokenizer leaves it (``tok=ptb-coco``) unless the spec sets ``tok`` (``tok=none``:
+text already tokenized, split on whitespace).
+
 A spec may also set text options for that metric alone (``tok=intl``, ``lc=yes``, ``stem=yes``,
 ``stop=smart``); metrics with the same text settings share one counting pass.
 """
@@ -20,6 +25,8 @@ from ngrameval.errors import ConfigError
 from ngrameval.metrics.aev import PAPER_TEXT, PRESETS, AEv
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.chrf import ChrF, chrf_plus
+from ngrameval.metrics.cider import Cider, cider
+from ngrameval.metrics.coco import CocoBleu, CocoRougeL
 from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.nist import PROFILES as NIST_PROFILES
 from ngrameval.metrics.nist import REF_LENS as NIST_REF_LENS
@@ -55,8 +62,8 @@ class Metric(Protocol):
 
 # not computed from overlap Stats: means of per-segment scores (PINC, SE, ROUGE) and metrics with their own
 # summable rows (chrF, TER: OWN_ROWS)
-SentenceMetric = PINC | SE | Rouge | ChrF | TER
-OWN_ROWS = (ChrF, TER)
+SentenceMetric = PINC | SE | Rouge | ChrF | TER | Cider | CocoRougeL
+OWN_ROWS = (ChrF, TER, Cider, CocoRougeL)
 SENTENCE_METRICS = (PINC, SE, Rouge, *OWN_ROWS)
 
 
@@ -152,6 +159,11 @@ _KEYS["ter"] = {
     "asian": ("asian_support", _bool),
     "case": ("case_sensitive", _bool),
 }
+_KEYS["cider-d"] = {"n": ("n", _int), "sigma": ("sigma", _float)}
+_KEYS["cider"] = {"n": ("n", _int)}
+_KEYS["coco-bleu"] = {"n": ("max_order", _int)}
+_KEYS["coco-rouge-l"] = {"beta": ("beta", _float)}
+COCO_NAMES = ("cider-d", "cider", "coco-bleu", "coco-rouge-l")  # tokenized as coco-caption by default
 _FACTORIES: dict[str, Callable[..., Metric | SentenceMetric]] = {
     "bleu": BLEU,
     "nist": NIST,
@@ -162,6 +174,10 @@ _FACTORIES: dict[str, Callable[..., Metric | SentenceMetric]] = {
     "chrf++": chrf_plus,
     "ter": TER,
     "rouge": Rouge,
+    "cider-d": Cider,
+    "cider": cider,
+    "coco-bleu": CocoBleu,
+    "coco-rouge-l": CocoRougeL,
 }
 # rouge-1 .. rouge-9.., rouge-l, rouge-lsum, rouge-w, rouge-s4 / rouge-s* / rouge-s, rouge-su4 / rouge-su* / rouge-su
 _ROUGE_NAME = re.compile(r"rouge-(?:(?P<n>\d+)|(?P<l>l|lsum)|(?P<w>w)|(?P<s>su|s)(?P<gap>\d+|\*)?)")
@@ -234,7 +250,8 @@ def valid_names() -> str:
     presets = ", ".join(f"aev:{p}" for p in PRESETS)
     return (
         f"bleu, nist, aev (presets: {presets}), pinc (needs the source), se, chrf, chrf++, ter, "
-        "rouge-N, rouge-l, rouge-lsum, rouge-w, rouge-sK, rouge-s*, rouge-suK, rouge-su*"
+        "rouge-N, rouge-l, rouge-lsum, rouge-w, rouge-sK, rouge-s*, rouge-suK, rouge-su*, "
+        "cider-d, cider, coco-bleu (n=1..4), coco-rouge-l"
     )
 
 
@@ -272,6 +289,8 @@ def parse_spec(spec: str, pre: Preprocess | None = None, rouge: Mapping[str, Any
         else:
             valid = ", ".join([*_KEYS[name], *_TEXT_KEYS])
             raise ConfigError(f"{spec!r}: unknown option {key!r} for {name}; valid: {valid}")
+    if name in COCO_NAMES:
+        text.setdefault("tokenize", "ptb-coco")
     if fixed is not None:
         defaults = dict(rouge or {})
         text.setdefault("tokenize", defaults.pop("profile", "rouge155"))

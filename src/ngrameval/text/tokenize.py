@@ -16,6 +16,7 @@ from functools import cache
 import regex
 
 from ngrameval.errors import ConfigError, MissingDependencyError
+from ngrameval.text.ptb import coco_lines
 
 Tokens = list[str]
 PLAIN, V13A, ROUGE = 0, 1, 2  # the encoder's modes: split as it is, v13a rules first, ROUGE's characters
@@ -90,7 +91,12 @@ def _prepare_unicode(lines: Sequence[str]) -> Prepared:
     return _NOT_WORD.sub(" ", _joined(lines).lower()), PLAIN
 
 
-LOWERCASING = ("rouge155", "rouge-score", "unicode")  # tokenizers that lower-case by themselves
+def _prepare_ptb_coco(lines: Sequence[str]) -> Prepared:
+    # coco-caption: PTB tokens, lower-cased, its punctuation removed (ngrameval.text.ptb)
+    return "\n".join(coco_lines(lines)), PLAIN
+
+
+LOWERCASING = ("rouge155", "rouge-score", "unicode", "ptb-coco")  # tokenizers that lower-case by themselves
 
 _SACREBLEU_TOKENIZERS = ("zh", "ja-mecab", "ko-mecab", "spm", "flores101", "flores200")
 
@@ -121,6 +127,7 @@ TOKENIZERS: dict[str, Callable[[Sequence[str]], Prepared]] = {
     "rouge155": _prepare_rouge155,
     "rouge-score": _prepare_rouge_score,
     "unicode": _prepare_unicode,
+    "ptb-coco": _prepare_ptb_coco,
     **{name: _via_sacrebleu(name) for name in _SACREBLEU_TOKENIZERS},
 }
 

@@ -1,0 +1,151 @@
+"""``ptb-coco``: the tokens coco-caption scores, in Python (no Java).
+
+pycocoevalcap 1.2 runs Stanford CoreNLP 3.4.1's ``PTBTokenizer -preserveLines -lowerCase`` on every caption
+and then drops the tokens of its ``PUNCTUATIONS`` list. This module reproduces that pipeline with a
+regular-expression lexer covering what captions contain; the Java tokenizer has many more rules (it is a
+large JFlex grammar). Reproduced:
+
+- Penn Treebank splitting: punctuation off words (``onion.`` -> ``onion .``), contractions
+  (``n't 's 'm 'd 're 've 'll``: ``don't`` -> ``do n't``, ``can't`` -> ``ca n't``), ``gonna gotta wanna
+  lemme gimme cannot`` (-> ``gon na`` ...), ``$5`` -> ``$ 5``, ``50%`` -> ``50 %``; words keep inner
+  hyphens, periods, slashes, underscores and apostrophes (``10-year-old``, ``a.b``, ``cat/dog``,
+  ``o'clock``), numbers their ``.,:`` (``1,000``, ``3:30``); abbreviations keep their period (single
+  letters ``a.``, letter-period runs ``u.s.a.``, and a list: ``mr. mrs. dr. st. etc. vs.`` ...); runs of
+  ``!``/``?`` are one token, ``...``/``…`` one ``...``, dashes ``--``; URLs and e-mail addresses stay whole;
+  ``&`` stays inside upper-case runs (``AT&T``).
+- Its escapes (``ptb3Escaping``): brackets become ``-LRB- -RRB- -LSB- -RSB- -LCB- -RCB-``, double quotes
+  `````` / ``''`` (opening / closing), single quotes ``` / ``'``, curly quotes likewise, ``½`` ``1/2``.
+- ``-lowerCase`` applies after the escapes, so the brackets come out as ``-lrb-`` ... and coco's
+  ``PUNCTUATIONS`` (which lists ``-LRB-``) does *not* remove them: they stay tokens, as in coco-caption.
+- coco's removal: the tokens ``'' ' `` ` -LRB- -RRB- -LCB- -RCB- . ? ! , : - -- ... ;`` are dropped
+  (exact, case-sensitive matches: ``!!!``, ``?!``, ``/``, ``&`` stay).
+
+Not reproduced (differences with the Java tokenizer are possible there): emoticons (``:)``), SGML tags
+(``<c>``), the rarer abbreviations and acronyms, British-to-American spelling options (off in the toolkit
+anyway), and characters Java takes as line breaks (``\\r``, ``\\u2028``, ``\\x85``, ``\\x0b``, ``\\x0c``):
+inside a caption pycocoevalcap passes them to Java, which breaks the line there, so every later caption
+is scored with another caption's tokens — here they are spaces. On the raw MSVD descriptions (32,059
+sentences with original case and punctuation, ``tests/test_cider.py``) this tokenizer and the Java one agree
+on every sentence but a few listed in ``tests/golden/coco/README.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import regex
+
+COCO_PUNCTUATIONS = frozenset(
+    ["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"]
+)
+_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
+_UNICODE = str.maketrans(
+    {
+        "\u2018": "`",
+        "\u2019": "'",
+        "\u201c": "``",
+        "\u201d": "''",
+        "\u2013": "--",
+        "\u2014": "--",
+        "\u2026": "...",
+        "\u00bd": "1/2",
+        "\u00bc": "1/4",
+        "\u00be": "3/4",
+        "\u00a0": " ",
+        "\ufeff": " ",  # a byte-order mark separates tokens; zero-width characters and soft hyphens vanish
+        "\u200b": None,
+        "\u200c": None,
+        "\u200d": None,
+        "\u00ad": None,
+    }
+)
+_ABBREV = (
+    "mr|mrs|ms|dr|st|jr|sr|prof|etc|vs|no|inc|ltd|co|corp|mt|ft|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+    "|gen|gov|sen|rep|rev|capt|col|lt|sgt|ave|blvd|est|approx|dept|bros"
+)
+_ABBREV_CASED = (
+    "Ala|Ariz|Ark|Calif|Colo|Conn|Fla|Ill|Ind|Kan|Mass|Mich|Minn|Miss|Mont|Neb|Nev|Okla|Ore|Tenn|Tex|Wis|Wyo"
+)
+_W = r"[\p{L}\p{M}\p{N}_]"
+_LEXER = regex.compile(
+    rf"""
+    (?P<url>(?:https?://|www\.)\S*[^\s.,;:!?'"()]|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)
+  | (?P<abbr>(?:\p{{L}}\.){{2,}}(?!{_W})|(?<!{_W})\p{{L}}\.(?!{_W})
+            |(?i:(?<!{_W})(?:{_ABBREV})\.(?!{_W}))|(?<!{_W})(?:{_ABBREV_CASED})\.(?!{_W}))
+  | (?P<word>'\d\d(?:s(?!{_W}))?|{_W}+(?:(?:[-./'_]|(?<=\d)[,:](?=\d)|(?<=\p{{Lu}})&(?=\p{{Lu}})){_W}+)*)
+  | (?P<clitic>'(?:s|m|d|ll|re|ve|n)(?!{_W})|(?i:n't)(?!{_W}))
+  | (?P<quotes>``|'')
+  | (?P<dots>\.{{3,}})
+  | (?P<excl>[!?]+)
+  | (?P<dash>--+)
+  | (?P<dquote>")
+  | (?P<squote>')
+  | (?P<other>\S)
+    """,
+    regex.VERBOSE,
+)
+_CONTRACTION = regex.compile(r"(?i)^(.+?)(n't|'s|'m|'d|'ll|'re|'ve)$")
+# words that keep an inner apostrophe (PTBLexer's APOWORD, the common cases): a vowel on both sides
+# (ma'am), l' d' j' (d'ye), o'clock; any other inner apostrophe is a quote between two words
+_APOWORD = regex.compile(r"^(?:[lLdDjJ]'\p{L}+|[A-HJ-XZn]'\p{L}{2,}|\p{L}*[aeiouyAEIOUY]'[aeiouA-Z]\p{L}*|o'clock)$")
+_SPLIT_WORDS = {"gonna": 3, "gotta": 3, "wanna": 3, "lemme": 3, "gimme": 3, "cannot": 3}
+
+
+def _word(w: str) -> list[str]:
+    """Contractions and ``gonna``-style words split as the PTB lexer does."""
+    k = _SPLIT_WORDS.get(w.lower())
+    if k is not None:
+        return [w[:k], w[k:]]
+    m = _CONTRACTION.match(w)
+    if m is not None and m[1][-1:] != "'":
+        return [*_word(m[1]), m[2]]
+    if "'" in w and not w.startswith("'") and not _APOWORD.match(w):
+        head, _, tail = w.partition("'")
+        return [*_word(head), "`", *_word(tail)]
+    return [w]
+
+
+def ptb_tokens(line: str) -> list[str]:
+    """Penn-Treebank tokens of one line as CoreNLP 3.4.1's ``PTBTokenizer -lowerCase`` gives them (see the
+    module docstring for what is covered).
+
+    >>> ptb_tokens("A man's playing (a guitar), \\"Don't\\" he?")
+    ['a', 'man', "'s", 'playing', '-lrb-', 'a', 'guitar', '-rrb-', ',', '``', 'do', "n't", "''", 'he', '?']
+    """
+    text = line.translate(_UNICODE)
+    out: list[str] = []
+    for m in _LEXER.finditer(text):
+        kind, tok = m.lastgroup, m[0]
+        start = m.start()
+        opening = start == 0 or text[start - 1].isspace() or text[start - 1] in "([{"
+        if kind == "word":
+            out += _word(tok)
+        elif kind == "dots":
+            out.append("...")
+        elif kind == "dash":
+            out.append("--")
+        elif kind == "dquote":  # opening when a non-space follows (Java: 'man"s' -> man `` s)
+            out.append("``" if start + 1 < len(text) and not text[start + 1].isspace() else "''")
+        elif kind == "squote":
+            out.append("`" if opening and start + 1 < len(text) and not text[start + 1].isspace() else "'")
+        elif kind == "other":
+            out.append(_BRACKETS.get(tok, tok))
+        else:
+            out.append(tok)
+    return [t.lower() for t in out]
+
+
+def coco_tokens(line: str) -> list[str]:
+    """The tokens coco-caption scores: :func:`ptb_tokens` without its ``PUNCTUATIONS``.
+
+    >>> coco_tokens("A woman is slicing an onion (fast).")
+    ['a', 'woman', 'is', 'slicing', 'an', 'onion', '-lrb-', 'fast', '-rrb-']
+    """
+    return [t for t in ptb_tokens(" ".join(line.split())) if t not in COCO_PUNCTUATIONS]
+
+
+def coco_lines(lines: Sequence[str]) -> list[str]:
+    """Every line as coco-caption's tokenized caption: its tokens joined by single spaces (each distinct line
+    tokenized once: reference sets repeat lines, e.g. every description against the rest of its clip)."""
+    done = {x: " ".join(coco_tokens(x)) for x in dict.fromkeys(lines)}
+    return [done[x] for x in lines]
