@@ -347,3 +347,13 @@ def test_old_keyword_names_warn_and_still_work() -> None:
         ne.bleu(H, R, smoth="exp")
     assert ne.bleu(H, R, stem=True, stopwords="smart").signature != ne.bleu(H, R).signature
     assert "stem:porter" in ne.nist(H, R, stem=True).signature
+
+
+def test_generators_are_read_once_and_stream_major_refs_are_explained() -> None:
+    hyps = ["a b c d", "e f", "g"]
+    assert ne.bleu((h for h in hyps), iter(hyps)).score == ne.bleu(hyps, hyps).score == 1.0
+    assert ne.score({"s": (h for h in hyps)}, hyps, "bleu")[0].score == 1.0
+    for streams in ([hyps], [hyps, hyps]):
+        with pytest.raises(InputError, match=r"stream-major .*pass list\(zip\(\*refs\)\)"):
+            ne.bleu(hyps, streams)
+        assert ne.bleu(hyps, list(zip(*streams))).score == 1.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -179,6 +180,8 @@ def test_correlate_and_plane_commands(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 0, err
     assert [p["coefficient"] for p in json.loads(out)] == ["r2", "kendall-b"]
     assert (tmp_path / "q.quality.r2.svg").exists() and (tmp_path / "q.quality.kendall-b.svg").exists()
+    assert main(["plane", *files, *common, "--score-columns", "quality", "-w", "4"]) == 0
+    assert re.search(r"\b\d+\.\d{4}\b", capsys.readouterr().out)
     with pytest.warns(UserWarning, match="pearson undefined"):  # a constant criterion
         assert main(["correlate", *files, *common, "--score-columns", "flat"]) == 0
     capsys.readouterr()

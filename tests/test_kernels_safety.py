@@ -208,7 +208,6 @@ def test_rouge_w_above_max_cells_names_segment_need_and_option() -> None:
     assert ne.rouge(hyps, refs, ["rouge-w"])["rouge-w"].items.f.tolist() == unbounded
 
 
-@pytest.mark.usefixtures("max_cells")
 def test_cli_max_cells_bounds_and_raises(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ngrameval.cli import main
 
@@ -222,6 +221,7 @@ def test_cli_max_cells_bounds_and_raises(tmp_path: Path, capsys: pytest.CaptureF
     assert '"ROUGE-W' in capsys.readouterr().out
     assert main([*args, "--max-cells", "0"]) == 2
     assert "--max-cells: expected a number of cells" in capsys.readouterr().err
+    assert limits.get_max_cells() == limits.DEFAULT_MAX_CELLS  # main() restores the process's bound
 
 
 @pytest.mark.usefixtures("max_cells")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import warnings
 from itertools import combinations
 from pathlib import Path
@@ -308,3 +309,6 @@ def test_correlate_extras_and_refcurve_commands(tmp_path: Path, capsys: pytest.C
     code = main(["refcurve", *files, *common, "-m", "bleu", "--subsets", "2", "-f", "csv", "--coefficient", "r2"])
     out, err = capsys.readouterr()
     assert code == 0 and "--coefficient is deprecated" in err and out.splitlines()[1].split(",")[3] == "r2"
+    for cmd in (["refcurve", "--subsets", "2"], ["correlate"]):  # -w sets the decimals of every text table
+        assert main([cmd[0], *files, *common, "-m", "bleu", *cmd[1:], "-w", "5"]) == 0
+        assert re.search(r"\b0\.\d{5}\b", capsys.readouterr().out)

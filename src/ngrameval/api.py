@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 from ngrameval import validate
 from ngrameval._version import __version__
+from ngrameval.distributed.local import measure_chunked, resolve_jobs
 from ngrameval.errors import ConfigError, InputError, InputTypeError
 from ngrameval.metrics.aev import AEv
 from ngrameval.metrics.bleu import BLEU
@@ -142,10 +143,12 @@ def measure(
     refs: RefsLike,
     specs: Sequence[MetricSpec],
     source: Sequence[str] | None = None,
+    jobs: int | None = 1,
 ) -> list[MetricRows]:
     """The summable per-segment rows of every metric of ``specs`` for every system (in ``systems``'
     order): one counting pass per text setting; PINC and SE become rows ``(score, 1)``. ``specs`` may also be
-    a ``-m`` string (``"bleu,rouge-l"``)."""
+    a ``-m`` string (``"bleu,rouge-l"``). ``jobs``: threads (``None``: every core), bit for bit the
+    ``jobs=1`` result (see :mod:`ngrameval.distributed.local`)."""
     systems = validate.systems(systems)
     seg_refs = segment_major(validate.references(refs, "refs"))
     if source is not None:
@@ -153,9 +156,14 @@ def measure(
     specs = checked_specs(specs)
     for name, hyps in systems.items():
         if len(hyps) != len(seg_refs):
-            raise InputError(f"system {name} has {len(hyps)} segments but the references have {len(seg_refs)}")
+            raise InputError(
+                f"system {name} has {len(hyps)} segments but the references have {len(seg_refs)}"
+                + validate.stream_major_hint(seg_refs, len(hyps))
+            )
     if source is not None and len(source) != len(seg_refs):
         raise InputError(f"the source has {len(source)} segments but the references have {len(seg_refs)}")
+    if resolve_jobs(jobs) > 1:
+        return measure_chunked(systems, seg_refs, specs, source, resolve_jobs(jobs))
     by_text: dict[Preprocess, list[tuple[int, MetricSpec]]] = {}
     for i, spec in enumerate(specs):
         by_text.setdefault(spec.pre, []).append((i, spec))
@@ -243,11 +251,12 @@ def score(
     specs: Sequence[MetricSpec],
     sentence: bool = False,
     source: Sequence[str] | None = None,
+    jobs: int | None = 1,
 ) -> list[Score]:
     """Every metric of ``specs`` for every system; ``sentence`` adds per-segment scores; ``source``
-    (the source sentences) is needed by PINC only."""
+    (the source sentences) is needed by PINC only; ``jobs``: threads, as :func:`measure`."""
     names = list(systems)
-    rows = measure(systems, refs, specs, source)
+    rows = measure(systems, refs, specs, source, jobs)
     return [
         Score(
             name,

@@ -94,6 +94,7 @@ _unit = _number(float, 0.0, 1.0, "a number from 0 to 1")
 _positive = _number(float, 1e-300, math.inf, "a finite number > 0")
 _alpha_step = _number(float, 0.001, 1.0, "an alpha step from 0.001 to 1 (at most 1,001 columns)")
 _cells = _number(int, 1, 2**62, "a number of cells from 1 to 2**62")
+_jobs = _number(int, 1, 4096, "a number of threads from 1 to 4096")
 
 
 def _wordiness(text: str) -> float:
@@ -179,6 +180,12 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", help="source sentences, one a line (needed by pinc)")
     p.add_argument("-m", "--metrics", default="bleu", help=f"comma-separated metric specs ({valid_names()})")
     _add_max_cells(p)
+    p.add_argument(
+        "--jobs",
+        type=_jobs,
+        metavar="N",
+        help="threads for scoring and resampling (default: every core; 1: serial); the numbers never change",
+    )
     g = p.add_argument_group("ROUGE (defaults of every rouge-* spec; a spec's own options win)")
     g.add_argument(
         "--rouge-profile",
@@ -213,10 +220,20 @@ def _add_max_cells(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_output_options(p: argparse.ArgumentParser, formats: Sequence[str] = FORMATS) -> None:
+def _add_output_options(p: argparse.ArgumentParser, formats: Sequence[str] = FORMATS, width: int = 2) -> None:
     p.add_argument("-f", "--format", choices=formats, default="text", help="output format (default text)")
-    p.add_argument("-w", "--width", type=_width, default=2, help="decimals in text output (default 2)")
+    _add_width(p, width)
     p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+
+
+def _add_width(p: argparse.ArgumentParser, default: int) -> None:
+    p.add_argument("-w", "--width", type=_width, help=f"decimals in text output (default {default})")
+    p.set_defaults(width=None)
+
+
+def _digits(args: argparse.Namespace, default: int) -> int:
+    """``-w``: the decimals of text output; unset, the command's own default (scores 2, correlations 3, plane 1)."""
+    return default if args.width is None else int(args.width)
 
 
 def _emit(text: str, output: str | None) -> None:
@@ -259,13 +276,37 @@ def _scoring_inputs(
     return specs, refs, systems, source
 
 
+def _score_on_dask(args: argparse.Namespace) -> list[Any]:
+    """``score --scheduler``: every SYSTEM/REF/--source argument is a shard pattern (a quoted glob or a
+    directory), shards aligned by name order and read by the workers (see ngrameval.distributed)."""
+    from ngrameval.distributed import cluster
+
+    if args.sentence or args.sentence_separator:
+        raise ConfigError("--sentence and --sentence-separator do not work with --scheduler yet")
+    if not args.systems or not args.refs:
+        raise InputError("with --scheduler give the system and reference shards as quoted globs or directories")
+    specs = _specs(args, args.metrics)
+    parts = cluster.from_text_shards(
+        {p: p for p in args.systems}, args.refs, args.source, tsv=args.tsv, empty_is_missing=args.missing_empty_refs
+    )
+    client = cluster.connect(args.scheduler)
+    try:
+        print(f"ngrameval: Dask dashboard: {client.dashboard_link}", file=sys.stderr)
+        return cluster.score(parts, specs, client, progress=sys.stderr.isatty())
+    finally:
+        cluster.close(client, args.scheduler.startswith("local"))
+
+
 def cmd_score(args: argparse.Namespace) -> int:
-    specs, refs, systems, source = _scoring_inputs(args)
-    results = score(systems, refs, specs, sentence=args.sentence, source=source)
-    if args.score_only and not args.sentence:
-        _emit(score_only(results, args.width), args.output)
+    if args.scheduler:
+        results = _score_on_dask(args)
     else:
-        _emit(render(results, args.format, args.width, sentence=args.sentence), args.output)
+        specs, refs, systems, source = _scoring_inputs(args)
+        results = score(systems, refs, specs, sentence=args.sentence, source=source, jobs=args.jobs)
+    if args.score_only and not args.sentence:
+        _emit(score_only(results, _digits(args, 2)), args.output)
+    else:
+        _emit(render(results, args.format, _digits(args, 2), sentence=args.sentence), args.output)
     return 0
 
 
@@ -289,7 +330,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     specs, refs, systems, source = _scoring_inputs(args)
     test = "bs" if args.paired_bs else "ar"
     result = paired_test(
-        measure(systems, refs, specs, source),
+        measure(systems, refs, specs, source, jobs=args.jobs),
         list(systems),
         test=test,
         n_resamples=args.paired_bs_n if test == "bs" else args.paired_ar_n,
@@ -299,8 +340,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         alpha=args.sig_level,
         confidence=args.ci,
         baseline=next(iter(systems)) if args.baseline else None,
+        jobs=args.jobs,
     )
-    _emit(render_comparison(result, args.format, args.width), args.output)
+    _emit(render_comparison(result, args.format, _digits(args, 2)), args.output)
     return 0
 
 
@@ -367,7 +409,7 @@ def cmd_paraphrase(args: argparse.Namespace) -> int:
     result = paraphrase(
         systems, sources, refs, ratings=ratings, tokenize=args.tokenize, lowercase=args.lowercase, pinc=pinc
     )
-    text = render(list(result.scores), args.format, args.width, sentence=args.sentence)
+    text = render(list(result.scores), args.format, _digits(args, 2), sentence=args.sentence)
     if result.logistic is not None and args.format == "text" and not args.sentence:
         lg = result.logistic
         text += (
@@ -433,7 +475,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
     specs, refs, systems, source = _scoring_inputs(args)
     systems, humans = _judged(args, systems)
-    rows = measure(systems, refs, specs, source)
+    rows = measure(systems, refs, specs, source, jobs=args.jobs)
     coefs = _coefficients(args.coefficients)
     results = [
         c
@@ -446,7 +488,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     notes = [f"{h.criterion}: {h.judgments} judgments, {h.missing} cells without one" for h in humans]
     extras = _correlate_extras(args, rows, humans, systems, refs, source)
     if not extras:
-        _emit(render_correlations(results, args.format, notes), args.output)
+        _emit(render_correlations(results, args.format, notes, _digits(args, 3)), args.output)
     elif args.format == "csv":
         raise ConfigError("--matrix/--compare-metrics/--given make several tables: use -f text or -f json")
     elif args.format == "json":
@@ -455,12 +497,13 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     else:
         from ngrameval.report import meta as rm
 
-        text = render_correlations(results, "text", notes)
-        text += "".join(rm.matrix_text(m, f"{args.level} level") for m in extras.get("matrix", []))
-        text += "".join(rm.differences_text([d for d in extras.get("differences", []) if d.criterion == h.criterion])
-                        for h in humans)  # fmt: skip
-        text += "".join(rm.conditional_text([c for c in extras.get("conditional", []) if c.criterion == h.criterion])
-                        for h in humans)  # fmt: skip
+        w = _digits(args, 3)
+        text = render_correlations(results, "text", notes, w)
+        text += "".join(rm.matrix_text(m, f"{args.level} level", w) for m in extras.get("matrix", []))
+        text += "".join(rm.differences_text([d for d in extras.get("differences", []) if d.criterion == h.criterion],
+                        w) for h in humans)  # fmt: skip
+        text += "".join(rm.conditional_text([c for c in extras.get("conditional", []) if c.criterion == h.criterion],
+                        w) for h in humans)  # fmt: skip
         _emit(text, args.output)
     return 0
 
@@ -536,7 +579,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         text = to_csv(results)
     else:
-        text = agreement_text(results)
+        text = agreement_text(results, _digits(args, 3))
         if level is None and args.krippendorff == "auto":
             text += "Krippendorff's alpha: pip install 'ngrameval[agreement]' to compute it\n"
     _emit(text, args.output)
@@ -570,7 +613,7 @@ def cmd_refcurve(args: argparse.Namespace) -> int:
         )  # fmt: skip
         text = out.getvalue()
     else:
-        text = "".join(curves_text([c for c in curves if c.criterion == h.criterion]) for h in humans)
+        text = "".join(curves_text([c for c in curves if c.criterion == h.criterion], _digits(args, 3)) for h in humans)
     _emit(text, args.output)
     return 0
 
@@ -598,7 +641,7 @@ def cmd_plane(args: argparse.Namespace) -> int:
     if args.format == "json":
         text = dumps_json([{**dataclasses.asdict(p), "values": p.values} for p in planes])
     else:
-        text = "\n".join(plane_text(p) for p in planes)
+        text = "\n".join(plane_text(p, _digits(args, 1)) for p in planes)
     _emit(text, args.output)
     for p, path in zip(planes, plots):
         plot_plane(p, path)
@@ -672,7 +715,7 @@ def cmd_corpus_baseline(args: argparse.Namespace) -> int:
     text = (
         f"human baseline: {res.descriptions} descriptions of {res.clusters} clips"
         f" ({res.singletons_left_out} clips of one description left out)\n"
-        f"BLEU {res.bleu * 100:.{args.width}f}  PINC {res.pinc * 100:.{args.width}f}"
+        f"BLEU {res.bleu * 100:.{_digits(args, 1)}f}  PINC {res.pinc * 100:.{_digits(args, 1)}f}"
         f"  (Chen & Dolan 2011: BLEU 52.9, PINC 77.2)\n  {res.signature}\n"
     )
     if args.format == "json":
@@ -688,7 +731,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     results, ranking, best = run_demo()
     if args.format != "text":
-        _emit(render(results, args.format, args.width), args.output)
+        _emit(render(results, args.format, _digits(args, 2)), args.output)
         return 0
     header = (
         "ngrameval demo: 16 summarisation systems x 20 SummEval documents (11 references each),\n"
@@ -697,14 +740,38 @@ def cmd_demo(args: argparse.Namespace) -> int:
         "then ranked by BLEU with significance tests between every pair of systems,\n"
         "and the (alpha, N) plane searched for the member that best explains the experts' relevance scores.\n\n"
     )
-    text = render(results, args.format, args.width) + "\n" + render_comparison(ranking, "text", args.width, pairs=False)
+    w = _digits(args, 2)
+    text = render(results, args.format, w) + "\n" + render_comparison(ranking, "text", w, pairs=False)
     text += "\n" + plane_text(best)
     _emit(header + text, args.output)
     return 0
 
 
-def _add_judgment_options(q: argparse.ArgumentParser, systems: bool = True) -> None:
-    q.add_argument("-j", "--judgments", required=True, help="human judgments: .csv, .tsv or .jsonl")
+def cmd_report(args: argparse.Namespace) -> int:
+    from ngrameval.report.html import render_html
+    from ngrameval.report.html_data import ReportOptions, build_report, command_line
+
+    specs, refs, systems, source = _scoring_inputs(args)
+    humans: list[HumanScores] = []
+    if args.judgments:
+        systems, humans = _judged(args, systems)
+    test = "bs" if args.paired_bs else "ar"
+    opts = ReportOptions(
+        test=test, n_resamples=args.paired_bs_n if test == "bs" else args.paired_ar_n, n_confidence=args.confidence_n,
+        seed=args.seed, correction=args.correction, alpha=args.sig_level, confidence=args.ci,
+        coefficients=tuple(_coefficients(args.coefficients)), n_corr_resamples=args.n_resamples,
+        examples=args.examples, max_pairs=args.max_pairs,
+    )  # fmt: skip
+    data = build_report(systems, refs, specs, source=source, humans=humans, options=opts, title=args.title,
+                        command=command_line("ngrameval report", vars(args)), jobs=args.jobs)  # fmt: skip
+    _emit(render_html(data, _digits(args, 2)), args.output)
+    if args.output:
+        sys.stderr.write(f"ngrameval: wrote {args.output}\n")
+    return 0
+
+
+def _add_judgment_options(q: argparse.ArgumentParser, systems: bool = True, required: bool = True) -> None:
+    q.add_argument("-j", "--judgments", required=required, help="human judgments: .csv, .tsv or .jsonl")
     q.add_argument("--system-column", default="system", help="column naming the system (default system)")
     q.add_argument("--score-columns", default="score", help="score column(s); several = one criterion each")
     q.add_argument("--segment-column", help="column naming the segment (absent: system-level judgments)")
@@ -728,6 +795,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scoring_options(p)
     p.add_argument("--sentence", action="store_true", help="per-segment scores")
     p.add_argument("-b", "--score-only", action="store_true", help="print the score(s) only, one a line (sacreBLEU -b)")
+    p.add_argument(
+        "--scheduler",
+        metavar="local[:N]|ADDRESS",
+        help="score on Dask (pip install 'ngrameval[dask]'): a local cluster of N worker processes, or a scheduler's "
+        "address; SYSTEM and -r REF are then shard patterns (quoted globs or directories) aligned by name",
+    )
     _add_text_options(p)
     _add_output_options(p, TABLE_FORMATS)
     p.set_defaults(func=cmd_score)
@@ -799,7 +872,7 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             q.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
             q.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
-            q.add_argument("-w", "--width", type=_width, default=1, help="decimals (default 1)")
+            _add_width(q, 1)
         if name == "baseline":
             q.add_argument("-tok", "--tokenize", default="13a", help="tokenizer (default 13a)")
             q.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")
@@ -869,9 +942,10 @@ def build_parser() -> argparse.ArgumentParser:
         _add_text_options(q)
         if name == "plane":
             q.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
+            _add_width(q, 1)
             q.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
         else:
-            _add_output_options(q)
+            _add_output_options(q, width=3)
         q.set_defaults(func=func)
 
     ag = sub.add_parser("agreement", help="agreement between judges: pairwise r, single judge vs mean, Krippendorff")
@@ -886,12 +960,33 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument(
         "--leave-one-out", action="store_true", help="single judge vs the other judges' mean (default: the mean of all)"
     )
-    _add_output_options(ag)
+    _add_output_options(ag, width=3)
     ag.set_defaults(func=cmd_agreement)
 
     from ngrameval.collect.cli import add_collect_parser  # argparse only; the web stack loads when collect runs
 
     add_collect_parser(sub)
+
+    rp = sub.add_parser("report", help="one self-contained HTML page: scores, significance, correlations, analysis")
+    _add_scoring_options(rp)
+    rp.add_argument("--paired-bs", action="store_true", help="paired bootstrap instead of approximate randomisation")
+    rp.add_argument("--paired-ar-n", type=_count, default=10_000, metavar="N", help="AR trials (default 10000)")
+    rp.add_argument("--paired-bs-n", type=_count, default=1_000, metavar="N", help="bootstrap resamples (1000)")
+    rp.add_argument("--confidence-n", type=_count, default=1_000, metavar="N", help="resamples for intervals (1000)")
+    rp.add_argument("--ci", type=_level, default=0.95, help="confidence level of the intervals (default 0.95)")
+    rp.add_argument("--seed", type=_seed, default=12345, help="random seed of every resampling (default 12345)")
+    rp.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm", help="(default holm)")
+    rp.add_argument("--sig-level", type=_level, default=0.05, help="significance level after correction (0.05)")
+    rp.add_argument("--coefficients", default="pearson,kendall-b", help="correlations (default pearson,kendall-b)")
+    rp.add_argument("--n-resamples", type=_count, default=1000, help="bootstrap resamples of the correlations")
+    rp.add_argument("--examples", type=_count, default=5, help="example segments per direction and pair (5)")
+    rp.add_argument("--max-pairs", type=_count, default=3, help="analysed pairs: the first system vs the next N (3)")
+    rp.add_argument("--title", default="ngrameval report", help="the page title")
+    _add_judgment_options(rp, required=False)
+    _add_text_options(rp)
+    _add_width(rp, 2)
+    rp.add_argument("-o", "--output", metavar="FILE", help="write the HTML here (atomically) instead of stdout")
+    rp.set_defaults(func=cmd_report)
 
     d = sub.add_parser("demo", help="score the bundled SummEval sample")
     _add_output_options(d)
@@ -932,11 +1027,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _input_paths(args).count(STDIN) > 1:
             raise InputError("standard input ('-') can be read once: give the other inputs as files")
         check_not_input(getattr(args, "output", None), _input_paths(args), "-o")
-        if getattr(args, "max_cells", None) is not None:
-            from ngrameval.limits import set_max_cells
+        if getattr(args, "max_cells", None) is None:
+            return int(args.func(args))
+        from ngrameval.limits import set_max_cells
 
-            set_max_cells(args.max_cells)
-        return int(args.func(args))
+        previous = set_max_cells(args.max_cells)
+        try:  # the bound is the process's: main() called from Python must not leave it changed
+            return int(args.func(args))
+        finally:
+            set_max_cells(previous)
     except (InputError, ConfigError, MissingDependencyError) as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:

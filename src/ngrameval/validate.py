@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ngrameval import _overlap
@@ -26,6 +26,8 @@ def _kind(x: object) -> str:
 
 
 def _short(x: object, width: int = 40) -> str:
+    if isinstance(x, list | tuple) and len(x) > width:
+        x = x[:width]  # the same first characters: repr of a whole corpus is slow and cut anyway
     text = repr(x)
     return text if len(text) <= width else text[: width - 3] + "..."
 
@@ -47,7 +49,10 @@ def _bad_element(seq: Sequence[Any], name: str) -> None:
 
 
 def _sequence(value: object, name: str, example: str) -> Sequence[Any]:
+    """A sequence of segments: arrays and Series as lists, a generator or iterator materialised once."""
     value = _as_list(value, name)
+    if isinstance(value, Iterator) and not isinstance(value, str | bytes | bytearray):
+        value = list(value)
     if isinstance(value, str):
         raise InputTypeError(
             f"{name} must be a list of segments, not a single str (it would be scored as one segment per "
@@ -98,6 +103,17 @@ def references(value: object, name: str = "refs", example: str = "") -> list[str
             raise InputError(f"{name}: segment {i + 1} has no reference; every segment needs at least one")
         out.append(refs if isinstance(refs, list) else list(refs))
     return out
+
+
+def stream_major_hint(seg_refs: Sequence[Sequence[str]], n_segments: int) -> str:
+    """A hint when ``seg_refs`` looks like sacreBLEU's stream-major layout (one list per reference stream, each
+    with a reference for every segment) rather than ngrameval's ``refs[i]`` = the references of segment ``i``."""
+    if len(seg_refs) == n_segments or not seg_refs or any(len(r) != n_segments for r in seg_refs):
+        return ""
+    return (
+        f"; refs looks stream-major (sacreBLEU's [[ref 1 of every segment], ...]: {len(seg_refs)} streams of "
+        f"{n_segments}), but refs[i] must hold the references of segment i: pass list(zip(*refs))"
+    )
 
 
 def systems(value: object, name: str = "systems") -> dict[str, Sequence[str]]:

@@ -8,6 +8,7 @@ sizes depend only on the number of segments, so a seed gives the same numbers on
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -73,18 +74,19 @@ def exact_dtype(x: FloatArray, max_weight: int, total_weight: int) -> type[np.fl
 
 class WeightedSums:
     """``weights @ x`` for each ``x`` of ``xs``, block after block, in the cheapest exact float type, with
-    one reused weight buffer per type (fresh 30 MB arrays cost page faults on every block)."""
+    one reused weight buffer per type and thread (fresh 30 MB arrays cost page faults on every block)."""
 
     def __init__(self, xs: list[FloatArray], max_weight: int, total_weight: int) -> None:
         self.xs = [x.astype(exact_dtype(x, max_weight, total_weight)) for x in xs]
-        self._buffers: dict[np.dtype[Any], NDArray[Any]] = {}
+        self._local = threading.local()  # blocks may run on several threads (jobs > 1)
 
     def __call__(self, weights: NDArray[np.integer[Any]]) -> list[FloatArray]:
         out = []
+        buffers: dict[np.dtype[Any], NDArray[Any]] = self._local.__dict__.setdefault("buffers", {})
         for x in self.xs:
-            buf = self._buffers.get(x.dtype)
+            buf = buffers.get(x.dtype)
             if buf is None or buf.shape[0] < weights.shape[0]:
-                buf = self._buffers[x.dtype] = np.empty(weights.shape, dtype=x.dtype)
+                buf = buffers[x.dtype] = np.empty(weights.shape, dtype=x.dtype)
             w = buf[: weights.shape[0]]
             np.copyto(w, weights)
             out.append((w @ x).astype(np.float64))

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ngrameval.distributed.local import resolve_jobs, run_blocks
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.meta.resample import FloatArray, WeightedSums, blocks, bootstrap_counts, resolve_seed, swap_masks
 from ngrameval.ngrams.stats import MetricRows
@@ -190,18 +191,22 @@ def _shared(rows: Sequence[MetricRows]) -> tuple[list[NDArray[np.float64]], list
     return stacks, owner
 
 
-def bootstrap_scores(rows: Sequence[MetricRows], n_resamples: int, rng: np.random.Generator) -> list[FloatArray]:
-    """Scores ``(n_resamples, n_systems)`` of every metric on the same bootstrap resamples of the segments."""
+def bootstrap_scores(
+    rows: Sequence[MetricRows], n_resamples: int, rng: np.random.Generator, jobs: int = 1
+) -> list[FloatArray]:
+    """Scores ``(n_resamples, n_systems)`` of every metric on the same bootstrap resamples of the segments
+    (the blocks' products and scores on ``jobs`` threads; the draws stay in order on this one)."""
     stacks, owner = _shared(rows)
     n_sys, n_seg = stacks[0].shape[:2]
     sums = WeightedSums([v.transpose(1, 0, 2).reshape(n_seg, -1) for v in stacks], n_seg, n_seg)
     out = [np.empty((n_resamples, n_sys)) for _ in rows]
-    start = 0
-    for size in blocks(n_resamples, n_seg):
-        summed = [x.reshape(size, n_sys, -1) for x in sums(bootstrap_counts(rng, size, n_seg))]
+
+    def work(start: int, size: int, weights: NDArray[np.int64]) -> None:
+        summed = [x.reshape(size, n_sys, -1) for x in sums(weights)]
         for o, r, k in zip(out, rows, owner):
             o[start : start + size] = r.scorer(summed[k])
-        start += size
+
+    run_blocks(blocks(n_resamples, n_seg), lambda size: bootstrap_counts(rng, size, n_seg), work, jobs)
     return out
 
 
@@ -210,10 +215,15 @@ def _reaches(stat: FloatArray, observed: FloatArray) -> NDArray[np.bool_]:
 
 
 def randomisation_counts(
-    rows: Sequence[MetricRows], pairs: Sequence[tuple[int, int]], n_trials: int, rng: np.random.Generator
+    rows: Sequence[MetricRows],
+    pairs: Sequence[tuple[int, int]],
+    n_trials: int,
+    rng: np.random.Generator,
+    jobs: int = 1,
 ) -> list[NDArray[np.int64]]:
     """For every metric and pair (a, b): the number of AR trials whose |score(A*) - score(B*)| reaches the
-    observed one. The masks are shared by all metrics and pairs (each pair's test stays exact)."""
+    observed one. The masks are shared by all metrics and pairs (each pair's test stays exact); blocks of
+    trials run on ``jobs`` threads, their masks drawn in order on this one."""
     stacks, owner = _shared(rows)
     n_sys, n_seg = stacks[0].shape[:2]
     a = np.array([i for i, _ in pairs], dtype=np.intp)
@@ -229,19 +239,26 @@ def randomisation_counts(
         xs.append(x.transpose(1, 0, 2).reshape(n_seg, -1))
     sums = WeightedSums(xs, 1, n_seg)
     observed = [np.abs(r.scorer(totals[k][a]) - r.scorer(totals[k][b])) for r, k in zip(rows, owner)]
-    counts = [np.zeros(len(pairs), dtype=np.int64) for _ in rows]
-    for size in blocks(n_trials, n_seg):
+
+    def work(_: int, size: int, masks: NDArray[np.uint8]) -> list[NDArray[np.int64]]:
         shuffled = []
-        for s, cols, prod in zip(totals, varying, sums(swap_masks(rng, size, n_seg))):
+        for s, cols, prod in zip(totals, varying, sums(masks)):
             prod = prod.reshape(size, len(pairs) if by_pair else n_sys, len(cols))
             moved = prod if by_pair else prod[:, a] - prod[:, b]  # M @ (A - B)
             # A* = S_A - M @ A + M @ B (B's output where swapped); B* = S_A + S_B - A*
             pseudo_a = np.repeat(s[a][None], size, axis=0)
             pseudo_a[:, :, cols] -= moved
             shuffled.append((pseudo_a, s[a] + s[b] - pseudo_a))
-        for c, r, k, obs in zip(counts, rows, owner, observed):
-            pa, pb = shuffled[k]
-            c += _reaches(np.abs(r.scorer(pa) - r.scorer(pb)), obs).sum(axis=0)
+        return [
+            _reaches(np.abs(r.scorer(shuffled[k][0]) - r.scorer(shuffled[k][1])), obs).sum(axis=0)
+            for r, k, obs in zip(rows, owner, observed)
+        ]
+
+    per_block = run_blocks(blocks(n_trials, n_seg), lambda size: swap_masks(rng, size, n_seg), work, jobs)
+    counts = [np.zeros(len(pairs), dtype=np.int64) for _ in rows]
+    for block in per_block:
+        for c, add in zip(counts, block):
+            c += add
     return counts
 
 
@@ -305,6 +322,7 @@ def paired_test(
     alpha: float = 0.05,
     confidence: float = 0.95,
     baseline: str | None = None,
+    jobs: int | None = 1,
 ) -> Comparison:
     """Test every pair of systems (or each against ``baseline``) under every metric of ``rows``.
 
@@ -312,7 +330,9 @@ def paired_test(
     default 1,000 resamples); system confidence intervals come from ``n_confidence`` bootstrap
     resamples under AR and from the test's own resamples under BS. ``seed=None`` draws a seed from
     the OS and records it in the result. ``correction`` over the pairs tested: holm, bonferroni, none.
+    ``jobs``: threads for the resampling (``None``: every core), with the ``jobs=1`` result bit for bit.
     """
+    jobs = resolve_jobs(jobs)
     n = DEFAULT_RESAMPLES.get(test, 0) if n_resamples is None else n_resamples
     _check(names, rows, test, n, n_confidence, confidence)
     if not 0 < alpha < 1:
@@ -326,8 +346,8 @@ def paired_test(
         what, option = ("AR trials", "--paired-ar-n") if test == "ar" else ("bootstrap resamples", "--paired-bs-n")
         warnings.warn(
             f"with {n} {what} and {correction} correction over {len(pairs)} pairs the smallest reachable p is "
-            f"{floor:.3g} > alpha {alpha:g}: no difference can be significant; use at least {needed} {what} "
-            f"({option} {needed})",
+            f"{floor:.3g} > the significance level {alpha:g}: no difference can be significant; use at least "
+            f"{needed} {what} ({option} {needed})",
             UserWarning,
             stacklevel=2,
         )
@@ -337,12 +357,12 @@ def paired_test(
     p_values: list[FloatArray] = []
     wins: list[FloatArray | None] = []
     if test == "ar":
-        for c in randomisation_counts(rows, pairs, n, rng):
+        for c in randomisation_counts(rows, pairs, n, rng, jobs):
             p_values.append(((c + 1) / (n + 1)).astype(np.float64))
             wins.append(None)
-        boot = bootstrap_scores(rows, n_confidence, rng)
+        boot = bootstrap_scores(rows, n_confidence, rng, jobs)
     else:
-        boot = bootstrap_scores(rows, n, rng)
+        boot = bootstrap_scores(rows, n, rng, jobs)
         for scores, obs in zip(boot, observed):
             p_bs, w_bs = _bootstrap_p(scores, obs, pairs)
             p_values.append(p_bs)

@@ -13,14 +13,16 @@ from ngrameval.meta.correlate import Correlation
 from ngrameval.report.table import table
 
 
-def _cell(c: Correlation) -> str:
+def _cell(c: Correlation, digits: int) -> str:
     if math.isnan(c.value):
         return "n/a"
-    return f"{c.value:.3f} ({c.ci_low:.3f}, {c.ci_high:.3f})"
+    return f"{c.value:.{digits}f} ({c.ci_low:.{digits}f}, {c.ci_high:.{digits}f})"
 
 
-def render_correlations(results: Sequence[Correlation], fmt: str = "text", notes: Sequence[str] = ()) -> str:
-    """Metrics x coefficients per criterion, each value with its bootstrap interval."""
+def render_correlations(
+    results: Sequence[Correlation], fmt: str = "text", notes: Sequence[str] = (), digits: int = 3
+) -> str:
+    """Metrics x coefficients per criterion, each value with its bootstrap interval (text: ``digits`` decimals)."""
     if fmt == "json":
         return dumps_json(list(results))
     if fmt == "csv":
@@ -44,6 +46,6 @@ def render_correlations(results: Sequence[Correlation], fmt: str = "text", notes
             f" value ({first.confidence * 100:g}% interval)"
         )
         head = ["metric", *coefs]
-        rows = [[m, *(_cell(cell[m, k]) for k in coefs)] for m in metrics]
+        rows = [[m, *(_cell(cell[m, k], digits) for k in coefs)] for m in metrics]
         lines += [*table(head, rows), ""]
     return "\n".join([*lines, *notes, ""])

@@ -37,25 +37,25 @@ def _num(v: float | None, digits: int = 3) -> str:
     return "n/a" if v is None or math.isnan(v) else f"{v:.{digits}f}"
 
 
-def matrix_text(m: CorrelationMatrix, title: str) -> str:
+def matrix_text(m: CorrelationMatrix, title: str, digits: int = 3) -> str:
     """The full matrix, lower triangle (the upper one mirrors it)."""
     short = [f"({i + 1})" for i in range(len(m.names))]
     rows = [
-        [f"({i + 1}) {name}", *(_num(m.values[i, j]) if j <= i else "" for j in range(len(m.names)))]
+        [f"({i + 1}) {name}", *(_num(m.values[i, j], digits) if j <= i else "" for j in range(len(m.names)))]
         for i, name in enumerate(m.names)
     ]
     return "\n".join([f"{title}: {m.coefficient} between every pair", *table(["", *short], rows), ""]) + "\n"
 
 
-def differences_text(diffs: Sequence[MetricDifference]) -> str:
+def differences_text(diffs: Sequence[MetricDifference], digits: int = 3) -> str:
     """One line per pair: both correlations, r between the metrics, Williams' t and p, permutation p."""
     if not diffs:
         return ""
     d0 = diffs[0]
     head = ["metric A (higher)", "metric B", d0.coefficient + " A", d0.coefficient + " B", "r(A,B)", "Williams t",
             "p", "permutation p"]  # fmt: skip
-    rows = [[d.metric_a, d.metric_b, _num(d.value_a), _num(d.value_b), _num(d.r_ab), _num(d.williams_t, 2),
-             _num(d.williams_p, 4), _num(d.permutation_p, 4)] for d in diffs]  # fmt: skip
+    rows = [[d.metric_a, d.metric_b, _num(d.value_a, digits), _num(d.value_b, digits), _num(d.r_ab, digits),
+             _num(d.williams_t, 2), _num(d.williams_p, 4), _num(d.permutation_p, 4)] for d in diffs]  # fmt: skip
     title = (
         f"{d0.criterion}: is A's correlation higher than B's? ({d0.level} level, n = {d0.n}; one-sided;"
         f" permutation test {d0.n_resamples} trials, seed {d0.seed})"
@@ -63,7 +63,7 @@ def differences_text(diffs: Sequence[MetricDifference]) -> str:
     return "\n".join([title, *table(head, rows, left=2), ""]) + "\n"
 
 
-def conditional_text(results: Sequence[ConditionalCorrelation]) -> str:
+def conditional_text(results: Sequence[ConditionalCorrelation], digits: int = 3) -> str:
     """Rows: metric; columns: thresholds, each cell ``value (n)``."""
     if not results:
         return ""
@@ -72,12 +72,12 @@ def conditional_text(results: Sequence[ConditionalCorrelation]) -> str:
     metrics = list(dict.fromkeys(c.metric for c in results))
     cell = {(c.metric, c.threshold): c for c in results}
     head = ["metric", *(f"{c0.condition} > {t:g}" for t in thresholds)]
-    rows = [[m, *(f"{_num(cell[m, t].value)} ({cell[m, t].n})" for t in thresholds)] for m in metrics]
+    rows = [[m, *(f"{_num(cell[m, t].value, digits)} ({cell[m, t].n})" for t in thresholds)] for m in metrics]
     title = f"{c0.criterion}: segment-level {c0.coefficient} where {c0.condition} exceeds a threshold (n segments)"
     return "\n".join([title, *table(head, rows), ""]) + "\n"
 
 
-def agreement_text(results: Sequence[Agreement]) -> str:
+def agreement_text(results: Sequence[Agreement], digits: int = 3) -> str:
     """One row per criterion."""
     loo = any(a.leave_one_out for a in results)
     head = ["criterion", "judges", "items", "judgments", "items judged 2+", "pairwise r (pairs)",
@@ -85,23 +85,28 @@ def agreement_text(results: Sequence[Agreement]) -> str:
     rows = []
     for a in results:
         kalpha = (
-            "not computed" if a.krippendorff_alpha is None else f"{_num(a.krippendorff_alpha)} ({a.krippendorff_level})"
+            "not computed"
+            if a.krippendorff_alpha is None
+            else f"{_num(a.krippendorff_alpha, digits)} ({a.krippendorff_level})"
         )
         rows.append([a.criterion, str(a.judges), str(a.items), str(a.judgments), str(a.items_judged_twice),
-                     f"{_num(a.pairwise_pearson)} ({a.pairs})",
-                     f"{_num(a.single_vs_mean)} ({_num(a.single_vs_mean_min)}..{_num(a.single_vs_mean_max)})",
+                     f"{_num(a.pairwise_pearson, digits)} ({a.pairs})",
+                     f"{_num(a.single_vs_mean, digits)} ({_num(a.single_vs_mean_min, digits)}.."
+                     f"{_num(a.single_vs_mean_max, digits)})",
                      kalpha])  # fmt: skip
     return "\n".join(table(head, rows)) + "\n"
 
 
-def curves_text(curves: Sequence[ReferenceCurve]) -> str:
+def curves_text(curves: Sequence[ReferenceCurve], digits: int = 3) -> str:
     """Rows: metric (with/without the source); columns: k references, each cell the mean over subsets."""
     if not curves:
         return ""
     c0 = curves[0]
     ks = [p.k for p in c0.points]
     head = ["metric", *(f"k={k}" for k in ks)]
-    rows = [[c.metric + (" + source" if c.with_source else ""), *(_num(p.mean) for p in c.points)] for c in curves]
+    rows = [
+        [c.metric + (" + source" if c.with_source else ""), *(_num(p.mean, digits) for p in c.points)] for c in curves
+    ]
     subsets = ", ".join(f"{p.k}:{p.subsets}" for p in c0.points)
     title = (
         f"{c0.criterion}: {c0.level}-level {c0.coefficient} with k references, mean over subsets"

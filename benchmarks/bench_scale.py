@@ -1,0 +1,147 @@
+"""Scaling out: ``jobs`` 1 vs 2 threads on 100k segments (BLEU, ROUGE-L, paired AR) and Dask with 1 vs 2 local
+worker processes on text shards, with wall time and peak RSS (VmHWM) of every process.
+
+    python benchmarks/bench_scale.py                      # both parts
+    python benchmarks/bench_scale.py --dist-segments 4000000 --skip-jobs
+
+Every configuration of the first part runs in a fresh process (so its peak RSS is its own) and reports the best
+of ``--repeat`` runs; the identity of the numbers with jobs=1 is checked on every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_bleu import make_corpus_fast
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process (VmHWM), MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def one_job(task: str, jobs: int, n_seg: int, repeat: int) -> dict[str, float]:
+    """Best wall time of ``task`` with ``jobs`` threads (run in a child process by :func:`jobs_table`)."""
+    from ngrameval.api import measure
+    from ngrameval.meta.significance import paired_test
+
+    hyps, refs = make_corpus_fast(n_seg, 1)
+    other, _ = make_corpus_fast(n_seg, 2)
+    systems = {"a": hyps, "b": other}
+    metric = {"bleu": "bleu", "rouge-l": "rouge-l", "ar": "bleu"}[task]
+    rows = measure(systems, refs, metric) if task == "ar" else None
+    times, cpu, results = [], [], []
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        if rows is not None:
+            res: object = paired_test(rows, ["a", "b"], test="ar", n_resamples=1000, n_confidence=100, jobs=jobs)
+        else:
+            res = [r.corpus().tolist() for r in measure(systems, refs, metric, jobs=jobs)]
+        times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+        results.append(repr(res))
+    assert len(set(results)) == 1
+    digest = hashlib.sha256(results[0].encode()).hexdigest()[:16]  # compared across processes
+    return {"seconds": min(times), "cpu": min(cpu), "peak_rss_mb": peak_rss_mb(), "result": digest}
+
+
+def jobs_table(n_seg: int, repeat: int) -> None:
+    print(f"## --jobs on {n_seg:,} segments, 2 systems (AR: 1,000 trials + 100 bootstrap resamples)")
+    print("wall s: best run; cpu s: its CPU time (all threads); load on the cores slows jobs=2 first")
+    print(
+        f"{'task':<8} {'jobs=1 s':>9} {'jobs=2 s':>9} {'speed-up':>9} {'cpu1 s':>7} {'cpu2 s':>7} "
+        f"{'RSS1 MB':>8} {'RSS2 MB':>8} same"
+    )
+    for task in ("bleu", "rouge-l", "ar"):
+        out = {}
+        for jobs in (1, 2):
+            cmd = [sys.executable, __file__, "--one", task, "--jobs", str(jobs), "--segments", str(n_seg)]
+            run = subprocess.run([*cmd, "--repeat", str(repeat)], capture_output=True, text=True, check=True)
+            out[jobs] = json.loads(run.stdout.strip().splitlines()[-1])
+        a, b = out[1], out[2]
+        print(
+            f"{task:<8} {a['seconds']:>9.3f} {b['seconds']:>9.3f} {a['seconds'] / b['seconds']:>8.2f}x "
+            f"{a['cpu']:>7.3f} {b['cpu']:>7.3f} "
+            f"{a['peak_rss_mb']:>8.0f} {b['peak_rss_mb']:>8.0f} {a['result'] == b['result']}"
+        )
+
+
+def write_shards(root: Path, n_seg: int, per_shard: int) -> None:
+    """System and reference shards of the synthetic corpus, each shard from its own seed."""
+    (root / "sys").mkdir()
+    (root / "ref").mkdir()
+    for k, start in enumerate(range(0, n_seg, per_shard)):
+        hyps, refs = make_corpus_fast(min(per_shard, n_seg - start), 1000 + k)
+        (root / "sys" / f"{k:05d}.txt").write_text("\n".join(hyps) + "\n", encoding="utf-8")
+        (root / "ref" / f"{k:05d}.txt").write_text("\n".join(refs) + "\n", encoding="utf-8")
+
+
+def dist_table(n_seg: int, per_shard: int, metrics: str) -> None:
+    from distributed import Client, LocalCluster
+
+    from ngrameval import distributed as nd
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        t = time.perf_counter()
+        write_shards(root, n_seg, per_shard)
+        size = sum(p.stat().st_size for p in root.rglob("*.txt")) / 1e9
+        print(f"\n## Dask: {n_seg:,} segments in {n_seg // per_shard} shards ({size:.2f} GB of text), -m {metrics}")
+        print(f"(shards written in {time.perf_counter() - t:.1f} s)")
+        print(f"{'workers':>7} {'seconds':>8} {'segments/s':>11} {'peak RSS per worker MB':>24} {'client MB':>10}")
+        seen = set()
+        for n_workers in (1, 2):
+            with (
+                LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0") as lc,
+                Client(lc) as client,
+            ):
+                client.run(lambda: None)  # workers up before the clock starts
+                parts = nd.from_text_shards({"sys": str(root / "sys")}, [str(root / "ref")])
+                t = time.perf_counter()
+                scores = nd.score(parts, metrics, client)
+                secs = time.perf_counter() - t
+                rss = client.run(peak_rss_mb)
+            seen.add(tuple(s.score for s in scores))
+            per_worker = ", ".join(f"{v:.0f}" for v in rss.values())
+            print(f"{n_workers:>7} {secs:>8.1f} {n_seg / secs:>11,.0f} {per_worker:>24} {peak_rss_mb():>10.0f}")
+        shown = ", ".join(f"{s.metric} {s.score:.6f}" for s in scores)
+        print(f"same scores with 1 and 2 workers: {len(seen) == 1}; {shown}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--segments", type=int, default=100_000, help="segments of the --jobs part (100000)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per configuration, best taken (3)")
+    ap.add_argument("--dist-segments", type=int, default=2_000_000, help="segments of the Dask part (2000000)")
+    ap.add_argument("--per-shard", type=int, default=100_000, help="segments per shard (100000)")
+    ap.add_argument("--dist-metrics", default="bleu,rouge-l", help="metrics of the Dask part (bleu,rouge-l)")
+    ap.add_argument("--skip-jobs", action="store_true")
+    ap.add_argument("--skip-dist", action="store_true")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--jobs", type=int, default=1, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(one_job(args.one, args.jobs, args.segments, args.repeat)))
+        return
+    print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.2f}, numpy {np.__version__}")
+    if not args.skip_jobs:
+        jobs_table(args.segments, args.repeat)
+    if not args.skip_dist:
+        dist_table(args.dist_segments, args.per_shard, args.dist_metrics)
+    print(f"\nload average after: {os.getloadavg()[0]:.2f} (other processes share these cores)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,324 @@
+"""Corpora of any size on Dask (``dask.distributed``: a laptop, a cluster, Kubernetes, SLURM/PBS through
+dask-jobqueue): each partition of segments is read and scored where it lives, only summable rows travel.
+
+The graph: ``rows_p = partition_rows(p)`` on the worker that reads partition p (its text never leaves
+it); ``acc_p = fold(acc_{p-1}, rows_p)`` adds the partition's rows to the running sum *in segment
+order*, one row at a time as numpy's ``values.sum(axis=0)`` does on one machine, so float statistics
+(ROUGE/PINC/SE sentence scores, multi-reference mean lengths) give the single-machine corpus score bit
+for bit. A fold is a few microseconds per partition and runs where ``rows_p`` is; what moves between
+workers is the accumulator, one row per metric and system (a tree of partial sums would reorder the
+float additions). The per-segment rows are freed as soon as they are folded.
+
+NIST is refused here: its information weights need the reference n-gram counts of the whole corpus
+(a first distributed pass; not implemented yet). Score NIST on one machine (``jobs=``).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from ngrameval.errors import ConfigError, InputError, MissingDependencyError
+from ngrameval.ngrams.stats import MetricRows
+
+if TYPE_CHECKING:
+    from dask.delayed import Delayed
+    from distributed import Client
+
+    from ngrameval.api import Score
+    from ngrameval.metrics.registry import MetricSpec
+
+
+def _dask() -> Any:
+    """The ``dask`` module (typed ``Any``: dask ships no complete type hints), or MissingDependencyError."""
+    try:
+        import dask
+        import distributed  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError("dask[distributed]", "dask") from None
+    return dask
+
+
+def _distributed() -> Any:
+    _dask()
+    import distributed
+
+    return distributed
+
+
+@dataclass(frozen=True)
+class Partition:
+    """The segments of one partition: ``systems`` name -> hypotheses, ``refs[i]`` the references of segment
+    i, ``source`` (PINC only); ``name`` says where it came from in error messages."""
+
+    name: str
+    systems: Mapping[str, Sequence[str]]
+    refs: Sequence[Sequence[str]]
+    source: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class Summed:
+    """The running sum: per metric, one row per system, and the partitions and segments folded so far."""
+
+    rows: tuple[MetricRows, ...]
+    n_refs: frozenset[int]
+    partitions: int
+    segments: int
+
+
+def check_specs(specs: Sequence[MetricSpec]) -> None:
+    """ConfigError for a metric the distributed path cannot give exactly (NIST: global information weights)."""
+    for sp in specs:
+        if getattr(sp.metric, "needs_info", False):
+            raise ConfigError(
+                "NIST needs the reference n-gram counts of the whole corpus, which the distributed path does not "
+                "count yet; score NIST on one machine (ngrameval score --jobs N)"
+            )
+
+
+def partition_rows(part: Partition, specs: Sequence[MetricSpec]) -> tuple[list[MetricRows], frozenset[int]]:
+    """The summable rows of one partition (on a worker) and the reference counts per segment seen."""
+    from ngrameval.api import measure
+
+    try:
+        rows = measure(dict(part.systems), part.refs, specs, part.source)
+    except InputError as exc:
+        raise InputError(f"{part.name}: {exc}") from None
+    return rows, frozenset(len(r) for r in part.refs)
+
+
+def fold(acc: Summed | None, part: tuple[list[MetricRows], frozenset[int]]) -> Summed:
+    """``acc`` plus a partition's rows, added one segment after the other (numpy's axis-0 sum does the same)."""
+    rows, n_refs = part
+    n_seg = len(rows[0].values[0]) if rows and rows[0].values else 0
+    out = []
+    for k, r in enumerate(rows):
+        if acc is None:
+            summed = tuple(np.add.reduce(v, axis=0, keepdims=True) for v in r.values)
+        else:
+            summed = tuple(
+                np.add.reduce(np.concatenate([s, v]), axis=0, keepdims=True)
+                for s, v in zip(acc.rows[k].values, r.values)
+            )
+        out.append(replace(r, values=summed))
+    if acc is None:
+        return Summed(tuple(out), n_refs, 1, n_seg)
+    return Summed(tuple(out), acc.n_refs | n_refs, acc.partitions + 1, acc.segments + n_seg)
+
+
+def corpus_rows(partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str) -> Delayed:
+    """Lazy: the corpus rows (one summed row per system, as :class:`MetricRows`) of delayed
+    :class:`Partition` objects, e.g. from :func:`from_text_shards`, :func:`from_bag` or
+    :func:`from_dataframe`. Compute it with ``dask.compute`` or :func:`score`."""
+    from ngrameval.api import checked_specs
+
+    dask = _dask()
+    specs = checked_specs(specs)
+    check_specs(specs)
+    if not partitions:
+        raise InputError("no partition to score")
+    acc = None
+    for p in partitions:
+        acc = dask.delayed(fold, pure=True)(acc, dask.delayed(partition_rows, pure=True)(p, specs))
+    graph: Delayed = dask.delayed(_finish, pure=True)(acc, specs)
+    return graph
+
+
+def _finish(acc: Summed, specs: Sequence[MetricSpec]) -> list[MetricRows]:
+    """Names and signatures as one machine gives them (``nrefs`` over every partition)."""
+    from ngrameval.api import signature, unique_names
+
+    n_refs = sorted(acc.n_refs)
+    return unique_names(
+        [replace(r, metric=sp.metric.display_name(), signature=signature(sp, n_refs)) for r, sp in zip(acc.rows, specs)]
+    )
+
+
+def score(
+    partitions: Sequence[Delayed],
+    specs: Sequence[MetricSpec] | str,
+    client: Client | None = None,
+    progress: bool = False,
+) -> list[Score]:
+    """Corpus scores of every system under every metric, computed on ``client`` (default: the current
+    Dask client or scheduler); equal to :func:`ngrameval.api.score` on the concatenated partitions."""
+    from ngrameval.api import Score
+
+    graph: Any = corpus_rows(partitions, specs)
+    if client is not None:
+        future = cast(Any, client).compute(graph)
+        if progress:
+            _distributed().progress(future)
+        rows: list[MetricRows] = future.result()
+    else:
+        rows = graph.compute()
+    names = _system_names(partitions)
+    return [
+        Score(name, r.metric, float(r.scorer(r.values[k].sum(axis=0))), r.signature, r.fraction)
+        for k, name in enumerate(names)
+        for r in rows
+    ]
+
+
+def _system_names(partitions: Sequence[Delayed]) -> list[str]:
+    names = getattr(partitions, "system_names", None)
+    if names is None:
+        raise ConfigError("partitions must come from from_text_shards, from_bag or from_dataframe")
+    return list(names)
+
+
+class Partitions(list):  # type: ignore[type-arg]
+    """Delayed :class:`Partition` objects, in segment order, and the system names they hold."""
+
+    def __init__(self, items: Sequence[Delayed], system_names: Sequence[str]) -> None:
+        super().__init__(items)
+        self.system_names = tuple(system_names)
+
+
+def expand(pattern: str) -> list[str]:
+    """The files of a shard pattern in name order: a glob (``'out/*.txt.gz'``), a directory (every file in
+    it) or one file."""
+    if os.path.isdir(pattern):
+        paths = sorted(os.path.join(pattern, f) for f in os.listdir(pattern))
+        return [p for p in paths if os.path.isfile(p)]
+    paths = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+    if not paths:
+        raise InputError(f"{pattern}: no file matches")
+    return paths
+
+
+def _read_shard(
+    name: str, systems: Mapping[str, str], refs: Sequence[str], source: str | None, tsv: bool, empty_is_missing: bool
+) -> Partition:
+    from ngrameval.io import read_lines, read_refs
+
+    ref_lines = read_refs(list(refs), tsv=tsv, empty_is_missing=empty_is_missing)
+    hyps = {}
+    for sys_name, path in systems.items():
+        hyps[sys_name] = read_lines(path)
+        if len(hyps[sys_name]) != len(ref_lines):
+            raise InputError(f"{path} has {len(hyps[sys_name])} lines but {refs[0]} has {len(ref_lines)}")
+    src = None if source is None else read_lines(source)
+    if src is not None and len(src) != len(ref_lines):
+        raise InputError(f"{source} has {len(src)} lines but {refs[0]} has {len(ref_lines)}")
+    return Partition(name, hyps, ref_lines, src)
+
+
+def from_text_shards(
+    systems: Mapping[str, str | Sequence[str]],
+    refs: Sequence[str | Sequence[str]],
+    source: str | Sequence[str] | None = None,
+    *,
+    tsv: bool = False,
+    empty_is_missing: bool = False,
+) -> Partitions:
+    """Partitions from text shards aligned by name order: ``systems`` maps a name to a shard pattern (see
+    :func:`expand`) or a list of files, ``refs`` has one pattern or list per reference stream (or TSV files
+    with ``tsv``), ``source`` likewise. Every list must have the same number of shards; shard ``i`` of each
+    is one partition, read on the worker (so the files must be visible to the workers)."""
+    dask = _dask()
+
+    def files(x: str | Sequence[str]) -> list[str]:
+        return expand(x) if isinstance(x, str) else list(x)
+
+    sys_files = {name: files(x) for name, x in systems.items()}
+    ref_files = [files(x) for x in refs]
+    src_files = None if source is None else files(source)
+    if not ref_files:
+        raise InputError("give the references (one shard pattern per reference stream)")
+    n = len(ref_files[0])
+    counts = {name: len(f) for name, f in sys_files.items()} | {
+        f"reference {k + 1}": len(f) for k, f in enumerate(ref_files)
+    }
+    if src_files is not None:
+        counts["source"] = len(src_files)
+    if len(set(counts.values())) > 1:
+        raise InputError(f"shards are aligned by name order, but their numbers differ: {counts}")
+    parts = [
+        dask.delayed(_read_shard, pure=True)(
+            ref_files[0][i],
+            {name: f[i] for name, f in sys_files.items()},
+            [f[i] for f in ref_files],
+            None if src_files is None else src_files[i],
+            tsv,
+            empty_is_missing,
+        )
+        for i in range(n)
+    ]
+    return Partitions(parts, list(systems))
+
+
+def _records(
+    name: str, records: Sequence[Mapping[str, Any]], systems: Sequence[str], refs: str, source: str | None
+) -> Partition:
+    """A partition from records: hypothesis columns ``systems``, ``refs`` a string or a list of strings."""
+    ref_lists = [[r[refs]] if isinstance(r[refs], str) else list(r[refs]) for r in records]
+    return Partition(
+        name,
+        {s: [r[s] for r in records] for s in systems},
+        ref_lists,
+        None if source is None else [r[source] for r in records],
+    )
+
+
+def _frame(name: str, frame: Any, systems: Sequence[str], refs: str, source: str | None) -> Partition:
+    return _records(name, frame.to_dict("records"), systems, refs, source)
+
+
+def from_bag(bag: Any, systems: Sequence[str] = ("hyp",), refs: str = "ref", source: str | None = None) -> Partitions:
+    """Partitions of a ``dask.bag`` of records (dicts): the hypothesis of each system in the fields
+    ``systems``, the references in ``refs`` (a string, or a list of strings for several), the source in
+    ``source``. One bag partition is one partition."""
+    dask = _dask()
+    parts = [
+        dask.delayed(_records, pure=True)(f"partition {i}", d, list(systems), refs, source)
+        for i, d in enumerate(bag.to_delayed())
+    ]
+    return Partitions(parts, list(systems))
+
+
+def from_dataframe(
+    frame: Any, systems: Sequence[str] = ("hyp",), refs: str = "ref", source: str | None = None
+) -> Partitions:
+    """Partitions of a ``dask.dataframe`` with the columns of :func:`from_bag` (e.g. ``dd.read_parquet``
+    or ``dd.read_json(..., lines=True)``); one dataframe partition is one partition."""
+    dask = _dask()
+    parts = [
+        dask.delayed(_frame, pure=True)(f"partition {i}", d, list(systems), refs, source)
+        for i, d in enumerate(frame.to_delayed())
+    ]
+    return Partitions(parts, list(systems))
+
+
+def connect(scheduler: str) -> Client:
+    """A client of ``scheduler``: ``local`` (a local cluster, one single-threaded worker process per core),
+    ``local:N`` (N workers), or the address of a running scheduler (``tcp://host:8786``)."""
+    distributed = _distributed()
+    kind, _, count = scheduler.partition(":")
+    if kind == "local":
+        try:
+            n = int(count) if count else None
+        except ValueError:
+            raise ConfigError(f"--scheduler local:N takes a number of workers, got {count!r}") from None
+        if n is not None and n < 1:
+            raise ConfigError(f"--scheduler local:N needs N >= 1, got {n}")
+        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
+        client: Client = distributed.Client(cluster)
+    else:
+        client = distributed.Client(scheduler)
+    return client
+
+
+def close(client: Client, with_cluster: bool = False) -> None:
+    """Close ``client`` and, ``with_cluster`` (one :func:`connect` started with ``local``), its cluster."""
+    any_client = cast(Any, client)
+    local = any_client.cluster if with_cluster else None
+    any_client.close()
+    if local is not None:
+        local.close()

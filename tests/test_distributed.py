@@ -1,0 +1,143 @@
+"""ngrameval.distributed on a real Dask cluster (a LocalCluster of 2 worker processes): exactly the serial
+corpus scores on generated data and on WMT19 de-en, from bags and text shards, through the API and the CLI,
+and the same numbers when a worker is killed in the middle of the job."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+import dask
+import dask.bag as db
+from dask.delayed import Delayed
+from distributed import Client, LocalCluster
+
+from ngrameval import distributed as nd
+from ngrameval.api import Score, measure, score
+from ngrameval.cli import main
+from ngrameval.errors import ConfigError, InputError
+
+WMT = Path("/work/shared/data/wmt19/de-en")
+WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", ",", ".", "running", "cats", "a", "is", "Über"]
+METRICS = "bleu,rouge-l,rouge-2,rouge-su4,chrf,se,pinc,aev:alpha=0.3,n=2,bleu:tok=intl,lc=yes"
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Client]:
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        Client(cluster) as c,
+    ):
+        yield c
+
+
+def generated(n: int, seed: int) -> list[dict[str, object]]:
+    """Records of two systems, 1-3 references (empty lines included) and a source."""
+    rng = np.random.default_rng(seed)
+
+    def line() -> str:
+        return " ".join(rng.choice(WORDS, size=int(rng.integers(0, 12))).tolist())
+
+    return [
+        {"a": line(), "b": line(), "ref": [line() for _ in range(int(rng.integers(1, 4)))], "src": line()}
+        for _ in range(n)
+    ]
+
+
+def serial(records: list[dict[str, object]], metrics: str) -> list[tuple[str, str, float, str]]:
+    systems = {s: [str(r[s]) for r in records] for s in ("a", "b")}
+    refs = [list(r["ref"]) for r in records]  # type: ignore[call-overload]
+    out = score(systems, refs, metrics, source=[str(r["src"]) for r in records])
+    return [(x.system, x.metric, x.score, x.signature) for x in out]
+
+
+def plain(scores: list[Score]) -> list[tuple[str, str, float, str]]:
+    return [(x.system, x.metric, x.score, x.signature) for x in scores]
+
+
+def test_bag_equals_serial(client: Client) -> None:
+    records = generated(1500, 1)
+    bag = db.from_sequence(records, npartitions=7)  # uneven partitions
+    parts = nd.from_bag(bag, ["a", "b"], "ref", "src")
+    assert plain(nd.score(parts, METRICS, client)) == serial(records, METRICS)
+
+
+def test_lazy_until_computed(client: Client) -> None:
+    records = generated(50, 2)
+    graph = nd.corpus_rows(nd.from_bag(db.from_sequence(records, npartitions=3), ["a", "b"], "ref", "src"), "bleu")
+    assert isinstance(graph, Delayed)
+    (rows,) = client.compute(graph).result()
+    assert rows.values[0].shape == (1, 23)  # 3 + 5 * 4 columns, summed
+
+
+def test_wmt19_shards_equal_serial(client: Client, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outputs = sorted((WMT / "system-outputs").iterdir())[:3]
+    files = {p.name: p.read_text(encoding="utf-8").splitlines() for p in outputs}
+    ref = (WMT / "newstest2019-deen-ref.en").read_text(encoding="utf-8").splitlines()
+    bounds = [0, 300, 900, 1500, 2000]
+    for name, lines in [*files.items(), ("ref", ref)]:
+        (tmp_path / name).mkdir()
+        for k, (a, b) in enumerate(itertools.pairwise(bounds)):
+            (tmp_path / name / f"shard-{k:02d}.txt").write_text("\n".join(lines[a:b]) + "\n", encoding="utf-8")
+    metrics = "bleu,chrf,rouge-l,aev"
+    parts = nd.from_text_shards({n: str(tmp_path / n) for n in files}, [str(tmp_path / "ref" / "*.txt")])
+    expected = [(x.system, x.metric, x.score, x.signature) for x in score(files, ref, metrics)]
+    assert plain(nd.score(parts, metrics, client)) == expected
+    # the command line, pointed at the running scheduler, prints what the serial run prints
+    sys_args = [str(tmp_path / n) for n in files]
+    argv = ["score", *sys_args, "-r", str(tmp_path / "ref"), "-m", metrics, "-b"]
+    assert main([*argv, "--scheduler", client.scheduler.address]) == 0
+    on_dask = capsys.readouterr().out
+    assert main(["score", *(str(p) for p in outputs), "-r", str(WMT / "newstest2019-deen-ref.en"), "-m", metrics,
+                 "-b", "--jobs", "1"]) == 0  # fmt: skip
+    assert on_dask == capsys.readouterr().out
+
+
+def test_nist_and_misaligned_shards_refused(tmp_path: Path) -> None:
+    parts = nd.from_bag(db.from_sequence(generated(10, 3), npartitions=2), ["a"], "ref")
+    with pytest.raises(ConfigError, match="NIST"):
+        nd.corpus_rows(parts, "bleu,nist")
+    for k in range(2):
+        (tmp_path / f"h{k}").write_text("x\n")
+    (tmp_path / "r0").write_text("x\n")
+    with pytest.raises(InputError, match="numbers differ"):
+        nd.from_text_shards({"h": str(tmp_path / "h*")}, [str(tmp_path / "r*")])
+
+
+def _slow(records: list[dict[str, object]]) -> list[dict[str, object]]:
+    time.sleep(0.4)
+    return records
+
+
+def test_worker_killed_mid_job(client: Client) -> None:
+    records = generated(2400, 4)
+    chunks = [records[i : i + 100] for i in range(0, len(records), 100)]
+    bag = db.from_delayed([dask.delayed(_slow, pure=True)(c) for c in chunks])
+    graph = nd.corpus_rows(nd.from_bag(bag, ["a", "b"], "ref", "src"), "bleu,rouge-l,se")
+    future = client.compute(graph)
+    deadline = time.monotonic() + 20
+    while not any(client.processing().values()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(1.0)  # some partitions done, others running
+    assert not future.done()
+    victim = sorted(client.scheduler_info()["workers"])[0]
+    pid = client.run(os.getpid, workers=[victim])[victim]
+    os.kill(pid, signal.SIGKILL)
+    rows = future.result(timeout=60)
+    systems = {s: [str(r[s]) for r in records] for s in ("a", "b")}
+    refs = [list(r["ref"]) for r in records]  # type: ignore[call-overload]
+    expected = measure(systems, refs, "bleu,rouge-l,se", [str(r["src"]) for r in records])
+    for got, want in zip(rows, expected):
+        for v, w in zip(got.values, want.values):
+            assert np.array_equal(v[0], w.sum(axis=0)), got.metric
+    assert rows[1].values[0][0, 1] == len(records)  # ROUGE-L's count column: every segment once

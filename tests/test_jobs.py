@@ -1,0 +1,118 @@
+"""``jobs=`` / ``--jobs``: threads over chunks of segments and blocks of resamples give the ``jobs=1`` numbers
+bit for bit (rows, names, signatures, seeded p-values and intervals), and the serial error messages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ngrameval.api import measure, score
+from ngrameval.cli import main
+from ngrameval.distributed import local
+from ngrameval.errors import ConfigError, InputError
+from ngrameval.meta import resample
+from ngrameval.meta.significance import paired_test
+
+WORDS = ["the", "cat", "sat", "on", "mat", "0", "dog", "ran", ",", ".", "running", "cats", "a", "is", "Über", "naïve"]
+SPECS = (
+    "bleu,nist,nist:n=3,profile=plain,rouge-l,rouge-2,rouge-su4,se,pinc,chrf,ter,aev,"
+    "bleu:tok=intl,lc=yes,aev:alpha=0.3,n=2,stem=yes,stop=smart,rouge-l:multi=B"
+)
+
+
+def corpus(n: int, n_sys: int, seed: int) -> tuple[dict[str, list[str]], list[list[str]], list[str]]:
+    """Systems, 1-3 references per segment (empty lines included) and a source, from a seeded generator."""
+    rng = np.random.default_rng(seed)
+
+    def line() -> str:
+        return " ".join(rng.choice(WORDS, size=int(rng.integers(0, 14))).tolist())
+
+    refs = [[line() for _ in range(int(rng.integers(1, 4)))] for _ in range(n)]
+    systems = {f"s{k}": [line() for _ in range(n)] for k in range(n_sys)}
+    return systems, refs, [line() for _ in range(n)]
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of a few segments and blocks of a few resamples, so small corpora cross many boundaries."""
+    monkeypatch.setattr(local, "MIN_CHUNK", 7)
+    monkeypatch.setattr(resample, "BLOCK_ENTRIES", 5 * 300)
+
+
+@pytest.mark.parametrize("jobs", [2, 3, None])
+def test_measure_identical_to_serial(small_chunks: None, jobs: int | None) -> None:
+    systems, refs, source = corpus(300, 3, 1)
+    serial = measure(systems, refs, SPECS, source)
+    threaded = measure(systems, refs, SPECS, source, jobs=jobs)
+    assert [r.metric for r in threaded] == [r.metric for r in serial]
+    assert [r.signature for r in threaded] == [r.signature for r in serial]
+    for a, b in zip(serial, threaded):
+        assert a.fraction == b.fraction
+        for x, y in zip(a.values, b.values, strict=True):
+            assert x.shape == y.shape and np.array_equal(x, y), a.metric
+        assert np.array_equal(a.corpus(), b.corpus())
+    # metrics counted together still share their statistics (resampling multiplies them once)
+    assert (threaded[0].values is threaded[1].values) == (serial[0].values is serial[1].values)
+
+
+def test_score_identical_with_sentences(small_chunks: None) -> None:
+    systems, refs, source = corpus(120, 2, 2)
+    a = score(systems, refs, "bleu,rouge-l,se", sentence=True, source=source)
+    b = score(systems, refs, "bleu,rouge-l,se", sentence=True, source=source, jobs=4)
+    assert [(x.system, x.metric, x.score, x.signature) for x in a] == [
+        (x.system, x.metric, x.score, x.signature) for x in b
+    ]
+    assert all(np.array_equal(x.sentences, y.sentences) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("test", ["ar", "bs"])
+def test_paired_test_identical_to_serial(small_chunks: None, test: str) -> None:
+    systems, refs, source = corpus(300, 3, 3)
+    rows = measure(systems, refs, "bleu,rouge-l,nist,se", source)
+    names = list(systems)
+    serial = paired_test(rows, names, test=test, n_resamples=203, n_confidence=101, seed=7)
+    for jobs in (2, 3):
+        assert paired_test(rows, names, test=test, n_resamples=203, n_confidence=101, seed=7, jobs=jobs) == serial
+    assert len(list(resample.blocks(203, 300))) > 10  # the threads really took many blocks
+
+
+def test_errors_name_the_segment_as_serially(small_chunks: None) -> None:
+    systems, refs, _ = corpus(100, 1, 4)
+    refs[57] = []
+    with pytest.raises(InputError) as serial:
+        measure(systems, refs, "bleu")
+    with pytest.raises(InputError) as threaded:
+        measure(systems, refs, "bleu", jobs=3)
+    assert str(threaded.value) == str(serial.value) and "58" in str(serial.value)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_bad_jobs(bad: object) -> None:
+    systems, refs, _ = corpus(5, 1, 5)
+    with pytest.raises(ConfigError, match="jobs"):
+        measure(systems, refs, "bleu", jobs=bad)  # type: ignore[arg-type]
+
+
+def test_chunks_cover_every_segment() -> None:
+    for n in (0, 1, 1999, 2000, 100_001):
+        for jobs in (1, 2, 7):
+            chunks = local.segment_chunks(n, jobs)
+            assert [i for ch in chunks for i in ch] == list(range(n))
+
+
+def test_cli_jobs(small_chunks: None, tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    systems, refs, _ = corpus(80, 2, 6)
+    d = Path(str(tmp_path))
+    for name, hyps in systems.items():
+        (d / name).write_text("\n".join(hyps) + "\n")
+    (d / "ref").write_text("\n".join(r[0] for r in refs) + "\n")
+    out = {}
+    for jobs in ("1", "2"):
+        for cmd in ("score", "compare"):
+            argv = [cmd, str(d / "s0"), str(d / "s1"), "-r", str(d / "ref"), "-m", "bleu,rouge-l", "--jobs", jobs]
+            assert main([*argv, *(["--paired-ar-n", "99"] if cmd == "compare" else [])]) == 0
+            out[cmd, jobs] = capsys.readouterr().out
+    assert out["score", "1"] == out["score", "2"] and out["compare", "1"] == out["compare", "2"]
+    assert main(["score", str(d / "s0"), "-r", str(d / "ref"), "--jobs", "0"]) == 2
