@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,34 +33,97 @@ def plane_text(p: Plane, width: int = 1) -> str:
     )
 
 
-def plot_plane(p: Plane, path: str) -> None:
-    """Draw the plane as a heat map (rows N, columns alpha, best cell outlined) into ``path`` (png, svg, pdf)."""
-    try:
-        import matplotlib
+# Fixed colour ranges, so that two planes of different data are compared by eye: R^2 on 0-1, the signed
+# coefficients (r, rho, tau) on -1..1 with a diverging map centred on 0.
+COLOUR_RANGES: dict[str, tuple[float, float, str]] = {
+    "r2": (0.0, 1.0, "viridis"),
+    "pearson": (-1.0, 1.0, "RdBu_r"),
+    "spearman": (-1.0, 1.0, "RdBu_r"),
+    "kendall-b": (-1.0, 1.0, "RdBu_r"),
+    "kendall-c": (-1.0, 1.0, "RdBu_r"),
+}
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.patches import Rectangle
+
+def figure_class() -> type[Any]:
+    """matplotlib's ``Figure`` class (no pyplot: no backend switched, no global figure registry touched)."""
+    try:
+        from matplotlib.figure import Figure
     except ImportError:
         from ngrameval.errors import MissingDependencyError
 
         raise MissingDependencyError("matplotlib", "plot") from None
-    fig, ax = plt.subplots(figsize=(1.0 + 0.6 * len(p.alphas), 1.2 + 0.6 * len(p.orders)))
-    img = ax.imshow(p.values * 100, cmap="viridis", aspect="auto")
+    return Figure
+
+
+def plane_figure(p: Plane, ax: Any = None) -> Any:
+    """The plane as a heat map: rows N, columns alpha, every cell's value x100 printed in it, the best cell
+    outlined in red. Colours on a fixed scale (:data:`COLOUR_RANGES`: R^2 0-1, r/rho/tau -1..1), so the colour
+    of a value never depends on the other cells. Draws into ``ax`` if given; returns the matplotlib Figure.
+    """
+    figure = figure_class()  # first: a missing matplotlib says how to install it
+    from matplotlib.colors import Normalize
+    from matplotlib.patches import Rectangle
+
+    if ax is None:
+        size = (1.2 + 0.62 * len(p.alphas), 1.4 + 0.5 * len(p.orders))
+        ax = figure(figsize=size, layout="constrained").add_subplot()
+    fig = ax.get_figure()
+    low, high, cmap = COLOUR_RANGES.get(p.coefficient, (-1.0, 1.0, "RdBu_r"))
+    norm = Normalize(low * 100, high * 100)
+    img = ax.imshow(p.values * 100, cmap=cmap, norm=norm, aspect="auto")
+    colours = img.cmap(norm(p.values * 100))
+    small = len(p.alphas) > 21
+    for i in range(len(p.orders)):
+        for j in range(len(p.alphas)):
+            v = p.values[i, j]
+            if small:
+                continue  # too many columns to print every value legibly
+            r, g, b = colours[i, j, :3]
+            dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
+            text = "n/a" if np.isnan(v) else f"{v * 100:.1f}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if dark else "black")
     ax.set_xticks(range(len(p.alphas)), [f"{a:g}" for a in p.alphas])
     ax.set_yticks(range(len(p.orders)), [str(n) for n in p.orders])
     ax.set_xlabel("alpha (0 = recall family, 1 = precision family)")
     ax.set_ylabel("N")
     i, j = p.orders.index(p.best_order), p.alphas.index(p.best_alpha)
-    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2))
-    ax.set_title(f"{p.criterion}: {p.coefficient} x100 (best alpha={p.best_alpha:g}, N={p.best_order})")
-    fig.colorbar(img, ax=ax)
-    fig.tight_layout()
+    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2.5))
+    ax.set_title(f"{p.criterion}: {p.coefficient} x100 (best alpha={p.best_alpha:g}, N={p.best_order})", fontsize=9)
+    fig.colorbar(img, ax=ax, label=f"{p.coefficient} x100 (fixed {low * 100:g} to {high * 100:g})")
+    return fig
+
+
+def plot_plane(p: Plane, path: str) -> Any:
+    """Draw the plane (:func:`plane_figure`) into ``path`` (png, svg, pdf; written whole, then renamed over the
+    target) and return the Figure."""
+    fig = plane_figure(p)
     target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp{target.suffix}")  # written whole, then renamed over the target
+    tmp = target.with_name(f".{target.name}.tmp{target.suffix}")
     try:
         fig.savefig(tmp)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-        plt.close(fig)
+    return fig
+
+
+def plane_csv(p: Plane) -> str:
+    """The grid as CSV, one row per cell: criterion, coefficient, N, alpha, value (a fraction; empty when
+    undefined), best (1 for the best cell).
+
+    >>> import numpy as np
+    >>> pl = Plane("q", "r2", (0.0, 1.0), (1,), np.array([[0.5, np.nan]]), 0.0, 1, 0.5, 3, "sig")
+    >>> print(plane_csv(pl), end="")
+    criterion,coefficient,N,alpha,value,best
+    q,r2,1,0,0.5,1
+    q,r2,1,1,,0
+    """
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["criterion", "coefficient", "N", "alpha", "value", "best"])
+    for i, n in enumerate(p.orders):
+        for j, a in enumerate(p.alphas):
+            v = p.values[i, j]
+            best = int((n, a) == (p.best_order, p.best_alpha))
+            w.writerow([p.criterion, p.coefficient, n, f"{a:g}", "" if np.isnan(v) else repr(float(v)), best])
+    return out.getvalue()

@@ -1,0 +1,213 @@
+"""Everything the HTML report shows, computed once into frozen results (:func:`build_report`); the page itself
+is rendered by :mod:`ngrameval.report.html` from these and computes nothing."""
+
+from __future__ import annotations
+
+import shlex
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ngrameval._version import __version__
+from ngrameval.api import measure, segment_major
+from ngrameval.errors import InputError
+from ngrameval.meta import analysis as an
+from ngrameval.meta.correlate import Correlation, HumanScores, correlate
+from ngrameval.meta.metric_difference import MetricDifference, compare_correlations
+from ngrameval.meta.plane import Plane, plane
+from ngrameval.meta.resample import resolve_seed
+from ngrameval.meta.significance import (
+    DEFAULT_SEED,
+    Comparison,
+    MetricComparison,
+    SystemScore,
+    bootstrap_scores,
+    paired_test,
+)
+from ngrameval.metrics.registry import MetricSpec
+from ngrameval.ngrams.stats import MetricRows
+from ngrameval.paraphrase import ParaphraseResult, paraphrase
+from ngrameval.text.pipeline import Preprocess
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """The settings of every computation in the report (the defaults of ``compare`` and ``correlate``)."""
+
+    test: str = "ar"
+    n_resamples: int | None = None
+    n_confidence: int = 1000
+    seed: int | None = DEFAULT_SEED
+    correction: str = "holm"
+    alpha: float = 0.05
+    confidence: float = 0.95
+    coefficients: tuple[str, ...] = ("pearson", "kendall-b")
+    n_corr_resamples: int = 1000
+    examples: int = 5
+    ngrams: int = 10
+    max_pairs: int = 3
+
+
+@dataclass(frozen=True)
+class HumanSection:
+    """One criterion: its scores, the correlations (system, and segment level when judged per segment), the
+    tests between metrics' correlations, the (alpha, N) plane and notes on what could not be computed."""
+
+    human: HumanScores
+    correlations: tuple[Correlation, ...]
+    differences: tuple[MetricDifference, ...]
+    plane: Plane | None
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """The report's results; ``metrics`` hold every system's score and interval (and, with two systems or
+    more, the pair tests and ranking of :func:`~ngrameval.meta.significance.paired_test`)."""
+
+    title: str
+    command: str
+    systems: tuple[str, ...]
+    n_segments: int
+    n_refs: tuple[int, ...]
+    score_signatures: tuple[str, ...]  # per metric, as ``ngrameval score`` prints them
+    comparison: Comparison | None  # None for a single system (nothing to compare)
+    metrics: tuple[MetricComparison, ...]
+    confidence: float
+    humans: tuple[HumanSection, ...] = ()
+    lengths: tuple[an.Bucketed, ...] = ()
+    words: an.WordAccuracy | None = None
+    pairs: tuple[an.PairAnalysis, ...] = ()
+    analysis_text: str = ""  # the text setting of the analysis (tokens, n-grams)
+    paraphrase: ParaphraseResult | None = None
+    version: str = field(default=__version__)
+
+
+def command_line(prog: str, settings: Mapping[str, Any], positional: str = "systems") -> str:
+    """A shell command repeating ``settings`` (an argparse namespace's ``vars``) with every option spelled out:
+    ``--name value`` per set option (lists repeated, ``True`` a bare flag; ``None``/``False`` left out)."""
+    words = [*prog.split(), *map(str, settings.get(positional) or [])]
+    for key, value in settings.items():
+        if key in (positional, "func", "command", "output") or value is None or value is False:
+            continue
+        words.append("--" + key.replace("_", "-"))
+        if isinstance(value, list | tuple):
+            words += [str(v) for v in value]
+        elif value is not True:
+            words.append(str(value))
+    return shlex.join(words)
+
+
+def _intervals(rows: Sequence[MetricRows], names: Sequence[str], opts: ReportOptions) -> tuple[MetricComparison, ...]:
+    """Scores and bootstrap percentile intervals without pair tests (a single system)."""
+    rng = np.random.default_rng(resolve_seed(opts.seed))
+    q = ((1 - opts.confidence) / 2, (1 + opts.confidence) / 2)
+    out = []
+    for r, s in zip(rows, bootstrap_scores(rows, opts.n_confidence, rng)):
+        obs = r.corpus()
+        lo, hi = np.quantile(s, q, axis=0)
+        systems = tuple(SystemScore(n, float(obs[i]), float(s[:, i].mean()), float(lo[i]), float(hi[i]))
+                        for i, n in enumerate(names))  # fmt: skip
+        out.append(MetricComparison(r.metric, r.signature, r.fraction, systems, (), None))
+    return tuple(out)
+
+
+def _human_section(
+    rows: Sequence[MetricRows],
+    human: HumanScores,
+    systems: Mapping[str, Sequence[str]],
+    refs: Sequence[Sequence[str]],
+    pre: Preprocess,
+    opts: ReportOptions,
+) -> HumanSection:
+    corr: list[Correlation] = []
+    notes: list[str] = []
+    copts = {"coefficients": opts.coefficients, "n_resamples": opts.n_corr_resamples, "seed": opts.seed,
+             "confidence": opts.confidence}  # fmt: skip
+    levels = ["system"] + (["segment"] if human.segment is not None else [])
+    for level in levels:
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                corr += correlate(rows, human, level=level, **copts)  # type: ignore[arg-type]
+            notes += [str(w.message) for w in caught]
+        except InputError as exc:
+            notes.append(f"{level} level: {exc}")
+    diffs: tuple[MetricDifference, ...] = ()
+    if len(rows) >= 2:
+        try:
+            diffs = compare_correlations(rows, human, coefficient_name=opts.coefficients[0],
+                                         n_resamples=opts.n_corr_resamples, seed=opts.seed)  # fmt: skip
+        except InputError as exc:
+            notes.append(f"metric-vs-metric tests: {exc}")
+    found = None
+    try:
+        found = plane(systems, refs, human, pre=pre)
+    except InputError as exc:
+        notes.append(f"(alpha, N) plane: {exc}")
+    return HumanSection(human, tuple(corr), diffs, found, tuple(notes))
+
+
+def build_report(
+    systems: Mapping[str, Sequence[str]],
+    refs: Sequence[str] | Sequence[Sequence[str]],
+    specs: Sequence[MetricSpec],
+    *,
+    source: Sequence[str] | None = None,
+    humans: Sequence[HumanScores] = (),
+    options: ReportOptions = ReportOptions(),
+    title: str = "ngrameval report",
+    command: str = "",
+    jobs: int | None = 1,
+) -> ReportData:
+    """Scores with intervals, all-pairs tests and ranking, correlations with ``humans`` and their planes, the
+    compare-mt analysis (two systems or more) and, with ``source``, the paraphrase scores — as far as the
+    inputs allow (a section that cannot be computed says why in its notes). ``jobs``: threads for scoring and
+    resampling (the numbers do not depend on it)."""
+    seg_refs = segment_major(refs)
+    names = list(systems)
+    rows = measure(systems, seg_refs, specs, source, jobs)
+    opts = options
+    comparison = None
+    if len(names) >= 2:
+        comparison = paired_test(
+            rows, names, test=opts.test, n_resamples=opts.n_resamples, n_confidence=opts.n_confidence,
+            seed=opts.seed, correction=opts.correction, alpha=opts.alpha, confidence=opts.confidence, jobs=jobs,
+        )  # fmt: skip
+        metrics = comparison.metrics
+    else:
+        metrics = _intervals(rows, names, opts)
+    pre = specs[0].pre
+    sections = tuple(_human_section(rows, h, systems, seg_refs, pre, opts) for h in humans)
+    text = Preprocess(pre.tokenize, pre.lowercase)  # the analysis shows words: no stemming, no stop-word removal
+    enc = an.encode(systems, seg_refs, text)
+    lengths = tuple(an.bucket_scores(r, names, an.reference_lengths(enc), by="mean reference length") for r in rows)
+    words = pairs = None
+    if len(names) >= 2:
+        orders = an.matches(enc.hyps, enc.refs, enc.seg)
+        words = an.word_accuracy(enc, orders[0])
+        pairs = tuple(an.pair_analysis(enc, orders, rows[0], 0, b, opts.ngrams, opts.examples)
+                      for b in range(1, min(len(names), opts.max_pairs + 1)))  # fmt: skip
+    para = None
+    if source is not None:
+        para = paraphrase(systems, source, seg_refs, tokenize=pre.tokenize, lowercase=pre.lowercase)
+    return ReportData(
+        title=title,
+        command=command,
+        systems=tuple(names),
+        n_segments=len(seg_refs),
+        n_refs=tuple(sorted({len(r) for r in seg_refs})),
+        score_signatures=tuple(r.signature for r in rows),
+        comparison=comparison,
+        metrics=tuple(metrics),
+        confidence=opts.confidence,
+        humans=sections,
+        lengths=lengths,
+        words=words,
+        pairs=pairs or (),
+        analysis_text=text.signature(),
+        paraphrase=para,
+    )

@@ -1,0 +1,254 @@
+"""``ngrameval report``: the HTML holds the numbers of ``score``/``compare``, escapes every input, needs no network
+(a real Chromium proves it), and the plots are right (fixed colour scale, values in cells, no global state)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ngrameval.cli import main
+from ngrameval.demo import _docs
+from ngrameval.meta import analysis as an
+from ngrameval.meta.plane import Plane
+from ngrameval.metrics.registry import parse_specs
+from ngrameval.report.html import render_html
+from ngrameval.report.html_data import ReportOptions, build_report
+from ngrameval.text.pipeline import Preprocess
+
+pytest.importorskip("matplotlib")
+SYSTEMS = ("M0", "M11", "M20", "M22", "M8")
+FAST = ["--paired-ar-n", "999", "--confidence-n", "300", "--n-resamples", "100"]
+
+
+class Tables(HTMLParser):
+    """Every table of a page as (caption, rows of cell texts); and the alt text of every image."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[tuple[str, list[list[str]]]] = []
+        self.alts: list[str | None] = []
+        self._cell: list[str] | None = None
+        self._caption: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append(("", []))
+        elif tag == "tr":
+            self.tables[-1][1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "caption":
+            self._caption = []
+        elif tag == "img":
+            self.alts.append(dict(attrs).get("alt"))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][1][-1].append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "caption" and self._caption is not None:
+            self.tables[-1] = ("".join(self._caption), self.tables[-1][1])
+            self._caption = None
+
+    def handle_data(self, data: str) -> None:
+        for part in (self._cell, self._caption):
+            if part is not None:
+                part.append(data)
+
+
+def parse(page: str) -> Tables:
+    t = Tables()
+    t.feed(page)
+    return t
+
+
+def table(page: Tables, caption: str) -> list[list[str]]:
+    return next(rows for cap, rows in page.tables if cap.startswith(caption))
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five SummEval systems, 20 documents, 11 references, expert relevance per (system, document)."""
+    d = tmp_path_factory.mktemp("summeval")
+    docs = _docs()
+    for name in SYSTEMS:
+        (d / name).write_text("".join(doc["systems"][name]["summary"] + "\n" for doc in docs), "utf-8")
+    for k in range(11):
+        (d / f"ref{k}").write_text("".join(doc["references"][k] + "\n" for doc in docs), "utf-8")
+    (d / "source").write_text("".join(doc["references"][0] + "\n" for doc in docs), "utf-8")
+    rows = [f"{s},{i + 1},{doc['systems'][s]['relevance']}" for i, doc in enumerate(docs) for s in SYSTEMS]
+    (d / "judgments.csv").write_text("system,segment,relevance\n" + "\n".join(rows) + "\n", "utf-8")
+    return d
+
+
+def _args(d: Path) -> list[str]:
+    return [*(str(d / s) for s in SYSTEMS), "-r", *(str(d / f"ref{k}") for k in range(11)), "-m", "bleu,rouge-l"]
+
+
+@pytest.fixture(scope="module")
+def report(inputs: Path) -> Path:
+    out = inputs / "report.html"
+    judged = ["-j", str(inputs / "judgments.csv"), "--score-columns", "relevance", "--segment-column", "segment",
+              "--scale", "1,5", "--names", *SYSTEMS, "--source", str(inputs / "source")]  # fmt: skip
+    assert main(["report", *_args(inputs), *FAST, *judged, "-o", str(out)]) == 0
+    return out
+
+
+def test_tables_hold_the_numbers_of_score_and_compare(
+    inputs: Path, report: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = parse(report.read_text("utf-8"))
+    capsys.readouterr()
+    assert main(["score", *_args(inputs), "-f", "json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    summary = {r[0]: r[1:] for r in table(page, "Corpus scores")[1:]}
+    for s in scores:
+        col = 0 if s["metric"] == "BLEU" else 2
+        assert summary[s["system"]][col] == f"{s['score']:.2f}"
+    sigs = report.read_text("utf-8")
+    assert all(s["signature"] in sigs for s in scores)  # every metric's signature, as score prints it
+    assert main(["compare", *_args(inputs), *FAST[:4], "-f", "json"]) == 0
+    comp = json.loads(capsys.readouterr().out)
+    for m in comp["metrics"]:
+        ranking = table(page, f"{m['metric']}: ranking")
+        by_system = {r[1]: r for r in ranking[1:]}
+        for s in m["systems"]:
+            assert by_system[s["system"]][3] == f"{s['ci_low']:.2f}–{s['ci_high']:.2f}"
+        for r in m["ranking"]:
+            assert by_system[r["system"]][4] == r["groups"]
+        matrix = {r[0]: r for r in table(page, f"{m['metric']}: pairwise")}
+        head = matrix["row − column"]
+        for p in m["pairs"]:
+            a, b = p["system_a"], p["system_b"]
+            delta = p["delta"]
+            if head.index(a) > head.index(b):  # the upper triangle shows the better-ranked row
+                a, b, delta = b, a, -delta
+            assert matrix[a][head.index(b)].startswith(f"{delta:+.2f} p={p['p_adjusted']:.2g}")
+        assert m["signature"] in sigs
+
+
+def test_sections_figures_and_alt_text(report: Path) -> None:
+    html = report.read_text("utf-8")
+    page = parse(html)
+    for section in ("scores", "significance", "human-0", "analysis", "paraphrase"):
+        assert f'id="{section}"' in html
+    assert page.alts and all(a for a in page.alts)  # every figure has alt text
+    assert html.count("data:image/svg+xml;base64,") == len(page.alts) >= 7  # 2 by length, 5 others
+    assert table(page, "system level")[1][0] == "BLEU"
+    assert table(page, "r2 x100 of AEv(alpha, N)")  # the plane's values as text
+    assert re.search(r"\(best\)", html) and "matched by M0" in html
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing to fetch
+
+
+def test_hostile_names_and_texts_are_escaped() -> None:
+    evil = '<script>alert("x")</script>'
+    systems = {evil: ["a <b>cat</b> sat & " + evil, "the dog"], "ok'\"": ["a cat sat", "the </table> dog"]}
+    refs = [["a cat sat on the mat"], ["the dog ran"]]
+    data = build_report(systems, refs, parse_specs("bleu", Preprocess()),
+                        options=ReportOptions(n_resamples=99, n_confidence=50), title=evil, command=evil)  # fmt: skip
+    html = render_html(data)
+    assert "<script>alert" not in html and "</table> dog" not in html and "<b>cat" not in html
+    assert html.count("<script>") == 1  # the page's own (sorting), allowed by its hash in the CSP
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html and "ok&#x27;&quot;" in html
+    csp = re.search(r'Content-Security-Policy" content="([^"]+)"', html)
+    assert csp and "default-src 'none'" in csp.group(1) and "unsafe-inline" not in csp.group(1)
+
+
+def test_single_system_report_has_intervals_and_no_tests() -> None:
+    data = build_report({"only": ["a cat sat"] * 4}, [["a cat sat on"]] * 4, parse_specs("bleu", Preprocess()),
+                        options=ReportOptions(n_confidence=50))  # fmt: skip
+    assert data.comparison is None and data.metrics[0].systems[0].ci_low <= data.metrics[0].systems[0].score
+    assert "nothing to compare" in render_html(data)
+
+
+def test_matches_agree_with_counting_in_python() -> None:
+    systems = {"a": ["the cat sat on the mat", "a b a b a", ""], "b": ["the cat the cat", "a a a", "x y"]}
+    refs = [["the cat sat", "on the mat the cat"], ["a b", "b a b"], ["x"]]
+    enc = an.encode(systems, refs, Preprocess())
+    orders = an.matches(enc.hyps, enc.refs, enc.seg)
+    for m in orders:
+        for s, hyps in enumerate(systems.values()):
+            got: Counter[str] = Counter()
+            for g, k in zip(m.hyp_gid[s].tolist(), m.matched[s].tolist()):
+                start = int(m.first[g])
+                got[" ".join(enc.words[t] for t in m.tokens[start : start + m.order].tolist())] += k
+            want: Counter[str] = Counter()
+            for hyp, rs in zip(hyps, refs):
+                grams = Counter(" ".join(hyp.split()[i : i + m.order]) for i in range(len(hyp.split()) - m.order + 1))
+                for g, c in grams.items():
+                    best = max(Counter(" ".join(r.split()[i : i + m.order])
+                                       for i in range(len(r.split()) - m.order + 1))[g] for r in rs)  # fmt: skip
+                    want[g] += min(c, best)
+            assert +got == +want, (m.order, s)
+    better_a, better_b = an.ngram_differences(orders, 0, 1, enc.words)
+    assert better_a and all(d.matched_a > d.matched_b for d in better_a)
+    assert all(d.matched_b > d.matched_a for d in better_b)
+
+
+def test_plane_figure_fixed_scale_values_in_cells_no_global_state(tmp_path: Path) -> None:
+    import matplotlib
+
+    from ngrameval.report.plane import plane_csv, plane_figure, plot_plane
+
+    backend = matplotlib.get_backend()
+    values = np.array([[0.2, 0.3], [0.25, 0.31]])
+    p = Plane("q", "r2", (0.0, 1.0), (2, 1), values, 1.0, 1, 0.31, 5, "sig")
+    fig = plane_figure(p)
+    ax = fig.axes[0]
+    assert ax.images[0].norm.vmin == 0 and ax.images[0].norm.vmax == 100  # R^2 on 0-100, not the data's range
+    assert sorted(t.get_text() for t in ax.texts) == ["20.0", "25.0", "30.0", "31.0"]
+    signed = plane_figure(Plane("q", "pearson", (0.0, 1.0), (2, 1), values, 1.0, 1, 0.31, 5, "sig"))
+    assert (signed.axes[0].images[0].norm.vmin, signed.axes[0].images[0].norm.vmax) == (-100, 100)
+    assert plot_plane(p, str(tmp_path / "p.png")) is not None and (tmp_path / "p.png").stat().st_size > 0
+    assert matplotlib.get_backend() == backend
+    assert plane_csv(p).splitlines()[1:3] == ["q,r2,2,0,0.2,0", "q,r2,2,1,0.3,0"]
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+def test_report_in_chromium_offline(report: Path, tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (Python package)")
+    requests: list[str] = []
+    problems: list[str] = []
+    with sync_api.sync_playwright() as pw:
+        flags = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=flags)
+        try:
+            context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
+            page = context.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
+            page.on("pageerror", lambda exc: problems.append(str(exc)))
+            page.route(re.compile(r"^(?!file:|data:).*"), lambda route: route.abort())  # block, and they are recorded
+            page.goto(report.as_uri())
+            for heading in ("Scores", "Significance between every pair of systems", "Human judgments: relevance",
+                            "Analysis", "Paraphrase: BLEU and PINC"):  # fmt: skip
+                assert page.get_by_role("heading", name=heading, exact=True).is_visible()
+            images = page.locator("img")
+            assert images.count() >= 7
+            assert all(images.nth(i).evaluate("i => i.complete && i.naturalWidth > 0") for i in range(images.count()))
+            first = page.locator("table.sortable").first
+            before = first.locator("tbody tr td").first.inner_text()
+            first.locator("thead th").nth(1).click()
+            first.locator("thead th").nth(1).click()  # descending: the best BLEU first
+            top = first.locator("tbody tr td").first.inner_text()
+            best = page.locator("table", has_text="BLEU: ranking").locator("tbody tr td").nth(1).inner_text()
+            assert top == best and before
+            shots = Path(os.environ.get("NGRAMEVAL_SCREENSHOTS", tmp_path))
+            shots.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shots / "report-top.png"))
+            page.locator("#human-0").scroll_into_view_if_needed()
+            page.screenshot(path=str(shots / "report-human.png"))
+        finally:
+            browser.close()
+    assert requests == [report.as_uri()], requests  # the page itself, nothing else
+    assert not problems, problems
