@@ -3,6 +3,7 @@ text setting. Scores are fractions in [0, 1] (NIST: its own scale); x100 happens
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -39,6 +40,7 @@ from ngrameval.metrics.ter import TER, ter_rows
 from ngrameval.ngrams.count import References, novelty_counts, overlap_stats
 from ngrameval.ngrams.stats import MetricRows, Stats, mean_of_rows, mean_rows, stats_scorer
 from ngrameval.ngrams.texts import Texts, flatten
+from ngrameval.tabular import html_table, to_pandas
 from ngrameval.text.pipeline import Preprocess
 
 RefsLike = Sequence[str] | Sequence[Sequence[str]]
@@ -78,6 +80,30 @@ class Score:
     def __repr__(self) -> str:
         per = "" if self.sentences is None else f", {len(self.sentences)} sentence scores"
         return f"Score({self.system!r}, {self.metric} {self.score:.6g} on {self.scale}{per}, {self.signature!r})"
+
+    def _repr_html_(self) -> str:
+        return html_table(["system", "metric", "score", "scale", "signature"],
+                          [[self.system, self.metric, self.score, self.scale, self.signature]])  # fmt: skip
+
+
+class Scores(list[Score]):
+    """What :func:`score` returns: a list of :class:`Score` that a notebook shows as a systems x metrics table
+    (as text output prints them: x100 on the 0-1 scale), with ``to_dict()`` and ``to_pandas()``."""
+
+    def to_dict(self) -> list[dict[str, object]]:
+        return [s.to_dict() for s in self]
+
+    def to_pandas(self) -> Any:
+        """One row per system and metric (``sentences`` left out); ``.pivot(index="system", columns="metric",
+        values="score")`` gives the table."""
+        return to_pandas([{k: v for k, v in s.to_dict().items() if k != "sentences"} for s in self])
+
+    def _repr_html_(self) -> str:
+        systems = list(dict.fromkeys(s.system for s in self))
+        metrics = list(dict.fromkeys(s.metric for s in self))
+        cell = {(s.system, s.metric): s.score100 for s in self}
+        rows = [[name, *(cell.get((name, m), math.nan) for m in metrics)] for name in systems]
+        return html_table(["system", *metrics], rows, "x100 on the 0-1 scale (NIST: its own)", digits=4)
 
 
 def segment_major(refs: RefsLike) -> list[list[str]]:
@@ -252,12 +278,12 @@ def score(
     sentence: bool = False,
     source: Sequence[str] | None = None,
     jobs: int | None = 1,
-) -> list[Score]:
+) -> Scores:
     """Every metric of ``specs`` for every system; ``sentence`` adds per-segment scores; ``source``
     (the source sentences) is needed by PINC only; ``jobs``: threads, as :func:`measure`."""
     names = list(systems)
     rows = measure(systems, refs, specs, source, jobs)
-    return [
+    return Scores(
         Score(
             name,
             r.metric,
@@ -268,7 +294,7 @@ def score(
         )
         for k, name in enumerate(names)
         for r in rows
-    ]
+    )
 
 
 def checked_pair(fn: str, hyps: Sequence[str], refs: RefsLike) -> tuple[Sequence[str], RefsLike]:

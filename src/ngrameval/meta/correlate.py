@@ -23,10 +23,12 @@ and counted.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -36,6 +38,7 @@ from ngrameval.io.judgments import Judgment
 from ngrameval.meta.resample import FloatArray, resolve_seed
 from ngrameval.meta.significance import DEFAULT_SEED, bootstrap_scores
 from ngrameval.ngrams.stats import MetricRows
+from ngrameval.tabular import html_table, to_pandas
 
 COEFFICIENTS = ("pearson", "r2", "spearman", "kendall-b", "kendall-c")
 LEVELS = ("system", "segment")
@@ -138,6 +141,22 @@ class Correlation:
     confidence: float
 
 
+class Correlations(tuple[Correlation, ...]):
+    """What :func:`correlate` returns: a tuple of :class:`Correlation` that a notebook shows as a metrics x
+    coefficients table per criterion (value and interval), with ``to_dict()`` and ``to_pandas()``."""
+
+    def to_dict(self) -> list[dict[str, object]]:
+        return [dataclasses.asdict(c) for c in self]
+
+    def to_pandas(self) -> Any:
+        return to_pandas(self.to_dict())
+
+    def _repr_html_(self) -> str:
+        rows = [[c.criterion, c.level, c.metric, c.coefficient, c.value, c.ci_low, c.ci_high, c.n] for c in self]
+        head = ["criterion", "level", "metric", "coefficient", "value", "ci low", "ci high", "n"]
+        return html_table(head, rows, "bootstrap percentile intervals", digits=4)
+
+
 def _interval(samples: FloatArray, confidence: float) -> tuple[float, float, int]:
     ok = samples[~np.isnan(samples)]
     if not len(ok):
@@ -196,7 +215,7 @@ def correlate(
     n_resamples: int = 1000,
     seed: int | None = DEFAULT_SEED,
     confidence: float = 0.95,
-) -> tuple[Correlation, ...]:
+) -> Correlations:
     """Every coefficient of every metric of ``rows`` (systems in ``human.systems`` order) against ``human``."""
     if level not in LEVELS or grouping not in GROUPINGS:
         raise ConfigError(f"level must be one of {', '.join(LEVELS)} and grouping one of {', '.join(GROUPINGS)}")
@@ -230,7 +249,7 @@ def correlate(
                 out.append(Correlation(r.metric, human.criterion, level, "none", name, value, p, lo, hi, n,
                                        n_resamples, bad, used_seed, confidence))  # fmt: skip
         _warn_undefined(out)
-        return tuple(out)
+        return Correlations(out)
     y = human.segment
     assert y is not None  # checked above
     for r in rows:
@@ -255,7 +274,7 @@ def correlate(
             out.append(Correlation(r.metric, human.criterion, level, grouping, name, value, pv, lo, hi, n,
                                    n_resamples, bad, used_seed, confidence))  # fmt: skip
     _warn_undefined(out)
-    return tuple(out)
+    return Correlations(out)
 
 
 def _warn_undefined(results: Sequence[Correlation]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ngrameval.meta.resample import FloatArray
 from ngrameval.metrics.aev import AEv
 from ngrameval.ngrams.count import References, overlap_stats
 from ngrameval.ngrams.stats import Stats
+from ngrameval.tabular import html_table, to_pandas
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.validate import MAX_ORDER, integer, number
 
@@ -56,6 +58,24 @@ class Plane:
     best_value: float
     n_systems: int
     signature: str
+
+    def __repr__(self) -> str:
+        return (f"Plane({self.criterion!r}, {self.coefficient}, {len(self.alphas)} alphas x {len(self.orders)} orders, "
+                f"best alpha={self.best_alpha:g} N={self.best_order}: {self.best_value:.4g})")  # fmt: skip
+
+    def to_pandas(self) -> Any:
+        """The grid: one row per N (as printed, highest first), one column per alpha."""
+        rows = sorted(range(len(self.orders)), key=lambda i: -self.orders[i])
+        return to_pandas(
+            [{"N": self.orders[i], **dict(zip(self.alphas, self.values[i].tolist(), strict=True))} for i in rows], "N"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = [[f"N = {self.orders[i]}", *self.values[i].tolist()]
+                for i in sorted(range(len(self.orders)), key=lambda i: -self.orders[i])]  # fmt: skip
+        caption = (f"{self.criterion}: {self.coefficient} of AEv(alpha, N), {self.n_systems} systems; best alpha = "
+                   f"{self.best_alpha:g}, N = {self.best_order} ({self.best_value:.4g})")  # fmt: skip
+        return html_table(["N \\ alpha", *(f"{a:g}" for a in self.alphas)], rows, caption, 4)
 
 
 def plane(

@@ -22,11 +22,13 @@ Confidence intervals of each system's score are bootstrap percentile intervals.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import string
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,6 +37,7 @@ from ngrameval.distributed.local import resolve_jobs, run_blocks
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.meta.resample import FloatArray, WeightedSums, blocks, bootstrap_counts, resolve_seed, swap_masks
 from ngrameval.ngrams.stats import MetricRows
+from ngrameval.tabular import html_table, to_pandas
 
 TESTS = ("ar", "bs")
 CORRECTIONS = ("holm", "bonferroni", "none")
@@ -108,6 +111,35 @@ class Comparison:
     confidence: float
     baseline: str | None
     metrics: tuple[MetricComparison, ...]
+
+    def __repr__(self) -> str:
+        per = "; ".join(
+            f"{m.metric}: {len(m.systems)} systems, {sum(p.significant for p in m.pairs)} of {len(m.pairs)} pairs "
+            "significant"
+            for m in self.metrics
+        )
+        return f"Comparison({self.test}, {self.n_resamples} resamples, seed {self.seed}, {self.correction}; {per})"
+
+    def to_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+    def to_pandas(self) -> Any:
+        """One row per metric and tested pair: both scores, the difference, p-values, significance."""
+        return to_pandas([{"metric": m.metric, **dataclasses.asdict(p)} for m in self.metrics for p in m.pairs])
+
+    def _repr_html_(self) -> str:
+        """Per metric, the ranking (rank range and groups of systems that do not differ significantly)."""
+        parts = []
+        for m in self.metrics:
+            if m.ranking is None:
+                rows = [[s.system, s.score, s.ci_low, s.ci_high, "", ""] for s in m.systems]
+            else:
+                ci = {s.system: s for s in m.systems}
+                rows = [[r.system, r.score, ci[r.system].ci_low, ci[r.system].ci_high,
+                         f"{r.rank_low}-{r.rank_high}", r.groups] for r in m.ranking]  # fmt: skip
+            caption = f"{m.metric}: {self.test}, {self.correction} correction, significance level {self.alpha:g}"
+            parts.append(html_table(["system", "score", "ci low", "ci high", "rank", "groups"], rows, caption, 4))
+        return "".join(parts)
 
 
 def adjust_p(p: FloatArray, method: str = "holm") -> FloatArray:
