@@ -313,3 +313,16 @@ def test_renamed_options_keep_working_with_a_warning(tmp_path: Path, capsys: pyt
     assert json.loads(new.out)["alpha"] == 0.2
     shown = subprocess.run([sys.executable, "-m", "ngrameval", *base, "--alpha", "0.2"], capture_output=True, text=True)
     assert "ngrameval: warning: --alpha is deprecated and will be removed: use --sig-level" in shown.stderr
+
+
+def test_demo_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`ngrameval demo --report FILE` (the README's set-up command) writes the sample's self-contained report."""
+    from ngrameval.cli import _demo_report
+
+    out = tmp_path / "demo.html"
+    _demo_report(str(out), 2)
+    page = out.read_text(encoding="utf-8")
+    assert "ngrameval demo: the SummEval sample" in page and "M23" in page and "relevance" in page
+    assert "BLEU|nrefs:11|tok:13a" in page and "ngrameval demo --report" in page
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "") and "https://" not in page
+    assert f"wrote {out}" in capsys.readouterr().err

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -182,6 +184,12 @@ def test_correlate_and_plane_commands(tmp_path: Path, capsys: pytest.CaptureFixt
     assert (tmp_path / "q.quality.r2.svg").exists() and (tmp_path / "q.quality.kendall-b.svg").exists()
     assert main(["plane", *files, *common, "--score-columns", "quality", "-w", "4"]) == 0
     assert re.search(r"\b\d+\.\d{4}\b", capsys.readouterr().out)
+    csv_args = ["--score-columns", "quality", "--coefficients", "r2,pearson", "-f", "csv"]
+    assert main(["plane", *files, *common, *csv_args]) == 0
+    table = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert table[0] == ["criterion", "coefficient", "N", "alpha", "value", "best"]
+    assert len(table) == 1 + 2 * 4 * 11 and {r[1] for r in table[1:]} == {"r2", "pearson"}
+    assert sum(r[5] == "1" for r in table[1:]) == 2  # one best cell per plane
     with pytest.warns(UserWarning, match="pearson undefined"):  # a constant criterion
         assert main(["correlate", *files, *common, "--score-columns", "flat"]) == 0
     capsys.readouterr()

@@ -620,7 +620,7 @@ def cmd_refcurve(args: argparse.Namespace) -> int:
 
 def cmd_plane(args: argparse.Namespace) -> int:
     from ngrameval.meta.plane import alpha_grid, plane
-    from ngrameval.report.plane import plane_text, plot_plane
+    from ngrameval.report.plane import plane_csv, plane_text, plot_plane
 
     if not args.refs:
         raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
@@ -640,6 +640,8 @@ def cmd_plane(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     if args.format == "json":
         text = dumps_json([{**dataclasses.asdict(p), "values": p.values} for p in planes])
+    elif args.format == "csv":  # one header, then every plane's cells
+        text = "".join(plane_csv(p) if k == 0 else plane_csv(p).split("\n", 1)[1] for k, p in enumerate(planes))
     else:
         text = "\n".join(plane_text(p, _digits(args, 1)) for p in planes)
     _emit(text, args.output)
@@ -724,12 +726,28 @@ def cmd_corpus_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo_report(path: str, width: int) -> None:
+    """``demo --report``: the HTML report of the bundled sample (its metrics, the relevance judgments)."""
+    from ngrameval.demo import PLANE_CRITERION, REPORT_METRICS, load_sample, sample_human
+    from ngrameval.report.html import render_html
+    from ngrameval.report.html_data import build_report
+
+    systems, refs = load_sample()
+    humans = [sample_human(PLANE_CRITERION)]
+    title, command = "ngrameval demo: the SummEval sample", f"ngrameval demo --report {path}"
+    data = build_report(systems, refs, parse_specs(REPORT_METRICS), humans=humans, title=title, command=command)
+    write_atomic(path, render_html(data, width))
+    sys.stderr.write(f"ngrameval: wrote {path}\n")
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from ngrameval.demo import run_demo
     from ngrameval.report.plane import plane_text
     from ngrameval.report.significance import render_comparison
 
     results, ranking, best = run_demo()
+    if args.report:
+        _demo_report(args.report, _digits(args, 2))
     if args.format != "text":
         _emit(render(results, args.format, _digits(args, 2)), args.output)
         return 0
@@ -941,7 +959,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_judgment_options(q)
         _add_text_options(q)
         if name == "plane":
-            q.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
+            q.add_argument("-f", "--format", choices=("text", "json", "csv"), default="text", help="output format")
             _add_width(q, 1)
             q.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
         else:
@@ -989,6 +1007,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=cmd_report)
 
     d = sub.add_parser("demo", help="score the bundled SummEval sample")
+    d.add_argument("--report", metavar="HTML", help="also write the HTML report of the sample here")
     _add_output_options(d)
     d.set_defaults(func=cmd_demo)
     return parser

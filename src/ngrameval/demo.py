@@ -21,6 +21,8 @@ DEMO_METRICS = (
 )
 
 
+REPORT_METRICS = "bleu,nist,chrf,rouge-1,rouge-2,rouge-l"  # `demo --report`
+
 PLANE_CRITERION = "relevance"
 
 
