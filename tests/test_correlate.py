@@ -197,3 +197,19 @@ def test_correlate_and_plane_commands(tmp_path: Path, capsys: pytest.CaptureFixt
     code = main(["correlate", *files, *wrong, "--score-columns", "quality"])
     _, err = capsys.readouterr()
     assert code == 2 and "judgments.jsonl:1: unknown system 'M0'" in err
+
+
+@pytest.mark.parametrize("name", ["pearson", "r2", "spearman", "kendall-b"])
+def test_resampled_coefficients_equal_scipy_one_by_one(name: str) -> None:
+    """The vectorised bootstrap of correlate() gives scipy's coefficient for each resample (ties, constants)."""
+    from ngrameval.meta.correlate import coefficient, resampled_coefficients
+
+    rng = np.random.default_rng(3)
+    for n in (3, 7, 200):
+        x = rng.integers(0, 4, n).astype(float)
+        for y in (x * 0.5 + rng.normal(size=n), np.ones(n), rng.integers(0, 3, n).astype(float)):
+            idx = rng.integers(0, n, size=(40, n))
+            got = resampled_coefficients(x, y, idx, name)
+            want = np.array([coefficient(x[i], y[i], name)[0] for i in idx])
+            assert np.array_equal(np.isnan(got), np.isnan(want))
+            np.testing.assert_allclose(got[~np.isnan(got)], want[~np.isnan(want)], rtol=1e-10, atol=1e-12)

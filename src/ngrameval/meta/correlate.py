@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import stats
 
 from ngrameval.errors import ConfigError, InputError
@@ -119,6 +120,28 @@ def coefficient(x: FloatArray, y: FloatArray, name: str) -> tuple[float, float]:
         return float(rho), float(p)
     tau, p = stats.kendalltau(x, y, variant=name[-1])
     return float(tau), float(p)
+
+
+def resampled_coefficients(x: FloatArray, y: FloatArray, idx: NDArray[np.int64], name: str) -> FloatArray:
+    """The coefficient of every resample ``x[idx[k]], y[idx[k]]``, as :func:`coefficient` gives it (NaN when
+    undefined): Pearson, R² and Spearman (Pearson of average ranks) vectorised in blocks of about 2M values,
+    Kendall one resample at a time (scipy)."""
+    if name.startswith("kendall") or idx.shape[1] < 3:
+        return np.array([coefficient(x[i], y[i], name)[0] for i in idx])
+    out = np.empty(len(idx))
+    block = max(1, 2_000_000 // idx.shape[1])
+    for start in range(0, len(idx), block):
+        a, b = x[idx[start : start + block]], y[idx[start : start + block]]
+        if name == "spearman":
+            a, b = stats.rankdata(a, axis=1), stats.rankdata(b, axis=1)
+        a = a - a.mean(axis=1, keepdims=True)
+        b = b - b.mean(axis=1, keepdims=True)
+        den = np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+        r = np.full(len(a), math.nan)
+        np.divide((a * b).sum(axis=1), den, out=r, where=den > 0)
+        r = np.clip(r, -1.0, 1.0)
+        out[start : start + len(a)] = r * r if name == "r2" else r
+    return out
 
 
 @dataclass(frozen=True)
@@ -261,7 +284,7 @@ def correlate(
                 xs, ys = x[judged], y[judged]
                 value, pv = coefficient(xs, ys, name)
                 idx = rng.integers(0, len(xs), size=(n_resamples, len(xs)))
-                samples = np.array([coefficient(xs[i], ys[i], name)[0] for i in idx])
+                samples = resampled_coefficients(xs, ys, idx, name)
                 n = len(xs)
             else:
                 per = _grouped(x, y, name, 1 if grouping == "item" else 0)
