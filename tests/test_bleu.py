@@ -45,8 +45,12 @@ def test_corpus_and_sentence_equal_sacrebleu(tokenize, data, smooth, eff, lc, va
     metric = BLEU(order, smooth, value, eff)
     built = References.build(refs, Preprocess(tokenize, lc))
     (stats,) = overlap_stats([hyps], built, max_order=order)
-    want = sb.corpus_score(hyps, streams(refs)).score
-    assert metric(stats.total()) * 100 == pytest.approx(want, rel=1e-12, abs=1e-12)
+    result = sb.corpus_score(hyps, streams(refs))
+    assert metric(stats.total()) * 100 == pytest.approx(result.score, rel=1e-12, abs=1e-12)
+    details = metric.breakdown(stats.total())  # sacreBLEU's breakdown, to the last bit
+    assert details is not None and details["precisions"] == result.precisions
+    assert (details["bp"], details["ratio"]) == (result.bp, result.ratio)
+    assert (details["hyp_len"], details["ref_len"]) == (result.sys_len, result.ref_len)
     sent = metric(stats) * 100
     for i, (h, r) in enumerate(zip(hyps, refs)):
         assert sent[i] == pytest.approx(sb.sentence_score(h, r).score, rel=1e-12, abs=1e-12)

@@ -326,3 +326,16 @@ def test_demo_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "BLEU|nrefs:11|tok:13a" in page and "ngrameval demo --report" in page
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "") and "https://" not in page
     assert f"wrote {out}" in capsys.readouterr().err
+
+
+def test_bleu_breakdown_as_sacrebleu_prints_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hyps = ["the cat sat on the mat", "a dog", "it is raining today"]
+    refs = ["the cat sat on a mat", "a dog barks", "it rains today"]
+    hyp, ref = write(tmp_path / "h.txt", "\n".join(hyps) + "\n"), write(tmp_path / "r.txt", "\n".join(refs) + "\n")
+    assert main(["score", hyp, "-r", ref, "-m", "bleu,chrf"]) == 0
+    out = capsys.readouterr().out
+    want = str(sacrebleu.corpus_bleu(hyps, [refs])).split(" ", 3)[3]  # "BLEU = 31.17 <breakdown>"
+    assert f"  h.txt BLEU: {want}\n" in out and out.count("BP = ") == 1
+    assert main(["score", hyp, "-r", ref, "-f", "json"]) == 0
+    details = json.loads(capsys.readouterr().out)[0]["details"]
+    assert details["precisions"] == sacrebleu.corpus_bleu(hyps, [refs]).precisions

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -57,6 +57,7 @@ class Score:
     signature: str
     fraction: bool = True
     sentences: NDArray[np.float64] | None = None
+    details: Mapping[str, Any] | None = None  # BLEU: precisions (x100), bp, ratio, hyp_len, ref_len
 
     def __float__(self) -> float:
         return self.score
@@ -75,7 +76,7 @@ class Score:
         """Plain values (sentence scores as a list) for JSON or ``pandas.DataFrame([s.to_dict() ...])``."""
         sentences = None if self.sentences is None else [float(v) for v in self.sentences]
         return {"system": self.system, "metric": self.metric, "score": self.score, "scale": self.scale,
-                "signature": self.signature, "sentences": sentences}  # fmt: skip
+                "signature": self.signature, "sentences": sentences, "details": self.details}  # fmt: skip
 
     def __repr__(self) -> str:
         per = "" if self.sentences is None else f", {len(self.sentences)} sentence scores"
@@ -94,9 +95,9 @@ class Scores(list[Score]):
         return [s.to_dict() for s in self]
 
     def to_pandas(self) -> Any:
-        """One row per system and metric (``sentences`` left out); ``.pivot(index="system", columns="metric",
-        values="score")`` gives the table."""
-        return to_pandas([{k: v for k, v in s.to_dict().items() if k != "sentences"} for s in self])
+        """One row per system and metric (``sentences`` and ``details`` left out); ``.pivot(index="system",
+        columns="metric", values="score")`` gives the table."""
+        return to_pandas([{k: v for k, v in s.to_dict().items() if k not in ("sentences", "details")} for s in self])
 
     def _repr_html_(self) -> str:
         systems = list(dict.fromkeys(s.system for s in self))
@@ -228,7 +229,10 @@ def measure(
             values = tuple(st.values for st in overlap_stats(texts, built, max_order=order, nist=nist))
             for i, spec, metric in counted:
                 scorer = stats_scorer(metric, order, nist)
-                out[i] = MetricRows(metric.display_name(), signature(spec, built.n_refs), spec.fraction, values, scorer)
+                details = _bleu_details(metric, order, nist) if isinstance(metric, BLEU) else None
+                out[i] = MetricRows(
+                    metric.display_name(), signature(spec, built.n_refs), spec.fraction, values, scorer, details
+                )
         for i, spec in group:
             if isinstance(spec.metric, PINC | SE):
                 sent = sentence_scores(spec.metric, texts, built, source)
@@ -236,6 +240,13 @@ def measure(
                 name = spec.metric.display_name()
                 out[i] = MetricRows(name, signature(spec, built.n_refs), spec.fraction, values, mean_of_rows)
     return unique_names([out[i] for i in range(len(specs))])
+
+
+def _bleu_details(metric: BLEU, order: int, nist: bool) -> Callable[[FloatArray], dict[str, Any] | None]:
+    def details(total: FloatArray) -> dict[str, Any] | None:
+        return metric.breakdown(Stats(total, order, nist))
+
+    return details
 
 
 def unique_names(rows: Sequence[MetricRows]) -> list[MetricRows]:
@@ -291,6 +302,7 @@ def score(
             r.signature,
             r.fraction,
             r.scorer(r.values[k]) if sentence else None,
+            r.details(r.values[k].sum(axis=0)) if r.details is not None else None,
         )
         for k, name in enumerate(names)
         for r in rows

@@ -14,9 +14,10 @@ no segment is shorter than N tokens and the smoothing is not 5, 6 or 7; :meth:`B
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -87,6 +88,33 @@ class BLEU:
         score = bp * np.exp(logs.sum(axis=-1) / eff)
         # sacreBLEU: no match at all -> 0; a zero precision in the mean -> log floor -> 0.
         return np.asarray(np.where(zero | ~np.any(correct > 0, axis=-1), 0.0, score))
+
+    def breakdown(self, total: Stats) -> dict[str, Any] | None:
+        """sacreBLEU's BLEU breakdown of one summed row, computed in its arithmetic (``100 * c / t``): the
+        smoothed n-gram precisions x100 (0 from the first order without a hypothesis n-gram on), BP, the length
+        ratio and both lengths; ``None`` for the nltk smoothings, whose precisions are per sentence."""
+        if self.smooth_method.startswith("nltk") or total.values.ndim != 1:
+            return None
+        method = "exp" if self.smooth_method == "mteval" else self.smooth_method
+        value = SACREBLEU_SMOOTH.get(method) if self.smooth_value is None else self.smooth_value
+        precisions, halvings = [0.0] * self.max_order, 1.0
+        for i in range(self.max_order if np.any(total.match[: self.max_order] > 0) else 0):  # no match: all 0
+            c, t = float(total.match[i]), float(total.total_ngrams[i])
+            if method == "add-k" and i >= 1:
+                c, t = c + (value or 0.0), t + (value or 0.0)
+            if t == 0:
+                break
+            if c > 0:
+                precisions[i] = 100.0 * c / t
+            elif method == "exp":
+                halvings *= 2
+                precisions[i] = 100.0 / (halvings * t)
+            elif method == "floor":
+                precisions[i] = 100.0 * (value or 0.0) / t
+        hyp, ref = float(total.hyp_len), float(total.ref_len)
+        bp = 1.0 if hyp >= ref else (0.0 if hyp == 0 else math.exp(1.0 - ref / hyp))
+        return {"precisions": precisions, "bp": bp, "ratio": hyp / ref if ref > 0 else 0.0, "hyp_len": hyp,
+                "ref_len": ref}  # fmt: skip
 
     def nltk_corpus(self, rows: Stats) -> float:
         """NLTK's ``corpus_bleu`` from per-segment ``rows`` (an ``nltk*`` smoothing): denominators are

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -135,6 +136,8 @@ class MetricRows:
     fraction: bool
     values: tuple[NDArray[np.float64], ...]
     scorer: Scorer
+    # the metric's breakdown of a summed row (BLEU: n-gram precisions, BP, lengths), where it has one
+    details: Callable[[NDArray[np.float64]], dict[str, Any] | None] | None = None
 
     def corpus(self) -> NDArray[np.float64]:
         """The corpus score of every system."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ngrameval.api import Score
 from ngrameval.io.write import dumps_json
@@ -22,6 +23,7 @@ def _text(scores: Sequence[Score], width: int) -> str:
     lines = [*table(*_grid(scores, width)), ""]
     sigs = dict.fromkeys(s.signature for s in scores)
     lines += [f"  {sig}" for sig in sigs]
+    lines += [f"  {s.system} {s.metric}: {breakdown(s.details)}" for s in scores if s.details]
     lines.append(_scales(scores))
     return "\n".join(lines) + "\n"
 
@@ -71,6 +73,13 @@ def score_only(scores: Sequence[Score], width: int) -> str:
     return "".join(f"{_shown(s, s.score):.{width}f}\n" for s in scores)
 
 
+def breakdown(details: Mapping[str, Any]) -> str:
+    """sacreBLEU's BLEU breakdown line: ``87.5/66.7/50.0/33.3 (BP = 0.882 ratio = 0.889 hyp_len = 8 ref_len = 9)``."""
+    precisions = "/".join(f"{p:.1f}" for p in details["precisions"])
+    return (f"{precisions} (BP = {details['bp']:.3f} ratio = {details['ratio']:.3f} "
+            f"hyp_len = {details['hyp_len']:.0f} ref_len = {details['ref_len']:.0f})")  # fmt: skip
+
+
 def _scales(scores: Sequence[Score]) -> str:
     """The footer naming the scale of each metric shown: ``(0-100: BLEU, chrF2; own scale: NIST)``."""
     hundred = list(dict.fromkeys(s.metric for s in scores if s.fraction))
@@ -102,6 +111,7 @@ def render(scores: Sequence[Score], fmt: str = "text", width: int = 2, sentence:
                 "score": _shown(s, s.score),
                 "scale": "0-100" if s.fraction else "raw",
                 "signature": s.signature,
+                **({"details": s.details} if s.details else {}),
                 **(
                     {"sentences": [_shown(s, float(v)) for v in s.sentences]}
                     if sentence and s.sentences is not None
