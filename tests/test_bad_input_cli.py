@@ -376,7 +376,7 @@ def test_memory_error_is_one_line(
     def boom(*args: object, **kwargs: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(cli, "score", boom)
+    monkeypatch.setattr(cli, "measure", boom)
     status, _, err = run([a.format(**d) for a in SCORE], capsys)
     assert status == 2 and error_lines(err) == [err.strip()] and "out of memory" in err
 

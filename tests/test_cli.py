@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -339,3 +340,25 @@ def test_bleu_breakdown_as_sacrebleu_prints_it(tmp_path: Path, capsys: pytest.Ca
     assert main(["score", hyp, "-r", ref, "-f", "json"]) == 0
     details = json.loads(capsys.readouterr().out)[0]["details"]
     assert details["precisions"] == sacrebleu.corpus_bleu(hyps, [refs]).precisions
+
+
+def test_confidence_intervals_are_the_bootstrap_of_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`score --confidence`: each score's percentile interval over the same seeded bootstrap resamples as
+    `compare --paired-bs` draws; the signature records them."""
+    import ngrameval as ne
+
+    hyps = {"a.txt": ["the cat sat on the mat", "a dog", "it rains", "hello there"],
+            "b.txt": ["the cat", "a dog barks", "it is raining", "hello"]}  # fmt: skip
+    refs = ["the cat sat on a mat", "a dog barks", "it rains today", "hello there"]
+    files = [write(tmp_path / name, "\n".join(lines) + "\n") for name, lines in hyps.items()]
+    ref = write(tmp_path / "ref.txt", "\n".join(refs) + "\n")
+    args = ["score", *files, "-r", ref, "-m", "bleu,chrf", "--confidence", "--confidence-n", "200", "--seed", "7"]
+    assert main([*args, "-f", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    cmp = ne.compare(hyps, refs, "bleu,chrf", test="bs", n_resamples=200, seed=7)
+    for rec in got:
+        m = next(m for m in cmp.metrics if m.metric == rec["metric"])
+        s = next(s for s in m.systems if s.system == rec["system"])
+        assert rec["interval"] == [s.ci_low * 100, s.ci_high * 100] and "|bs:200|seed:7|" in rec["signature"]
+    assert main(args) == 0
+    assert re.search(r"a\.txt\s+\d+\.\d\d \(\d+\.\d\d-\d+\.\d\d\)", capsys.readouterr().out)

@@ -58,6 +58,7 @@ class Score:
     fraction: bool = True
     sentences: NDArray[np.float64] | None = None
     details: Mapping[str, Any] | None = None  # BLEU: precisions (x100), bp, ratio, hyp_len, ref_len
+    interval: tuple[float, float] | None = None  # a bootstrap percentile interval (score --confidence)
 
     def __float__(self) -> float:
         return self.score
@@ -76,7 +77,8 @@ class Score:
         """Plain values (sentence scores as a list) for JSON or ``pandas.DataFrame([s.to_dict() ...])``."""
         sentences = None if self.sentences is None else [float(v) for v in self.sentences]
         return {"system": self.system, "metric": self.metric, "score": self.score, "scale": self.scale,
-                "signature": self.signature, "sentences": sentences, "details": self.details}  # fmt: skip
+                "signature": self.signature, "sentences": sentences, "details": self.details,
+                "interval": self.interval}  # fmt: skip
 
     def __repr__(self) -> str:
         per = "" if self.sentences is None else f", {len(self.sentences)} sentence scores"
@@ -97,7 +99,8 @@ class Scores(list[Score]):
     def to_pandas(self) -> Any:
         """One row per system and metric (``sentences`` and ``details`` left out); ``.pivot(index="system",
         columns="metric", values="score")`` gives the table."""
-        return to_pandas([{k: v for k, v in s.to_dict().items() if k not in ("sentences", "details")} for s in self])
+        skip = ("sentences", "details", "interval")
+        return to_pandas([{k: v for k, v in s.to_dict().items() if k not in skip} for s in self])
 
     def _repr_html_(self) -> str:
         systems = list(dict.fromkeys(s.system for s in self))
@@ -292,8 +295,11 @@ def score(
 ) -> Scores:
     """Every metric of ``specs`` for every system; ``sentence`` adds per-segment scores; ``source``
     (the source sentences) is needed by PINC only; ``jobs``: threads, as :func:`measure`."""
-    names = list(systems)
-    rows = measure(systems, refs, specs, source, jobs)
+    return scores_of(measure(systems, refs, specs, source, jobs), list(systems), sentence)
+
+
+def scores_of(rows: Sequence[MetricRows], names: Sequence[str], sentence: bool = False) -> Scores:
+    """The :class:`Score` of every system (``names``, in the rows' order) under every metric of ``rows``."""
     return Scores(
         Score(
             name,

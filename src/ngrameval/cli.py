@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ngrameval._version import __version__
-from ngrameval.api import score
+from ngrameval.api import Scores, measure, scores_of
 from ngrameval.corpus import Description, cluster, cluster_stats, export, human_baseline, read_corpus, select
 from ngrameval.corpus.msvd import export_names
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
@@ -297,12 +297,30 @@ def _score_on_dask(args: argparse.Namespace) -> list[Any]:
         cluster.close(client, args.scheduler.startswith("local"))
 
 
+def _with_intervals(results: Scores, ci: list[tuple[Any, Any]], n_metrics: int, tag: str) -> Scores:
+    """``results`` (system-major, ``n_metrics`` a system) with their intervals; ``tag`` joins the signatures."""
+    out = Scores()
+    for k, s in enumerate(results):
+        lo, hi = ci[k % n_metrics]
+        sig = s.signature.replace("|version:", f"|{tag}|version:")
+        out.append(
+            dataclasses.replace(s, interval=(float(lo[k // n_metrics]), float(hi[k // n_metrics])), signature=sig)
+        )
+    return out
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     if args.scheduler:
         results = _score_on_dask(args)
     else:
         specs, refs, systems, source = _scoring_inputs(args)
-        results = score(systems, refs, specs, sentence=args.sentence, source=source, jobs=args.jobs)
+        rows = measure(systems, refs, specs, source, args.jobs)
+        results = scores_of(rows, list(systems), args.sentence)
+        if args.confidence:
+            from ngrameval.meta.significance import intervals
+
+            ci = intervals(rows, n_resamples=args.confidence_n, seed=args.seed, confidence=args.ci, jobs=args.jobs)
+            results = _with_intervals(results, ci, len(rows), f"bs:{args.confidence_n}|seed:{args.seed}")
     if args.score_only and not args.sentence:
         _emit(score_only(results, _digits(args, 2)), args.output)
     else:
@@ -323,7 +341,6 @@ def _seed(text: str) -> int | None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ngrameval.api import measure
     from ngrameval.meta.significance import paired_test
     from ngrameval.report.significance import render_comparison
 
@@ -469,7 +486,6 @@ def _key_value(text: str) -> tuple[str, str]:
 
 
 def cmd_correlate(args: argparse.Namespace) -> int:
-    from ngrameval.api import measure
     from ngrameval.meta.correlate import correlate
     from ngrameval.report.correlate import render_correlations
 
@@ -518,7 +534,6 @@ def _correlate_extras(
 ) -> dict[str, list[Any]]:
     """Belz & Reiter's matrix, Williams'/permutation tests between metrics, Chen & Dolan's conditional
     correlations — each only when asked for."""
-    from ngrameval.api import measure
     from ngrameval.meta.agreement import correlation_matrix
     from ngrameval.meta.correlate import sentence_matrix
     from ngrameval.meta.metric_difference import compare_correlations
@@ -813,6 +828,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scoring_options(p)
     p.add_argument("--sentence", action="store_true", help="per-segment scores")
     p.add_argument("-b", "--score-only", action="store_true", help="print the score(s) only, one a line (sacreBLEU -b)")
+    p.add_argument(
+        "--confidence", action="store_true", help="a bootstrap interval for each score (sacreBLEU --confidence)"
+    )
+    p.add_argument("--confidence-n", type=_count, default=1000, metavar="N", help="bootstrap resamples (1000)")
+    p.add_argument("--ci", type=_level, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--seed", type=_seed, default=12345, help="random seed of the resamples (default 12345)")
     p.add_argument(
         "--scheduler",
         metavar="local[:N]|ADDRESS",

@@ -242,6 +242,23 @@ def bootstrap_scores(
     return out
 
 
+def intervals(
+    rows: Sequence[MetricRows],
+    *,
+    n_resamples: int = 1000,
+    seed: int | None = DEFAULT_SEED,
+    confidence: float = 0.95,
+    jobs: int | None = 1,
+) -> list[tuple[FloatArray, FloatArray]]:
+    """Per metric, the (low, high) bootstrap percentile interval of every system's score: the segments resampled
+    with replacement ``n_resamples`` times (the same resamples for every system and metric), seeded."""
+    if n_resamples < 1 or not 0 < confidence < 1:
+        raise ConfigError(f"need n_resamples >= 1 and 0 < confidence < 1; got {n_resamples}, {confidence}")
+    boot = bootstrap_scores(rows, n_resamples, np.random.default_rng(resolve_seed(seed)), resolve_jobs(jobs))
+    q = ((1 - confidence) / 2, (1 + confidence) / 2)
+    return [(lo, hi) for lo, hi in (np.quantile(b, q, axis=0) for b in boot)]
+
+
 def _reaches(stat: FloatArray, observed: FloatArray) -> NDArray[np.bool_]:
     return stat >= observed - _REL_TOL * np.maximum(np.abs(observed), 1.0)
 

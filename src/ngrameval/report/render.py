@@ -33,8 +33,16 @@ def _grid(scores: Sequence[Score], width: int) -> tuple[list[str], list[list[str
     systems = list(dict.fromkeys(s.system for s in scores))
     metrics = list(dict.fromkeys(s.metric for s in scores))
     cell = {(s.system, s.metric): s for s in scores}
-    rows = [[sys, *(f"{_shown(cell[sys, m], cell[sys, m].score):.{width}f}" for m in metrics)] for sys in systems]
+    rows = [[sys, *(_cell(cell[sys, m], width) for m in metrics)] for sys in systems]
     return ["system", *metrics], rows
+
+
+def _cell(s: Score, width: int) -> str:
+    """``47.01``, or with a bootstrap interval ``47.01 (39.20-55.03)``."""
+    text = f"{_shown(s, s.score):.{width}f}"
+    if s.interval is not None:
+        text += f" ({_shown(s, s.interval[0]):.{width}f}-{_shown(s, s.interval[1]):.{width}f})"
+    return text
 
 
 def _markdown(scores: Sequence[Score], width: int) -> str:
@@ -112,6 +120,7 @@ def render(scores: Sequence[Score], fmt: str = "text", width: int = 2, sentence:
                 "scale": "0-100" if s.fraction else "raw",
                 "signature": s.signature,
                 **({"details": s.details} if s.details else {}),
+                **({"interval": [_shown(s, v) for v in s.interval]} if s.interval else {}),
                 **(
                     {"sentences": [_shown(s, float(v)) for v in s.sentences]}
                     if sentence and s.sentences is not None
