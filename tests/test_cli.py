@@ -362,3 +362,18 @@ def test_confidence_intervals_are_the_bootstrap_of_compare(tmp_path: Path, capsy
         assert rec["interval"] == [s.ci_low * 100, s.ci_high * 100] and "|bs:200|seed:7|" in rec["signature"]
     assert main(args) == 0
     assert re.search(r"a\.txt\s+\d+\.\d\d \(\d+\.\d\d-\d+\.\d\d\)", capsys.readouterr().out)
+
+
+def test_options_that_do_not_apply_are_reported(tmp_path: Path) -> None:
+    """The global -tok/-lc/--stem reach only the metrics that use them; the others say so (one warning each)."""
+    hyp = write(tmp_path / "h.txt", "The cat sat\n")
+    argv = ["score", hyp, "-r", hyp, "-m", "bleu,rouge-l,chrf,ter", "-tok", "intl", "-lc", "--stem"]
+    done = subprocess.run([sys.executable, "-m", "ngrameval", *argv], capture_output=True, text=True)
+    warned = [ln for ln in done.stderr.splitlines() if "does not apply" in ln]
+    assert done.returncode == 0 and not any("to BLEU" in ln for ln in warned)
+    assert "ngrameval: warning: -tok intl does not apply to ROUGE-L: it tokenizes with rouge155" in done.stderr
+    assert any("--stem does not apply to chrF2" in ln for ln in warned)
+    assert any("-lc does not apply to TER" in ln for ln in warned) and len(warned) == 7
+    quiet = subprocess.run([sys.executable, "-m", "ngrameval", "score", hyp, "-r", hyp, "-m", "bleu,rouge-l,chrf,ter"],
+                           capture_output=True, text=True)  # fmt: skip
+    assert "does not apply" not in quiet.stderr

@@ -24,7 +24,7 @@ from ngrameval.io import read_lines, read_refs, write_atomic
 from ngrameval.io.judgments import Judgment
 from ngrameval.io.read import STDIN, read_ids, read_ratings
 from ngrameval.io.write import check_not_input, dumps_json
-from ngrameval.metrics.registry import ROUGE_PROFILES, MetricSpec, parse_specs, valid_names
+from ngrameval.metrics.registry import ROUGE_PROFILES, MetricSpec, ignored_options, parse_specs, valid_names
 from ngrameval.metrics.rouge import MULTI
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.report.render import FORMATS, TABLE_FORMATS, render, score_only
@@ -250,7 +250,11 @@ def _specs(args: argparse.Namespace, text: str) -> list[MetricSpec]:
     rouge.update(length_limit=args.length_limit, byte_limit=args.byte_limit)
     if args.rouge_multi:
         rouge["multi"] = args.rouge_multi
-    return parse_specs(text, pre, rouge)
+    specs = parse_specs(text, pre, rouge)
+    for spec in specs:  # an option that does not apply is said, not silently ignored
+        for option, reason in ignored_options(spec, pre):
+            warnings.warn(f"{option} does not apply to {spec.metric.display_name()}: {reason}", UserWarning, 2)
+    return specs
 
 
 def _scoring_inputs(
