@@ -377,3 +377,19 @@ def test_options_that_do_not_apply_are_reported(tmp_path: Path) -> None:
     quiet = subprocess.run([sys.executable, "-m", "ngrameval", "score", hyp, "-r", hyp, "-m", "bleu,rouge-l,chrf,ter"],
                            capture_output=True, text=True)  # fmt: skip
     assert "does not apply" not in quiet.stderr
+
+
+def test_metrics_lists_every_option_with_its_default(capsys: pytest.CaptureFixture[str]) -> None:
+    from ngrameval.metrics.registry import _FACTORIES, _KEYS, parse_spec
+
+    assert main(["metrics", "-f", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    listed = {(r["metric"], r["option"]) for r in rows}
+    assert listed == {(name, key) for name in _FACTORIES for key in _KEYS.get(name, {})}
+    for r in rows:  # the listed default is what a spec setting it explicitly gives
+        if r["default"] != "-" and r["metric"] != "rouge":
+            name = r["metric"]
+            assert parse_spec(f"{name}:{r['option']}={r['default']}").metric == parse_spec(name).metric, r
+    assert main(["metrics"]) == 0
+    out = capsys.readouterr().out
+    assert "nist          profile       mteval   mteval|plain" in out and "Text options" in out

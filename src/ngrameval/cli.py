@@ -745,6 +745,24 @@ def cmd_corpus_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from ngrameval.metrics.registry import TEXT_OPTIONS, describe
+    from ngrameval.report.table import table
+
+    rows = describe()
+    if args.format == "json":
+        sys.stdout.write(
+            dumps_json([dict(zip(("metric", "option", "default", "valid"), r, strict=True)) for r in rows])
+        )
+        return 0
+    lines = [f"Metric specs: NAME[:OPTION=VALUE,...] ({valid_names()}); 'rouge' stands for every rouge-* name.", ""]
+    lines += table(["metric", "option", "default", "valid values"], [list(r) for r in rows], left=4)
+    lines += ["", "Text options of every spec but chrf/chrf++/ter (default: -tok, -lc, --stem, --stopwords):"]
+    lines += [f"  {key}: {valid}" for key, valid in TEXT_OPTIONS.items()]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
 def _demo_report(path: str, width: int) -> None:
     """``demo --report``: the HTML report of the bundled sample (its metrics, the relevance judgments)."""
     from ngrameval.demo import PLANE_CRITERION, REPORT_METRICS, load_sample, sample_human
@@ -1030,6 +1048,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_width(rp, 2)
     rp.add_argument("-o", "--output", metavar="FILE", help="write the HTML here (atomically) instead of stdout")
     rp.set_defaults(func=cmd_report)
+
+    ms = sub.add_parser("metrics", help="every metric spec with its options, defaults and valid values")
+    ms.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
+    ms.set_defaults(func=cmd_metrics)
 
     d = sub.add_parser("demo", help="score the bundled SummEval sample")
     d.add_argument("--report", metavar="HTML", help="also write the HTML report of the sample here")

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.aev import PAPER_TEXT, PRESETS, AEv
-from ngrameval.metrics.bleu import BLEU
+from ngrameval.metrics.bleu import BLEU, SMOOTH_METHODS
 from ngrameval.metrics.chrf import ChrF, chrf_plus
 from ngrameval.metrics.cider import Cider, cider
 from ngrameval.metrics.coco import CocoBleu, CocoRougeL
@@ -31,7 +31,7 @@ from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.nist import PROFILES as NIST_PROFILES
 from ngrameval.metrics.nist import REF_LENS as NIST_REF_LENS
 from ngrameval.metrics.pinc import AVERAGES, PINC
-from ngrameval.metrics.policy import FloatArray, check_smooth_value
+from ngrameval.metrics.policy import SACREBLEU_SMOOTH, FloatArray, check_smooth_value
 from ngrameval.metrics.rouge import MULTI, STATS, Rouge
 from ngrameval.metrics.se import SE
 from ngrameval.metrics.ter import TER
@@ -227,6 +227,71 @@ def check_metric(metric: object) -> None:
         number(metric.alpha, "ROUGE alpha (-p)", 0.0, 1.0)
         integer(metric.length_limit, "ROUGE l (length_limit, words)", 0, sys.maxsize)
         integer(metric.byte_limit, "ROUGE b (byte_limit)", 0, sys.maxsize)
+
+
+_YES_NO = "yes|no"
+_ORDER = f"1..{MAX_ORDER}"
+# the valid values of every spec option, as `ngrameval metrics` lists them (the checks are in the metrics and
+# check_metric; this is their documentation, pinned by tests/test_cli.py)
+VALID: dict[tuple[str, str], str] = {
+    ("bleu", "n"): f"{_ORDER} (nltk5/nltk7: 1..{MAX_ORDER - 1}; nltk6: 3..)",
+    ("bleu", "smooth"): "|".join(SMOOTH_METHODS),
+    ("bleu", "smooth_value"): "floor: 0..1; add-k: >= 0 (default: sacreBLEU's)",
+    ("bleu", "eff"): _YES_NO,
+    ("nist", "n"): _ORDER,
+    ("nist", "profile"): "|".join(NIST_PROFILES),
+    ("nist", "ref_len"): "|".join(NIST_REF_LENS),
+    ("aev", "alpha"): "0..1 (0 recall, 1 precision)",
+    ("aev", "n"): _ORDER,
+    ("aev", "b"): "> 0",
+    ("aev", "w"): "> 0 or inf",
+    ("aev", "smooth"): "|".join(SACREBLEU_SMOOTH),
+    ("aev", "smooth_value"): "floor: 0..1; add-k: >= 0",
+    ("aev", "weights"): "n numbers >= 0, not all 0: a/b/c/d",
+    ("pinc", "n"): _ORDER,
+    ("pinc", "sets"): _YES_NO,
+    ("pinc", "avg"): "|".join(AVERAGES),
+    ("chrf", "nc"): ">= 0",
+    ("chrf", "nw"): ">= 0 (chrf++: 2)",
+    ("chrf", "beta"): ">= 0",
+    ("chrf", "space"): _YES_NO,
+    ("chrf", "eps"): _YES_NO,
+    ("ter", "norm"): _YES_NO,
+    ("ter", "punct"): _YES_NO,
+    ("ter", "asian"): _YES_NO,
+    ("ter", "case"): _YES_NO,
+    ("rouge", "stat"): "|".join(STATS),
+    ("rouge", "alpha"): "0..1 (1 precision, 0 recall: ROUGE-1.5.5 -p)",
+    ("rouge", "multi"): "|".join(MULTI),
+    ("rouge", "l"): ">= 0 words (0: no limit)",
+    ("rouge", "b"): ">= 0 bytes (0: no limit)",
+    ("rouge", "w"): "> 1 (rouge-w)",
+    ("rouge", "split"): _YES_NO,
+    ("rouge", "round"): "5|no",
+    ("cider-d", "n"): _ORDER,
+    ("cider-d", "sigma"): "> 0",
+    ("cider", "n"): _ORDER,
+    ("coco-bleu", "n"): "1..4",
+    ("coco-rouge-l", "beta"): "> 0",
+}
+_INVERTED = {("ter", "punct")}  # the option says the opposite of its field (punct=yes: no_punct=False)
+# every spec but chrF's and TER's also takes the text options (default: the command line's -tok, -lc, --stem,
+# --stopwords)
+TEXT_OPTIONS = {"tok": "a tokenizer of -tok", "lc": _YES_NO, "stem": _YES_NO, "stop": "smart|FILE|no"}
+
+
+def describe() -> list[tuple[str, str, str, str]]:
+    """Every spec option of every metric: (metric, option, default, valid values), for ``ngrameval metrics``."""
+    out = []
+    for name, factory in _FACTORIES.items():
+        metric = factory()
+        for key, (field, _) in _KEYS.get(name, {}).items():
+            value = getattr(metric, field)
+            if (name, key) in _INVERTED:
+                value = not value
+            shown = _YES_NO.split("|")[not value] if isinstance(value, bool) else "-" if value is None else str(value)
+            out.append((name, key, shown, VALID[("chrf" if name == "chrf++" else name, key)]))
+    return out
 
 
 def ignored_options(spec: MetricSpec, pre: Preprocess) -> list[tuple[str, str]]:
