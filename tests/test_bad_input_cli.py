@@ -297,6 +297,8 @@ BASE: dict[str, list[str]] = {
     "corpus export": ["corpus", "export", "{corpus}", "--out", "{tmp}/export"],
     "corpus baseline": ["corpus", "baseline", "{corpus}"],
     "demo": ["demo"],
+    "report": ["report", "{sys}", "{sys2}", "-r", "{ref}", "-o", "{tmp}/report.html"],
+    "metrics": ["metrics"],
 }
 BAD_NUMBERS = ["x", "nan", "inf", "-1", "1e999", ""]
 
