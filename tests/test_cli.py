@@ -393,3 +393,17 @@ def test_metrics_lists_every_option_with_its_default(capsys: pytest.CaptureFixtu
     assert main(["metrics"]) == 0
     out = capsys.readouterr().out
     assert "nist          profile       mteval   mteval|plain" in out and "Text options" in out
+
+
+def test_names_and_strip_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ref = write(tmp_path / "ref.txt", "the cat sat\na dog\n")
+    a = write(tmp_path / "newstest2019.uedin.6749.de-en", "the cat sat\na dog\n")
+    b = write(tmp_path / "newstest2019.online-A.0.de-en", "the cat\na dog barks\n")
+    assert main(["score", a, b, "-r", ref, "--strip-names", "-f", "json"]) == 0
+    assert [r["system"] for r in json.loads(capsys.readouterr().out)] == ["uedin.6749", "online-A.0"]
+    assert main(["compare", a, b, "-r", ref, "--names", "base", "new", "--paired-ar-n", "9", "-f", "json"]) == 0
+    assert {s["system"] for s in json.loads(capsys.readouterr().out)["metrics"][0]["systems"]} == {"base", "new"}
+    assert main(["score", a, b, "-r", ref, "--names", "x", "x"]) == 2
+    assert "--names: 'x' given twice" in capsys.readouterr().err
+    assert main(["score", a, "-r", ref, "--strip-names", "-f", "json"]) == 0  # one file: nothing to strip
+    assert json.loads(capsys.readouterr().out)[0]["system"] == "newstest2019.uedin.6749.de-en"

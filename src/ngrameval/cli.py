@@ -159,6 +159,14 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stopwords", metavar="LIST", help="remove stop words: 'smart' or a file, one word a line")
 
 
+def _add_naming_options(p: argparse.ArgumentParser, names: bool = True) -> None:
+    if names:
+        p.add_argument("--names", nargs="+", metavar="NAME", help="a name for each system file (default: file names)")
+    p.add_argument(
+        "--strip-names", action="store_true", help="drop the prefix and suffix every system file name shares"
+    )
+
+
 def _add_scoring_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "systems",
@@ -265,7 +273,8 @@ def _scoring_inputs(
     if not args.refs:
         raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
-    systems = _read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have")
+    systems = _read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have", args.names,
+                            args.strip_names)  # fmt: skip
     if args.sentence_separator:
         sep = args.sentence_separator
         refs = [[r.replace(sep, "\n") for r in rs] for rs in refs]
@@ -393,7 +402,31 @@ def _system_paths(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def _read_systems(paths: Sequence[str], n: int, against: str) -> dict[str, list[str]]:
+def _shared(words: Sequence[str]) -> int:
+    """How many leading characters all ``words`` share."""
+    return next((k for k, chars in enumerate(zip(*words)) if len(set(chars)) > 1), min(map(len, words)))
+
+
+def _names(names: Sequence[str], given: Sequence[str] | None, strip: bool) -> list[str]:
+    """The systems' names: ``given`` (--names, one per file, distinct), or the file names without the prefix and
+    suffix they all share when ``strip`` (--strip-names: newstest2019.X.de-en -> X)."""
+    if given:
+        if len(given) != len(names):
+            raise InputError(f"--names gives {len(given)} names for {len(names)} system files")
+        twice = next((g for k, g in enumerate(given) if g in given[:k]), None)
+        if twice is not None:
+            raise InputError(f"--names: {twice!r} given twice; every system needs its own name")
+        return list(given)
+    if not strip or len(names) < 2:
+        return list(names)
+    head, tail = _shared(names), _shared([x[::-1] for x in names])
+    cut = [x[head : len(x) - tail] for x in names]
+    return cut if all(cut) and len(set(cut)) == len(cut) else list(names)
+
+
+def _read_systems(
+    paths: Sequence[str], n: int, against: str, names: Sequence[str] | None = None, strip: bool = False
+) -> dict[str, list[str]]:
     systems: dict[str, list[str]] = {}
     for path in _system_paths(paths):
         lines = read_lines(path)
@@ -409,7 +442,7 @@ def _read_systems(paths: Sequence[str], n: int, against: str) -> dict[str, list[
         while name in systems:
             name += "'"
         systems[name] = lines
-    return systems
+    return dict(zip(_names(list(systems), names, strip), systems.values(), strict=True))
 
 
 def cmd_paraphrase(args: argparse.Namespace) -> int:
@@ -420,7 +453,8 @@ def cmd_paraphrase(args: argparse.Namespace) -> int:
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
     if len(refs) != len(sources):
         raise InputError(f"the references ({args.refs[0]}) have {len(refs)} lines but {args.source} has {len(sources)}")
-    systems = _read_systems(args.systems, len(sources), f"the source ({args.source}) has")
+    systems = _read_systems(args.systems, len(sources), f"the source ({args.source}) has", args.names,
+                            args.strip_names)  # fmt: skip
     ratings = None
     if args.ratings:
         if len(args.ratings) != len(systems):
@@ -457,13 +491,10 @@ def _read_judgments(args: argparse.Namespace) -> list[Judgment]:
 
 
 def _judged(args: argparse.Namespace, systems: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[HumanScores]]:
-    """Systems renamed by --names, and the human scores of every criterion read with the judgment options."""
+    """The systems (named by --names or --strip-names when read), and the human scores of every criterion read
+    with the judgment options."""
     from ngrameval.meta.correlate import aggregate
 
-    if args.names:
-        if len(args.names) != len(systems):
-            raise InputError(f"--names gives {len(args.names)} names for {len(systems)} system files")
-        systems = dict(zip(args.names, systems.values()))
     judgments = _read_judgments(args)
     n = len(next(iter(systems.values())))
     segments = None
@@ -644,7 +675,8 @@ def cmd_plane(args: argparse.Namespace) -> int:
     if not args.refs:
         raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
-    systems, humans = _judged(args, _read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have"))
+    against = f"the references ({args.refs[0]}) have"
+    systems, humans = _judged(args, _read_systems(args.systems, len(refs), against, args.names, args.strip_names))
     pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem)
     alphas = alpha_grid(args.alpha_step)
     cells = [(h, coef) for h in humans for coef in _coefficients(args.coefficients)]
@@ -654,7 +686,7 @@ def cmd_plane(args: argparse.Namespace) -> int:
         check_not_input(path, _input_paths(args), "--plot")
     planes = [
         plane(systems, refs, h, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1),
-              coefficient_name=coef, brevity=args.brevity, wordiness=args.wordiness)
+              coefficient_name=coef, brevity=args.brevity, wordiness=args.wordiness, unit=args.unit)
         for h, coef in cells
     ]  # fmt: skip
     if args.format == "json":
@@ -836,7 +868,7 @@ def _add_judgment_options(q: argparse.ArgumentParser, systems: bool = True, requ
     if systems:
         q.add_argument("--segment-ids", help="file: the segment id of each output line (default 1, 2, ...)")
         q.add_argument("--scale", metavar="LOW,HIGH", help="map scores to 0-1 from this scale (e.g. 1,5)")
-        q.add_argument("--names", nargs="+", help="the system names the judgments use, one per system file")
+        _add_naming_options(q)  # the names the judgments use
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -849,6 +881,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("score", help="score system outputs against references")
     _add_scoring_options(p)
     p.add_argument("--sentence", action="store_true", help="per-segment scores")
+    _add_naming_options(p)
     p.add_argument("-b", "--score-only", action="store_true", help="print the score(s) only, one a line (sacreBLEU -b)")
     p.add_argument(
         "--confidence", action="store_true", help="a bootstrap interval for each score (sacreBLEU --confidence)"
@@ -868,6 +901,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cp = sub.add_parser("compare", help="significance tests between systems (all pairs) and a ranking")
     _add_scoring_options(cp)
+    _add_naming_options(cp)
     test = cp.add_mutually_exclusive_group()
     test.add_argument("--paired-ar", action="store_true", help="paired approximate randomisation (the default)")
     test.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling (Koehn 2004)")
@@ -893,6 +927,7 @@ def build_parser() -> argparse.ArgumentParser:
     pp = sub.add_parser("paraphrase", help="BLEU, PINC, SE and their combinations for paraphrase systems")
     pp.add_argument("systems", nargs="+", metavar="SYSTEM", help="paraphrase files, one per source line")
     pp.add_argument("--source", required=True, help="the source sentences, one a line")
+    _add_naming_options(pp)
     pp.add_argument("-r", "--refs", nargs="+", required=True, metavar="REF", help="reference files (or TSV)")
     pp.add_argument("--tsv", action="store_true", help="reference files are TSV (one segment a line)")
     pp.add_argument("--missing-empty-refs", action="store_true", help="an empty reference is a missing one")
@@ -953,6 +988,12 @@ def build_parser() -> argparse.ArgumentParser:
                 "--alpha-step", type=_alpha_step, default=0.1, help="grid step of alpha in [0, 1] (default 0.1)"
             )
             q.add_argument("--max-order", type=_order, default=4, help="N = 1 .. this (default 4)")
+            q.add_argument(
+                "--unit",
+                choices=("word", "char"),
+                default="word",
+                help="n-grams of words (the -tok tokens; default) or characters (chrF's: whitespace removed)",
+            )
             q.add_argument(
                 "--coefficients", default="r2", help="r2 (default), pearson, spearman, kendall-b/c; a plane each"
             )

@@ -28,7 +28,7 @@ def _text_metric(c: Comparison, m: MetricComparison, width: int, pairs: bool) ->
     k = 100.0 if m.fraction else 1.0
     n = f"{c.n_resamples} {'trials' if c.test == 'ar' else 'resamples'}"
     corr = "uncorrected" if c.correction == "none" else f"{c.correction}-corrected"
-    lines = [f"{m.metric}: {_TESTS[c.test]} ({n}, seed {c.seed}), p {corr}, alpha {c.alpha:g}", ""]
+    lines = [f"{m.metric}: {_TESTS[c.test]} ({n}, seed {c.seed}), p {corr}, significance level {c.alpha:g}", ""]
     ci = f"{c.confidence * 100:g}% CI"
     if m.ranking is not None:
         score = {s.system: s for s in m.systems}
