@@ -407,3 +407,14 @@ def test_names_and_strip_names(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "--names: 'x' given twice" in capsys.readouterr().err
     assert main(["score", a, "-r", ref, "--strip-names", "-f", "json"]) == 0  # one file: nothing to strip
     assert json.loads(capsys.readouterr().out)[0]["system"] == "newstest2019.uedin.6749.de-en"
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_quiet_silences_warnings_not_errors(tmp_path: Path, where: str) -> None:
+    hyp = write(tmp_path / "h.txt", "The cat sat\n")
+    cmd = ["score", hyp, "-r", hyp, "-m", "rouge-l", "-tok", "intl"]
+    argv = ["-q", *cmd] if where == "before" else [*cmd, "-q"]
+    done = subprocess.run([sys.executable, "-m", "ngrameval", *argv], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "" and "ROUGE-L" in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "ngrameval", *argv, "-w", "99"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "ngrameval: error:" in bad.stderr

@@ -1098,7 +1098,20 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--report", metavar="HTML", help="also write the HTML report of the sample here")
     _add_output_options(d)
     d.set_defaults(func=cmd_demo)
+    _add_quiet(parser)
     return parser
+
+
+def _add_quiet(parser: argparse.ArgumentParser) -> None:
+    """``-q/--quiet`` on every (sub)command: no warnings on stderr (errors still print)."""
+    # SUPPRESS: a subcommand's default must not undo `ngrameval -q score ...`
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no warnings on stderr (errors print)"
+    )
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _add_quiet(sub)
 
 
 def _fail(message: str, code: int = 2) -> int:
@@ -1131,6 +1144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # --help, --version, or the one-line usage error already printed
             return int(exc.code or 0)
         warnings.simplefilter("default", UndefinedMetricWarning)
+        if getattr(args, "quiet", False):
+            warnings.simplefilter("ignore")
         if _input_paths(args).count(STDIN) > 1:
             raise InputError("standard input ('-') can be read once: give the other inputs as files")
         check_not_input(getattr(args, "output", None), _input_paths(args), "-o")
