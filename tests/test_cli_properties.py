@@ -72,6 +72,16 @@ def _check(code: int, out: str, err: str, files: dict[Path, bytes]) -> None:
     assert not [p for p in next(iter(files)).parent.iterdir() if p.name.endswith(".tmp")]
 
 
+def _two_systems(d: Path, lines: list[tuple[str, str, str]], more: dict[str, bytes] | None = None) -> dict[Path, bytes]:
+    """Writes a.txt, b.txt and ref.txt (the columns of ``lines``) and ``more`` into ``d``; returns them all."""
+    files = {d / name: "".join(f"{row[k]}\n" for row in lines).encode() for k, name in enumerate(["a.txt", "b.txt",
+             "ref.txt"])}  # fmt: skip
+    files.update({d / name: data for name, data in (more or {}).items()})
+    for path, data in files.items():
+        path.write_bytes(data)
+    return files
+
+
 def _finite(value: object) -> None:
     if isinstance(value, float):
         assert math.isfinite(value)
@@ -118,14 +128,7 @@ def test_correlate_on_arbitrary_judgments(
     extra: list[str],
 ) -> None:
     d = tmp_path_factory.mktemp("correlate")
-    files = {
-        d / "a.txt": "".join(f"{a}\n" for a, _, _ in lines).encode(),
-        d / "b.txt": "".join(f"{b}\n" for _, b, _ in lines).encode(),
-        d / "ref.txt": "".join(f"{r}\n" for _, _, r in lines).encode(),
-        d / "j.csv": b"system,seg,score\n" + judgments,
-    }
-    for path, data in files.items():
-        path.write_bytes(data)
+    files = _two_systems(d, lines, {"j.csv": b"system,seg,score\n" + judgments})
     argv = ["correlate", str(d / "a.txt"), str(d / "b.txt"), "-r", str(d / "ref.txt"), "-j", str(d / "j.csv")]
     code, out, err = _run([*argv, "-f", "json", *extra], capsys)
     _check(code, out, err, files)
@@ -147,13 +150,7 @@ def test_compare_on_small_corpora(
     metrics: list[str],
 ) -> None:
     d = tmp_path_factory.mktemp("compare")
-    files = {
-        d / "a.txt": "".join(f"{a}\n" for a, _, _ in lines).encode(),
-        d / "b.txt": "".join(f"{b}\n" for _, b, _ in lines).encode(),
-        d / "ref.txt": "".join(f"{r}\n" for _, _, r in lines).encode(),
-    }
-    for path, data in files.items():
-        path.write_bytes(data)
+    files = _two_systems(d, lines)
     argv = ["compare", str(d / "a.txt"), str(d / "b.txt"), "-r", str(d / "ref.txt"), "-m", ",".join(metrics)]
     code, out, err = _run([*argv, "-f", "json", "--seed", "1", *opts], capsys)
     _check(code, out, err, files)
