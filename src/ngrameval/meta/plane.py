@@ -28,6 +28,28 @@ from ngrameval.validate import MAX_ORDER, integer, number
 DEFAULT_ALPHAS = tuple(round(a / 10, 1) for a in range(11))
 DEFAULT_ORDERS = (1, 2, 3, 4)
 MAX_ALPHAS = 1001  # alpha columns of one plane: a step of 0.001 (the grid is at most 1,001 x 100 cells)
+UNITS = ("word", "char")  # what a plane's n-grams are made of (``--unit``)
+
+
+def unit_text(unit: str, pre: Preprocess) -> Preprocess:
+    """The text setting of a plane over ``unit``: ``word`` keeps ``pre`` (n-grams of its tokenizer's tokens);
+    ``char`` is the character plane, ``pre`` with the ``char`` tokenizer: every character a token, whitespace
+    removed as chrF removes it (sacreBLEU's default ``whitespace=False``), ``pre.lowercase`` kept (chrF ``-lc``).
+    The same as ``-tok char``; a character plane takes no other tokenizer, stop words or stemming.
+
+    >>> unit_text("char", Preprocess(lowercase=True)).signature()
+    'tok:char|case:lc|stop:no|stem:no'
+    """
+    if unit not in UNITS:
+        raise ConfigError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
+    if unit == "word":
+        return pre
+    if pre.tokenize not in ("13a", "char") or pre.stopwords is not None or pre.stem:
+        raise ConfigError(
+            "a character plane (unit char) reads characters: leave the tokenizer at its default and give no "
+            f"stop words or stemming (got {pre.signature()})"
+        )
+    return Preprocess("char", pre.lowercase)
 
 
 def alpha_grid(step: float) -> tuple[float, ...]:
@@ -89,8 +111,11 @@ def plane(
     coefficient_name: str = "r2",
     brevity: float = 1.0,
     wordiness: float = 2.0,
+    unit: str = "word",
 ) -> Plane:
-    """System-level ``coefficient_name`` of every AEv(alpha, N) against ``human`` (systems matched by name).
+    """System-level ``coefficient_name`` of every AEv(alpha, N) against ``human`` (systems matched by name);
+    ``unit`` ``"char"``: the character plane (n-grams of characters, see :func:`unit_text`; chrF's relation to
+    it: :mod:`ngrameval.metrics.chrf`).
 
     >>> import numpy as np
     >>> h = HumanScores("q", ("a", "b", "c"), np.array([1.0, 2.0, 3.0]), None, 3, 0)
@@ -99,7 +124,7 @@ def plane(
     >>> p.best_alpha, p.best_order, round(p.best_value, 3)
     (0.0, 1, 1.0)
     """
-    pre = pre or Preprocess()
+    pre = unit_text(unit, pre or Preprocess())
     alphas = tuple(number(a, f"alphas[{k}]", 0.0, 1.0) for k, a in enumerate(alphas))
     orders = tuple(integer(n, f"orders[{k}]", 1, MAX_ORDER) for k, n in enumerate(orders))
     if not 1 <= len(alphas) <= MAX_ALPHAS or not orders:

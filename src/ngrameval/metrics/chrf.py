@@ -15,11 +15,33 @@ segment) or a sum of rows (a corpus, a resample)::
 With several references sacreBLEU keeps, per segment, the counts against the reference whose
 sentence chrF is highest (the first on ties) and sums those; so do we.
 
-Relation to AEv (SPEC §2): with alpha = 1 / (1 + beta^2),
-``(1 + beta^2) P R / (beta^2 P + R) = P R / (alpha R + (1 - alpha) P)``, the AEv combination — chrF is
-an AEv-style member over character n-grams with *arithmetic* means of the per-order precisions and
-recalls (AEv's are geometric), no brevity or wordiness penalty, and the best reference instead of
-clipping against all. beta = 2 is alpha = 0.2: leaning to recall, as alpha -> 0 is recall.
+Relation to AEv (SPEC §2) over character n-grams — the character plane, ``plane --unit char`` (the
+``char`` tokenizer: every character a token, whitespace removed exactly as chrF removes it by default).
+With ``alpha = 1 / (1 + beta^2)`` (:func:`alpha_of_beta`; beta = 2 is alpha = 0.2, leaning to recall as
+alpha -> 0 is recall), ``(1 + beta^2) P R / (beta^2 P + R) = P R / (alpha R + (1 - alpha) P)``: chrF's
+combination of P and R *is* AEv's. Both take per-order precisions and recalls from corpus sums of counts
+and combine a mean of each. Exactly:
+
+* equal (up to AEv's ``exp(log P)`` rounding, ~1e-16): chrF-beta with ``nc = 1, nw = 0`` and AEv(alpha, 1)
+  over the ``char`` tokenizer, same case setting, with AEv's penalties neutral (``W = inf``; ``B`` large enough
+  that ``B |c| >= |r|``, e.g. 1e9), one reference per segment and no empty reference (after whitespace
+  removal) — at corpus and sentence level. With one reference AEv's clipped hypothesis matches
+  ``sum min(c_hyp, max_ref c_ref)`` and clipped reference matches ``sum min(c_ref, c_hyp)`` are both chrF's
+  ``m``, so P(1) and R(1) are chrF's P_1 and R_1 (tests/test_chrf_plane.py).
+* not equal for N > 1: chrF averages P_n and R_n *arithmetically* over orders, AEv *geometrically*. F is
+  increasing in P and R, the arithmetic mean is >= the geometric one, and chrF's P_n is >= AEv's (it
+  leaves out the hypotheses of segments whose reference is too short for order n, which match nothing), so
+  with one reference per segment and neutral penalties AEv(alpha, N) <= chrF-beta(nc = N) always, empty
+  references included (equal at N > 1 only when every order has the same P_n and the same R_n); an order
+  without a match makes AEv 0 and leaves chrF positive.
+* not equal in general, because of: AEv's brevity and wordiness penalties (chrF has none); several
+  references (chrF keeps the counts of the reference with the best sentence chrF, AEv clips against the
+  maximum over all references and pools recall over all of them); chrF's effective order (an order with
+  no hypothesis or no reference n-gram is left out of the means; in AEv it makes its side 0) and its
+  ``h_i = 0`` for a segment whose reference has no n-gram of order i (so an empty reference drops its
+  hypothesis from P even at N = 1); ``eps_smoothing`` (a mean of per-order F scores, not an F of means);
+  ``whitespace=True`` (the character plane removes whitespace); and chrF++, whose word orders are averaged
+  together with the character orders (no AEv member mixes units).
 """
 
 from __future__ import annotations
@@ -30,9 +52,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from ngrameval import _overlap
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.metrics.policy import FloatArray
-from ngrameval.ngrams.chars import char_units, clipped_matches, gram_occurrences, ngram_counts, word_units
+from ngrameval.ngrams.chars import WordUnits, char_units, ngram_counts
 from ngrameval.ngrams.texts import IntArray, Texts
 from ngrameval.validate import MAX_ORDER, integer, number
 
@@ -132,36 +155,40 @@ def chrf_plus(**kwargs: object) -> ChrF:
     return ChrF(**kwargs)  # type: ignore[arg-type]
 
 
-def _concat(a: Texts, b: Texts) -> Texts:
-    return Texts(np.concatenate([a.ids, b.ids]), np.concatenate([a.off, b.off[1:] + a.off[-1]]))
-
-
-def _units(metric: ChrF, lines: Sequence[str], vocab: dict[str, int]) -> tuple[Texts, Texts | None]:
+def _units(metric: ChrF, lines: Sequence[str], words: WordUnits) -> tuple[Texts, Texts | None]:
     chars = char_units(lines, metric.whitespace)
-    return chars, (word_units(lines, vocab) if metric.word_order else None)
+    return chars, (words(lines) if metric.word_order else None)
 
 
 def per_reference(
     metric: ChrF, hyp: tuple[Texts, Texts | None], ref: tuple[Texts, Texts | None], owner: IntArray
 ) -> FloatArray:
     """``(references, 3 * orders)``: each reference's ``[h, r, m]`` counts against its segment's hypothesis
-    (``owner[k]`` = the segment of reference ``k``)."""
+    (``owner[k]`` = the segment of reference ``k``).
+
+    The clipped matches come from the counting kernel (``ngrameval._overlap``) with every (hypothesis,
+    reference) pair as its own segment, where its ``match`` is ``sum_g min(count_hyp(g), count_ref(g))``."""
     n_refs = len(owner)
+    pairs = np.arange(n_refs + 1, dtype=np.int64)
     parts = []
     for k, order in ((0, metric.char_order), (1, metric.word_order)):
         h_units, r_units = hyp[k], ref[k]
         if order == 0 or h_units is None or r_units is None:
             continue
-        grams = gram_occurrences(_concat(r_units, h_units), order)
-        match = clipped_matches(grams, grams.text < n_refs, owner + n_refs, order, n_refs)
+        if len(h_units) != n_refs:  # several references somewhere: the hypothesis once per reference
+            h_units = h_units.take(owner)
+        ((match_b, *_),) = _overlap.overlap(r_units.ids, r_units.off, pairs, [(h_units.ids, h_units.off)], order, None)
+        match = np.frombuffer(match_b, dtype=np.int64).reshape(n_refs, order)
         r_total = ngram_counts(r_units.lens, order)
-        h_total = np.where(r_total > 0, ngram_counts(h_units.lens, order)[owner], 0)
+        h_total = np.where(r_total > 0, ngram_counts(h_units.lens, order), 0)
         parts.append(np.stack([h_total, r_total, match], axis=-1).reshape(n_refs, 3 * order))
     return np.concatenate(parts, axis=1).astype(np.float64)
 
 
 def best_rows(metric: ChrF, rows: FloatArray, seg: IntArray) -> FloatArray:
     """Per segment, the row of the reference with the highest sentence chrF (the first on ties)."""
+    if len(rows) == len(seg) - 1:  # one reference per segment
+        return rows
     f = metric.f_score(rows)
     owner = np.repeat(np.arange(len(seg) - 1), np.diff(seg))
     top = np.maximum.reduceat(f, seg[:-1]) if len(f) else f
@@ -186,16 +213,16 @@ def chrf_rows(
     if n_seg and per_seg.min() == 0:
         raise InputError(f"segment {int(np.argmin(per_seg)) + 1} has no reference; every segment needs at least one")
     out = [np.zeros((n_seg, 3 * metric.n_orders)) for _ in systems]
+    words = WordUnits()  # word ids shared by every chunk (its tables grow with the distinct words only)
     for start in range(0, n_seg, chunk):
         stop = min(start + chunk, n_seg)
         lo, hi = int(seg[start]), int(seg[stop])
         ref_lines = [x.lower() for x in refs[lo:hi]] if lowercase else list(refs[lo:hi])
-        vocab: dict[str, int] = {}
-        ref_units = _units(metric, ref_lines, vocab)
+        ref_units = _units(metric, ref_lines, words)
         local = seg[start : stop + 1] - lo
         owner = np.repeat(np.arange(stop - start), np.diff(local))
         for acc, hyps in zip(out, systems):
             lines = [x.lower() for x in hyps[start:stop]] if lowercase else list(hyps[start:stop])
-            rows = per_reference(metric, _units(metric, lines, vocab), ref_units, owner)
+            rows = per_reference(metric, _units(metric, lines, words), ref_units, owner)
             acc[start:stop] = best_rows(metric, rows, local)
     return out
