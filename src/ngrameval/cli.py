@@ -1079,7 +1079,11 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--seed", type=_seed, default=12345, help="random seed of every resampling (default 12345)")
     rp.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm", help="(default holm)")
     rp.add_argument("--sig-level", type=_level, default=0.05, help="significance level after correction (0.05)")
-    rp.add_argument("--coefficients", default="pearson,kendall-b", help="correlations (default pearson,kendall-b)")
+    rp.add_argument(
+        "--coefficients",
+        default="pearson,spearman",
+        help="correlations (default pearson,spearman; kendall-b is slower)",
+    )
     rp.add_argument("--n-resamples", type=_count, default=1000, help="bootstrap resamples of the correlations")
     rp.add_argument("--examples", type=_count, default=5, help="example segments per direction and pair (5)")
     rp.add_argument("--max-pairs", type=_count, default=3, help="analysed pairs: the first system vs the next N (3)")

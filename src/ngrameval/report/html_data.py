@@ -44,7 +44,7 @@ class ReportOptions:
     correction: str = "holm"
     alpha: float = 0.05
     confidence: float = 0.95
-    coefficients: tuple[str, ...] = ("pearson", "kendall-b")
+    coefficients: tuple[str, ...] = ("pearson", "spearman")
     n_corr_resamples: int = 1000
     examples: int = 5
     ngrams: int = 10
