@@ -34,13 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ngrameval.errors import InputError
 from ngrameval.metrics.policy import FloatArray
-from ngrameval.ngrams.chars import gram_occurrences
 from ngrameval.ngrams.stats import mean_of_rows, mean_rows
 from ngrameval.ngrams.texts import IntArray, Texts
 from ngrameval.text.pipeline import Encoder, Preprocess
@@ -90,70 +89,204 @@ def cider(**kwargs: object) -> Cider:
     return Cider(defended=False, **kwargs)  # type: ignore[arg-type]
 
 
-def _first_sorted(order: IntArray, first: IntArray) -> IntArray:
-    """Entry indices sorted by (bin, first occurrence): the reference code adds in dict insertion order."""
-    out: IntArray = np.lexsort((first, order))
+def _sort_rows(*cols: IntArray) -> list[IntArray]:
+    """The columns (non-negative integers) reordered so that their rows are sorted, the first column most
+    significant: one SIMD ``np.sort`` of the columns packed into int64 keys when their bits fit, else a lexsort."""
+    widths = [int(c.max()).bit_length() if len(c) else 0 for c in cols]
+    if sum(widths) > 63:
+        at = np.lexsort(cols[::-1])
+        return [c[at] for c in cols]
+    key = cols[0].astype(np.int64)
+    for c, w in zip(cols[1:], widths[1:], strict=True):
+        key <<= w
+        key |= c
+    key.sort()
+    out = []
+    for w in reversed(widths[1:]):
+        out.append(key & ((1 << w) - 1))
+        key >>= w
+    return [key, *reversed(out)]
+
+
+def _squares(tf: IntArray, df: IntArray, idf: FloatArray) -> FloatArray:
+    """``(tf * idf[df]) ** 2`` element-wise, squared as the reference code squares: ``pow(x, 2)`` (libm pow,
+    which is not always ``x * x``), computed once per distinct (tf, df) pair, not per entry."""
+    width = len(idf)
+    code = tf.astype(np.int64) * width + df
+    top = int(code.max()) + 1 if len(code) else 0
+    if top <= max(1 << 22, 4 * len(code)):
+        present = np.zeros(top, dtype=bool)
+        present[code] = True
+        table = np.zeros(top)
+        which = np.flatnonzero(present)
+        table[which] = [(float(c // width) * float(idf[c % width])) ** 2 for c in which.tolist()]
+        out: FloatArray = table[code]
+        return out
+    uniq, inv = np.unique(code, return_inverse=True)
+    vals = np.array([(float(c // width) * float(idf[c % width])) ** 2 for c in uniq.tolist()], dtype=np.float64)
+    out = vals[inv.reshape(-1)]
     return out
+
+
+def _layout(hyps: Sequence[Texts], refs: Texts, seg: IntArray) -> tuple[Texts, IntArray, IntArray]:
+    """All texts in one array, segment by segment: the segment's hypothesis of each system, then its
+    references. Returns the texts, the position of each reference ``(refs,)`` and of each hypothesis
+    ``(systems, segments)``."""
+    n_seg, n_ref, n_sys = len(seg) - 1, len(refs), len(hyps)
+    owner = np.repeat(np.arange(n_seg, dtype=np.int64), np.diff(seg))
+    ref_at = n_sys * (owner + 1) + np.arange(n_ref, dtype=np.int64)
+    hyp_at = (n_sys * np.arange(n_seg) + seg[:-1])[None, :] + np.arange(n_sys)[:, None]
+    sources = [refs, *hyps]
+    shift = np.cumsum([0] + [len(t.ids) for t in sources])
+    starts = np.concatenate([t.off[:-1] + sh for t, sh in zip(sources, shift.tolist(), strict=False)])
+    ids = np.concatenate([t.ids for t in sources])
+    src = np.empty(n_ref + n_sys * n_seg, dtype=np.int64)
+    src[ref_at] = np.arange(n_ref)
+    src[hyp_at.reshape(-1)] = n_ref + np.arange(n_sys * n_seg)
+    lens = np.concatenate([t.lens for t in sources])[src]
+    off = np.zeros(len(src) + 1, dtype=np.int64)
+    np.cumsum(lens, out=off[1:])
+    at = np.repeat(starts[src] - off[:-1], lens) + np.arange(off[-1])
+    return Texts(ids[at], off), ref_at, hyp_at
 
 
 def cider_scores(metric: Cider, hyps: Sequence[Texts], refs: Texts, seg: IntArray) -> list[FloatArray]:
     """Segment CIDEr(-D) of every system in ``hyps`` (token ids from one encoder) against ``refs``
-    (segment ``s`` has references ``seg[s] .. seg[s + 1] - 1``, at least one)."""
-    n_seg, n_ref, n = len(seg) - 1, len(refs), metric.n
+    (segment ``s`` has references ``seg[s] .. seg[s + 1] - 1``, at least one).
+
+    Per order, every n-gram occurrence is one int64 key (n-gram, text, position in the text); one sort groups
+    them by n-gram, and within an n-gram by segment (hypotheses before references, by the layout of
+    :func:`_layout`), which gives term and document frequencies and each reference n-gram's match in its
+    segment's hypothesis. Sums run in the reference code's order: each text's n-grams in order of first
+    appearance (norms) and the hypothesis' n-grams in that order (dot products)."""
+    n_seg, n_ref, n, n_sys = len(seg) - 1, len(refs), metric.n, len(hyps)
     per_seg = np.diff(seg)
     if n_seg and per_seg.min() == 0:
         raise InputError(f"segment {int(np.argmin(per_seg)) + 1} has no reference; every segment needs at least one")
-    all_ids = np.concatenate([refs.ids, *(h.ids for h in hyps)])
-    lens = np.concatenate([refs.lens, *(h.lens for h in hyps)])
-    off = np.zeros(len(lens) + 1, dtype=np.int64)
-    np.cumsum(lens, out=off[1:])
-    grams = gram_occurrences(Texts(all_ids, off), n)
-    big = np.int64(max(grams.n_grams, 1))
-    keys, first, tf = np.unique(grams.text * big + grams.gram, return_index=True, return_counts=True)
-    text, gram = keys // big, keys % big
-    order = grams.order[first]
+    if not n_seg:
+        return [np.zeros(0) for _ in hyps]
     owner = np.repeat(np.arange(n_seg, dtype=np.int64), per_seg)
-    # document frequency: segments whose references hold the n-gram
-    on_ref = text < n_ref
-    seg_gram = np.sort(owner[text[on_ref]] * big + gram[on_ref])
-    seg_gram = seg_gram[np.r_[True, seg_gram[1:] != seg_gram[:-1]]] if len(seg_gram) else seg_gram
-    df = np.bincount(seg_gram % big, minlength=int(big)).astype(np.float64)
-    log_df = np.log(np.maximum(1.0, df))
-    log_s = np.log(float(n_seg)) if n_seg else 0.0
-    vec = tf.astype(np.float64) * (log_s - log_df[gram])
-    # norms per (text, order), summed in each text's n-gram order of first appearance
-    srt = _first_sorted(text * n + order, first)
-    # the reference code squares with pow(x, 2) on NumPy scalars (libm pow), which is not always x * x
-    squares = np.array([x**2 for x in vec.tolist()], dtype=np.float64)
-    sq = np.bincount((text * n + order)[srt], weights=squares[srt], minlength=len(lens) * n)
-    norm = np.sqrt(sq).reshape(len(lens), n)
+    texts, ref_at, hyp_at = _layout(hyps, refs, seg)
+    n_texts, lens = len(texts), texts.lens
+    n_tok = int(texts.off[-1])
+    # int32 indices when they fit: half the memory traffic (fresh pages are much of the time here)
+    idx: type[np.signedinteger[Any]] = np.int32 if max(n_tok, n_texts) < 2**31 - 1 else np.int64
+    # each text's tag: segment * (systems + 1) + (its system, or ``systems`` for a reference)
+    tags = n_sys + 1
+    text_tag = np.empty(n_texts, dtype=np.int64)
+    text_tag[ref_at] = owner * tags + n_sys
+    text_tag[hyp_at] = np.arange(n_seg)[None, :] * tags + np.arange(n_sys)[:, None]
+    text_tag = text_tag.astype(idx) if n_seg * tags < 2**31 else text_tag
+    text_ref = np.full(n_texts, -1, dtype=np.int64)
+    text_ref[ref_at] = np.arange(n_ref)
+    tok = texts.ids
+    vocab = int(tok.max()) + 1 if n_tok else 1
+    tok_text = np.repeat(np.arange(n_texts, dtype=idx), lens)
+    text_start = texts.off[:-1].astype(idx)
+    local = np.arange(n_tok, dtype=idx) - text_start[tok_text]  # position within the text
+    rest = lens.astype(idx)[tok_text] - local  # tokens from each position to the end of its text
+    # idf by document frequency: log(S) - log(max(1, df))
+    idf = np.log(float(n_seg)) - np.log(np.maximum(1.0, np.arange(n_seg + 1, dtype=np.float64)))
+    sq_norm = np.zeros((n_texts, n))
+    dots = [np.zeros((n_ref, n)) for _ in hyps]
+    pos = np.arange(n_tok, dtype=idx)  # start positions of the current order's n-grams
+    gid = np.zeros(n_tok, dtype=idx)  # n-gram id (this order) of the n-gram starting at each position
+    # work buffers, reused by every order (each order has fewer n-grams than the one before)
+    key_buf, at_buf = np.empty(n_tok, dtype=np.int64), np.empty(n_tok, dtype=idx)
+    gram_buf, txt_buf = np.empty(n_tok, dtype=idx), np.empty(n_tok, dtype=idx)
+    new_buf, weight = np.empty(n_tok, dtype=bool), np.empty(n_tok)
+    local_bits = max(int(lens.max()) - 1, 0).bit_length()
+    shift = max(n_texts - 1, 0).bit_length() + local_bits
+    for j in range(n):
+        if j:
+            pos = pos[rest[pos] > j]
+        m = len(pos)
+        if not m:
+            break
+        key, at, gram, txt, new = key_buf[:m], at_buf[:m], gram_buf[:m], txt_buf[:m], new_buf[:m]
+        if j:  # (id of the (n-1)-gram prefix, last token): exact
+            np.multiply(gid[pos], vocab, out=key, dtype=np.int64)
+            key += tok[pos + j]
+        else:
+            key[:] = tok
+        # occurrences by n-gram, then text and position (= segment, text, position): one sort of packed keys
+        if int(key.max()).bit_length() + shift <= 63:
+            key <<= shift
+            key |= tok_text[pos].astype(np.int64) << local_bits
+            key |= local[pos]
+            key.sort()
+            np.bitwise_and(key, (1 << shift) - 1, out=at, casting="unsafe")
+            key >>= shift
+            np.right_shift(at, local_bits, out=txt)
+            at &= (1 << local_bits) - 1
+            at += text_start[txt]
+        else:
+            by = np.argsort(key, kind="stable")
+            at[:] = pos[by]
+            key[:] = key[by]
+            np.take(tok_text, at, out=txt)
+        new[0] = True
+        np.not_equal(key[1:], key[:-1], out=new[1:])
+        np.cumsum(new, dtype=idx, out=gram)
+        gram -= 1
+        gid[at] = gram
+        new[1:] |= txt[1:] != txt[:-1]
+        first = np.flatnonzero(new)  # first occurrence of each n-gram in each text
+        tf = np.empty(len(first), dtype=idx)
+        np.subtract(first[1:], first[:-1], out=tf[:-1], casting="unsafe")
+        tf[-1] = m - first[-1]
+        e_gram, e_txt, e_at = gram[first], txt[first], at[first]
+        e_tag = text_tag[e_txt]
+        e_kind = e_tag % tags
+        # runs: the entries of one n-gram in one segment (the segment's hypotheses first, then its references)
+        run = np.empty(len(first), dtype=bool)
+        run[0] = True
+        e_tag //= tags
+        run[1:] = (e_gram[1:] != e_gram[:-1]) | (e_tag[1:] != e_tag[:-1])
+        run_id = np.cumsum(run, dtype=idx)
+        # document frequency: segments whose references hold the n-gram (runs that end with a reference)
+        ends = np.flatnonzero(run)
+        ends[:-1] = ends[1:] - 1
+        ends[-1] = len(first) - 1
+        df = np.bincount(e_gram[ends[e_kind[ends] == n_sys]], minlength=int(gram[-1]) + 1)
+        # norms: squares summed in each text's order of first appearance (bincount adds in array order;
+        # the zeros of repeated and absent positions add nothing)
+        weight[:] = 0.0
+        weight[e_at] = _squares(tf, df[e_gram], idf)
+        sq_norm[:, j] = np.bincount(tok_text, weights=weight, minlength=n_texts)
+        r_idx = np.flatnonzero(e_kind == n_sys)
+        for k in range(n_sys):
+            # the last entry of system k at or before each reference entry: a match if in the same run
+            last = np.where(e_kind == k, np.arange(len(first), dtype=idx), -1)
+            np.maximum.accumulate(last, out=last)
+            h = last[r_idx]
+            hit = (h >= 0) & (run_id[np.maximum(h, 0)] == run_id[r_idx])
+            p, h = r_idx[hit], h[hit]
+            # per reference, matches in the hypothesis' order of first appearance
+            ref_i, h_at, tf_h, tf_r = _sort_rows(text_ref[e_txt[p]], e_at[h], tf[h], tf[p])
+            w = idf[df[gid[h_at]]]
+            hv, rv = tf_h.astype(np.float64) * w, tf_r.astype(np.float64) * w
+            prod = np.minimum(hv, rv) * rv if metric.defended else hv * rv
+            dots[k][:, j] = np.bincount(ref_i, weights=prod, minlength=n_ref)
+    norm = np.sqrt(sq_norm)
     bigrams = np.maximum(lens - 1, 0)
+    nr = norm[ref_at]
     out = []
-    for k in range(len(hyps)):
-        base = n_ref + k * n_seg
-        # each (reference, n-gram) entry meets the same n-gram of its segment's hypothesis (absent: 0)
-        want = (base + owner[text[on_ref]]) * big + gram[on_ref]
-        at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
-        hit = keys[at] == want
-        r_idx = np.flatnonzero(on_ref)[hit]
-        h_idx = at[hit]
-        hv, rv = vec[h_idx], vec[r_idx]
-        prod = np.minimum(hv, rv) * rv if metric.defended else hv * rv
-        srt = _first_sorted(text[r_idx] * n + order[r_idx], first[h_idx])  # hypothesis n-gram order
-        dot = np.bincount((text[r_idx] * n + order[r_idx])[srt], weights=prod[srt], minlength=n_ref * n)
-        dot = dot.reshape(n_ref, n)
-        nh, nr = norm[base + owner], norm[:n_ref]
+    for k in range(n_sys):
+        h_text = hyp_at[k][owner]
+        dot = dots[k]
+        nh = norm[h_text]
         both = (nh != 0) & (nr != 0)
         sim = np.where(both, dot / np.where(both, nh * nr, 1.0), dot)
         if metric.defended:
-            delta = (bigrams[base + owner] - bigrams[:n_ref]).astype(np.float64)
+            delta = (bigrams[h_text] - bigrams[ref_at]).astype(np.float64)
             uniq, inv = np.unique(delta, return_inverse=True)
             # Python's float power, as the reference code's ``np.e ** (-(delta ** 2) / (2 * sigma ** 2))``
             pen = np.array([np.e ** (-(d**2) / (2 * metric.sigma**2)) for d in uniq.tolist()])
             sim = sim * pen[inv.reshape(-1)][:, None]
         # sum over references in order (bincount adds sequentially), mean over orders, / refs, x 10
         total = np.stack([np.bincount(owner, weights=sim[:, j], minlength=n_seg) for j in range(n)], axis=1)
-        score = total.mean(axis=1) if n_seg else np.zeros(0)
+        score = total.mean(axis=1)
         out.append(score / per_seg * 10.0)
     return out
 
