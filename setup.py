@@ -12,6 +12,6 @@ setup(
             depends=["src/ngrameval/_hash.h"],
             extra_compile_args=FLAGS,
         )
-        for name in ("_overlap", "_rouge", "_text")
+        for name in ("_overlap", "_rouge", "_text", "_ter")
     ]
 )

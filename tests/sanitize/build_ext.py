@@ -1,8 +1,8 @@
-"""Builds the three C kernels into a directory with extra compiler flags, without reading pyproject.toml.
+"""Builds the C kernels into a directory with extra compiler flags, without reading pyproject.toml.
 
     python tests/sanitize/build_ext.py OUT_DIR [FLAG ...]
 
-writes OUT_DIR/ngrameval/_overlap*.so, _rouge*.so and _text*.so (``OUT_DIR=src`` rebuilds in place).
+writes OUT_DIR/ngrameval/_overlap*.so, _rouge*.so, _text*.so and _ter*.so (``OUT_DIR=src`` rebuilds in place).
 tests/sanitize/run.sh uses it for the AddressSanitizer/UBSan build.
 """
 
@@ -29,7 +29,7 @@ def build(out_dir: str, extra: list[str]) -> None:
             extra_compile_args=FLAGS + extra,
             extra_link_args=extra,
         )
-        for name in ("_overlap", "_rouge", "_text")
+        for name in ("_overlap", "_rouge", "_text", "_ter")
     ]
     dist = Distribution({"ext_modules": exts})
     cmd = dist.get_command_obj("build_ext")

@@ -14,6 +14,11 @@ match/substitution, then a hypothesis word left out, then a reference word put i
 references the segment keeps the fewest edits and its length is the *mean* reference length. An empty
 reference costs every hypothesis word; a corpus with no reference word scores 1 (edits) or 0 (none).
 
+The search runs in the C kernel ``ngrameval._ter`` (word ids in, the GIL released, memory linear in the
+beam). :class:`BeamAligner`, :func:`shifted`, :func:`_spans`, :func:`_best_shift` and :func:`edits` below are
+its readable pure-Python reference: the same moves in the same order, the specification the kernel is tested
+against move for move (``tests/test_ter_kernel.py``), and :func:`edits` scores one pair of word-id lists.
+
 Rows are ``(edits, mean reference length)``: they add, so corpus TER, sentence TER and resamples are
 one function of summed rows, like every other metric.
 
@@ -33,8 +38,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
-from ngrameval.errors import InputError
+from ngrameval import _ter
+from ngrameval.errors import InputError, LimitError
 from ngrameval.metrics.policy import FloatArray
 from ngrameval.ngrams.texts import IntArray
 
@@ -44,6 +51,8 @@ BEAM_WIDTH = 25
 MAX_SHIFT_CANDIDATES = 1000  # sacreBLEU's: shift candidates tried per hypothesis-reference pair
 INF = 10**16
 MAX_CACHED = 10_000  # edit-distance rows kept per hypothesis-reference pair
+MAX_VOCAB = 2**31 - 1  # the kernel's word ids are int32
+BLOCK = 10_000  # segments tokenized and scored at a time
 
 # operations in the (hypothesis row, reference column) matrix: SKIP_HYP consumes a hypothesis word,
 # ADD_REF a reference word
@@ -304,7 +313,8 @@ def edits(hyp: list[int], ref: Sequence[int]) -> int:
 
 def ter_rows(metric: TER, systems: Sequence[Sequence[str]], refs: Sequence[str], seg: IntArray) -> list[FloatArray]:
     """``(segments, 2)`` rows (fewest edits over the references, mean reference length) of each system;
-    the references of segment ``s`` are ``refs[seg[s]:seg[s + 1]]`` (at least one each)."""
+    the references of segment ``s`` are ``refs[seg[s]:seg[s + 1]]`` (at least one each). The edits are
+    counted by the C kernel ``ngrameval._ter``, which makes the moves of :func:`edits`."""
     per_seg = np.diff(seg)
     if len(per_seg) and per_seg.min() == 0:
         raise InputError(f"segment {int(np.argmin(per_seg)) + 1} has no reference; every segment needs at least one")
@@ -313,17 +323,38 @@ def ter_rows(metric: TER, systems: Sequence[Sequence[str]], refs: Sequence[str],
     def ids(words: list[str]) -> list[int]:
         return [vocab.setdefault(w, len(vocab)) for w in words]
 
+    def flat(texts: list[list[int]]) -> tuple[NDArray[np.int32], IntArray]:
+        """Word ids of many texts as one int32 array and int64 offsets (the kernel's input)."""
+        if len(vocab) > MAX_VOCAB:
+            raise LimitError(f"TER: more than {MAX_VOCAB} distinct words (the kernel's word ids are int32)")
+        off = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(t) for t in texts], out=off[1:])
+        return np.fromiter(itertools.chain.from_iterable(texts), dtype=np.int32, count=int(off[-1])), off
+
     # sacreBLEU 2.x tokenizes every reference twice (Metric._cache_references, then TER._extract_reference_info,
     # each through _preprocess_segment); not idempotent for every input ("U.S..5": 5 tokens once, 6 twice)
     ref_ids = [ids(metric.tokenize(" ".join(metric.tokenize(r)))) for r in refs]
     bounds = seg.tolist()
     mean_len = np.array([sum(map(len, ref_ids[a:b])) / (b - a) for a, b in itertools.pairwise(bounds)])
+    ref_tok, ref_off = flat(ref_ids)
+    del ref_ids
+    seg64 = np.ascontiguousarray(seg, dtype=np.int64)
     out = []
     for hyps in systems:
         rows = np.zeros((len(per_seg), 2))
         rows[:, 1] = mean_len
-        for s, (a, b) in enumerate(itertools.pairwise(bounds)):
-            h = ids(metric.tokenize(hyps[s]))
-            rows[s, 0] = min(edits(h, ref_ids[k]) for k in range(a, b))
+        for a in range(0, len(per_seg), BLOCK):  # a block of segments at a time: memory bounded
+            b = min(a + BLOCK, len(per_seg))
+            r0, r1 = bounds[a], bounds[b]
+            hyp_tok, hyp_off = flat([ids(metric.tokenize(h)) for h in hyps[a:b]])
+            got = _ter.edits(
+                hyp_tok,
+                hyp_off,
+                ref_tok[ref_off[r0] : ref_off[r1]],
+                ref_off[r0 : r1 + 1] - ref_off[r0],
+                seg64[a : b + 1] - r0,
+                MAX_SHIFT_CANDIDATES,
+            )
+            rows[a:b, 0] = np.frombuffer(got, dtype=np.int64)
         out.append(rows)
     return out
