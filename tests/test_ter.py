@@ -188,3 +188,16 @@ def test_references_are_tokenized_twice_as_sacrebleu_does(asian: bool) -> None:
     """sacreBLEU runs each reference through the tokenizer twice; "U.S..5" is 5 words once and 6 twice."""
     opts = {"normalized": True, "no_punct": False, "asian_support": asian, "case_sensitive": False}
     check_equal(["", "U.S..5", "a.5 b..5"], [["U.S..5 "], ["U.S..5"], ["a..5 b.5", "x..5"]], opts)
+
+
+def test_win_rate_and_ranking_know_that_lower_is_better() -> None:
+    """For TER the better system has the lower score: it ranks first and wins (almost) every resample."""
+    import ngrameval as ne
+
+    refs = [f"the cat number {i} sat on the mat today" for i in range(30)]
+    good = [f"the cat number {i} sat on the mat" for i in range(30)]
+    bad = [f"a dog {i} ran far away" for i in range(30)]
+    cmp = ne.compare({"good": good, "bad": bad}, refs, "ter", test="bs", n_resamples=200, seed=1)
+    (pair,) = cmp.metrics[0].pairs
+    assert pair.system_a == "good" and pair.score_a < pair.score_b and pair.win_rate == 1.0
+    assert cmp.metrics[0].ranking is not None and cmp.metrics[0].ranking[0].system == "good"

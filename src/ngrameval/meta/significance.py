@@ -13,7 +13,7 @@ n-gram statistics, means of sentence scores (PINC, SE) from rows ``(score, 1)``.
   segments (the same for every system); with d* = score*(A) - score*(B),
   ``p = (c + 1) / (B + 1)`` where c counts resamples with |d*| - mean|d*| >= |score(A) - score(B)|
   (the bootstrap distribution shifted to mean 0 stands in for the null). ``win_rate`` is Koehn's
-  share of resamples where A scores higher (a tie counts for neither).
+  share of resamples where A scores better (higher; lower for TER; a tie counts for neither).
 
 Scores within 1e-10 (relative) of the observed statistic count as reaching it, so float rounding in
 the matrix products never turns a tie into a miss. A system compared with itself gets p = 1.
@@ -61,7 +61,7 @@ class SystemScore:
 class PairTest:
     """One paired test: ``delta = score_a - score_b``; ``p_adjusted`` after the multiple-comparison
     correction; ``significant`` if ``p_adjusted <= alpha``; ``win_rate`` (bootstrap only): share of
-    resamples where A scores higher than B."""
+    resamples where A scores better than B (higher; lower for an error rate such as TER)."""
 
     system_a: str
     system_b: str
@@ -312,14 +312,14 @@ def randomisation_counts(
 
 
 def _bootstrap_p(
-    scores: FloatArray, observed: FloatArray, pairs: Sequence[tuple[int, int]]
+    scores: FloatArray, observed: FloatArray, pairs: Sequence[tuple[int, int]], higher_better: bool = True
 ) -> tuple[FloatArray, FloatArray]:
     a = [i for i, _ in pairs]
     b = [j for _, j in pairs]
     d = scores[:, a] - scores[:, b]
     spread = np.abs(d) - np.abs(d).mean(axis=0)
     c = _reaches(spread, np.abs(observed[a] - observed[b])).sum(axis=0)
-    return (c + 1.0) / (len(scores) + 1.0), (d > 0).mean(axis=0)
+    return (c + 1.0) / (len(scores) + 1.0), ((d > 0) if higher_better else (d < 0)).mean(axis=0)
 
 
 def _pairs(names: Sequence[str], baseline: str | None) -> list[tuple[int, int]]:
@@ -412,8 +412,8 @@ def paired_test(
         boot = bootstrap_scores(rows, n_confidence, rng, jobs)
     else:
         boot = bootstrap_scores(rows, n, rng, jobs)
-        for scores, obs in zip(boot, observed):
-            p_bs, w_bs = _bootstrap_p(scores, obs, pairs)
+        for scores, obs, r in zip(boot, observed, rows):
+            p_bs, w_bs = _bootstrap_p(scores, obs, pairs, higher_is_better(r))
             p_values.append(p_bs)
             wins.append(w_bs)
     out = []
