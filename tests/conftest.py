@@ -1,6 +1,15 @@
-"""Shared test helpers: random corpora that exercise tokenization and counting edge cases."""
+"""Shared test helpers: random corpora that exercise tokenization and counting edge cases, a plain LCS, and the
+harnesses of the kernels' interrupt, GIL and memory tests."""
 
 from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Sequence
 
 from hypothesis import strategies as st
 
@@ -84,3 +93,58 @@ def streams(refs: list[list[str]]) -> list[list[str | None]]:
     """sacreBLEU's stream-major layout, None for a missing reference."""
     k = max(len(r) for r in refs)
     return [[r[i] if i < len(r) else None for r in refs] for i in range(k)]
+
+
+def plain_lcs(a: Sequence[object], b: Sequence[object]) -> int:
+    """The length of a longest common subsequence, by the textbook dynamic program (one row)."""
+    row = [0] * (len(b) + 1)
+    for x in a:
+        diag = 0
+        for j, y in enumerate(b, 1):
+            diag, row[j] = row[j], diag + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
+def run_python(code: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``code`` (dedented) in a fresh interpreter, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def interrupt(code: str) -> tuple[str, float]:
+    """Starts ``code``, which prints ``start`` before a long kernel call, sends it SIGINT half a second later and
+    returns its stderr and the seconds it took to stop after the signal."""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "start\n"
+        time.sleep(0.5)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        return err, time.monotonic() - sent
+    finally:
+        proc.kill()
+
+
+def ticks_beside(call: Callable[[], object]) -> tuple[int, float]:
+    """How often a thread sleeping 1 ms ran while ``call`` ran a second time, and how long ``call`` took alone:
+    with the GIL held the thread would get a tick only every poll (~ms) or switch interval (5 ms)."""
+    ticks = 0
+    done = threading.Event()
+
+    def count() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    start = time.monotonic()
+    call()
+    alone = time.monotonic() - start
+    worker = threading.Thread(target=count)
+    worker.start()
+    call()
+    done.set()
+    worker.join()
+    return ticks, alone

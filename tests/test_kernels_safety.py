@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
-import sys
 import textwrap
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from tests.conftest import interrupt, run_python, ticks_beside
 
 import ngrameval as ne
 from ngrameval import _overlap, _rouge, _text, limits
@@ -274,12 +272,6 @@ def test_bit_parallel_lcs_equals_the_alignment_table(m: int, vocab: int) -> None
     assert fast == table and np.frombuffer(fast)[0] > 0
 
 
-def _run(code: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
 def test_rouge_l_on_a_long_line_runs_in_linear_memory() -> None:
     # 200k tokens over a 20k-word vocabulary: the old bit table of every distinct token needed ~1 GB
     code = """
@@ -294,7 +286,7 @@ def test_rouge_l_on_a_long_line_runs_in_linear_memory() -> None:
         after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         print(f, before, after)
     """
-    out = _run(code, timeout=120)
+    out = run_python(code, timeout=120)
     assert out.returncode == 0, out.stderr
     f, before, after = out.stdout.split()
     assert 0 < float(f) < 1
@@ -334,16 +326,7 @@ def test_long_kernel_call_stops_on_sigint(kind: str) -> None:
     code = textwrap.dedent(_LONG_CALL).format(setup=setup, call=call)
     if kind == "skip":
         code = "from ngrameval import limits; limits.set_max_cells(2**40)\n" + code
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline() == "start\n"
-        time.sleep(0.5)
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
-        elapsed = time.monotonic() - sent
-    finally:
-        proc.kill()
+    err, elapsed = interrupt(code)
     assert "KeyboardInterrupt" in err, err
     assert elapsed < 5, elapsed  # generous for a loaded 2-core machine; it takes milliseconds when idle
 
@@ -351,24 +334,7 @@ def test_long_kernel_call_stops_on_sigint(kind: str) -> None:
 def test_kernels_release_the_gil() -> None:
     rng = np.random.default_rng(0)
     a, b = rng.integers(0, 1000, 200_000).astype(I32), rng.integers(0, 1000, 200_000).astype(I32)
-    ticks = 0
-    done = threading.Event()
-
-    def count() -> None:
-        nonlocal ticks
-        while not done.is_set():
-            ticks += 1
-            time.sleep(0.001)
-
-    start = time.monotonic()
-    _rouge.lcs(*one_text(a), *one_text(b), *clip(a), *clip(b), *ONE_PAIR, 0.0)
-    alone = time.monotonic() - start
-    worker = threading.Thread(target=count)
-    worker.start()
-    _rouge.lcs(*one_text(a), *one_text(b), *clip(a), *clip(b), *ONE_PAIR, 0.0)
-    done.set()
-    worker.join()
-    # with the GIL held the worker would get a tick only every poll (~ms) or switch interval (5 ms)
+    ticks, alone = ticks_beside(lambda: _rouge.lcs(*one_text(a), *one_text(b), *clip(a), *clip(b), *ONE_PAIR, 0.0))
     assert ticks >= max(3, alone / 0.005 / 2), (ticks, alone)
 
 

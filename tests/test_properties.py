@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from tests.conftest import plain_lcs
 
 import ngrameval as ne
 from ngrameval.errors import ConfigError, InputError
@@ -252,15 +253,6 @@ def _kernel_equals_python_counting(data: tuple[list[str], list[list[str]]]) -> N
         assert stats.rtotal[i].tolist() == want["rtotal"]
 
 
-def _lcs(a: list[str], b: list[str]) -> int:
-    row = [0] * (len(b) + 1)
-    for x in a:
-        prev = 0
-        for j, y in enumerate(b, 1):
-            prev, row[j] = row[j], prev + 1 if x == y else max(row[j], row[j - 1])
-    return row[-1]
-
-
 def _div(a: float, b: float) -> float:
     return a / b if b else 0.0
 
@@ -277,7 +269,7 @@ def _rouge_equals_python_counting(data: tuple[list[str], list[list[str]]]) -> No
             items = out[f"rouge-{n}:round=no"].items
             assert items.recall[i] == pytest.approx(_div(hits, sum(rc.values())), abs=1e-12)
             assert items.precision[i] == pytest.approx(_div(hits, sum(hc.values())), abs=1e-12)
-        lcs = _lcs(ht, rt)
+        lcs = plain_lcs(ht, rt)
         items = out["rouge-l:round=no"].items
         assert items.recall[i] == pytest.approx(_div(lcs, len(rt)), abs=1e-12)
         assert items.precision[i] == pytest.approx(_div(lcs, len(ht)), abs=1e-12)

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
+from tests.conftest import plain_lcs
 
 from ngrameval import _rouge
 from ngrameval.api import rouge
@@ -258,15 +259,6 @@ def test_sentence_encoder_equals_each_profiles_tokenizer(texts: list[str], lower
         assert got == preprocess(sentences, Preprocess(profile))  # the line encoder agrees
 
 
-def _lcs(a: list[int], b: list[int]) -> int:
-    row = [0] * (len(b) + 1)
-    for x in a:
-        diag = 0
-        for j, y in enumerate(b, 1):
-            diag, row[j] = row[j], diag + 1 if x == y else max(row[j], row[j - 1])
-    return row[-1]
-
-
 @pytest.mark.parametrize("alphabet", [2, 7, 60])
 def test_bit_parallel_lcs_equals_the_table(alphabet: int) -> None:
     # one sentence per text takes the bit-vector path; the same texts with an empty second sentence each take
@@ -293,7 +285,7 @@ def test_bit_parallel_lcs_equals_the_table(alphabet: int) -> None:
     table = np.frombuffer(
         _rouge.lcs(*with_empty_sentences(H), *with_empty_sentences(R), *H, *R, idx, idx, 0.0), np.float64
     )
-    assert fast.tolist() == table.tolist() == [_lcs(a.tolist(), b.tolist()) for a, b in zip(r, h)]
+    assert fast.tolist() == table.tolist() == [plain_lcs(a.tolist(), b.tolist()) for a, b in zip(r, h)]
 
 
 def test_cli_scores_every_variant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,12 +4,7 @@ checked inputs, int32 bound, linear memory, interruptible, GIL released."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import textwrap
-import threading
-import time
 from pathlib import Path
 from unittest import mock
 
@@ -17,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import interrupt, run_python, ticks_beside
 
 from ngrameval import _ter
 from ngrameval.errors import LimitError
@@ -165,12 +161,6 @@ def test_vocabulary_bound_is_a_limit_error() -> None:
         ter_rows(TER(), [["a"]], flat, seg)
 
 
-def _run(code: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
 def test_memory_is_linear_in_the_beam() -> None:
     # 100k words against 100k: a full table would be 10**10 cells; the bands are ~5 * 10**6
     code = """
@@ -185,7 +175,7 @@ def test_memory_is_linear_in_the_beam() -> None:
         after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         print(np.frombuffer(got, np.int64)[0], before, after)
     """
-    out = _run(code)
+    out = run_python(code, timeout=120)
     assert out.returncode == 0, out.stderr
     got, before, after = map(int, out.stdout.split())
     assert 0 < got <= 100_000
@@ -207,16 +197,7 @@ _LONG_CALL = """
 
 def test_long_call_stops_on_sigint() -> None:
     code = textwrap.dedent(_LONG_CALL)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline() == "start\n"
-        time.sleep(0.5)
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
-        elapsed = time.monotonic() - sent
-    finally:
-        proc.kill()
+    err, elapsed = interrupt(code)
     assert "KeyboardInterrupt" in err, err
     assert elapsed < 5, elapsed
 
@@ -225,23 +206,7 @@ def test_releases_the_gil() -> None:
     rng = np.random.default_rng(0)
     a, b = rng.integers(0, 3, 400).astype(I32), rng.integers(0, 3, 400).astype(I32)
     args = (a, np.array([0, 400], I64), b, np.array([0, 400], I64), np.array([0, 1], I64), 20_000)
-    ticks = 0
-    done = threading.Event()
-
-    def count() -> None:
-        nonlocal ticks
-        while not done.is_set():
-            ticks += 1
-            time.sleep(0.001)
-
-    start = time.monotonic()
-    _ter.edits(*args)
-    alone = time.monotonic() - start
-    worker = threading.Thread(target=count)
-    worker.start()
-    _ter.edits(*args)
-    done.set()
-    worker.join()
+    ticks, alone = ticks_beside(lambda: _ter.edits(*args))
     assert ticks >= max(3, alone / 0.005 / 2), (ticks, alone)
 
 
