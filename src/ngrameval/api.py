@@ -270,6 +270,14 @@ def unique_names(rows: Sequence[MetricRows]) -> list[MetricRows]:
     return out
 
 
+def named(rows: Sequence[MetricRows], specs: Sequence[MetricSpec], n_refs: Sequence[int]) -> list[MetricRows]:
+    """Rows counted in pieces (threads, Dask partitions) named and signed as one :func:`measure` of the whole
+    corpus names them: ``n_refs``, the reference counts of every piece."""
+    return unique_names(
+        [replace(r, metric=sp.metric.display_name(), signature=signature(sp, n_refs)) for r, sp in zip(rows, specs)]
+    )
+
+
 def checked_specs(specs: Sequence[MetricSpec] | str) -> list[MetricSpec]:
     """``specs`` with every metric's options checked; a string is parsed as a ``-m`` argument."""
     if isinstance(specs, str):

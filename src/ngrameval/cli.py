@@ -34,6 +34,7 @@ from ngrameval.text.tokenize import TOKENIZERS
 if TYPE_CHECKING:
     from ngrameval.meta.correlate import HumanScores
     from ngrameval.meta.resample import FloatArray
+    from ngrameval.paraphrase import ParaphraseResult
 
 # meta.agreement.KRIPPENDORFF_LEVELS, spelled out so that the parser does not import scipy (pinned by a test)
 KRIPPENDORFF_CHOICES = ("auto", "none", "interval", "ratio", "ordinal", "nominal")
@@ -219,6 +220,15 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_scheduler(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--scheduler",
+        metavar="local[:N]|ADDRESS",
+        help="run on Dask (pip install 'ngrameval[dask]'): a local cluster of N worker processes, or a scheduler's "
+        "address; SYSTEM, -r REF and --source are then shard patterns (quoted globs or directories) aligned by name",
+    )
+
+
 def _add_max_cells(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-cells",
@@ -291,24 +301,11 @@ def _scoring_inputs(
 
 
 def _score_on_dask(args: argparse.Namespace) -> list[Any]:
-    """``score --scheduler``: every SYSTEM/REF/--source argument is a shard pattern (a quoted glob or a
-    directory), shards aligned by name order and read by the workers (see ngrameval.distributed)."""
-    from ngrameval.distributed import cluster
+    """``score --scheduler``: see :mod:`ngrameval.distributed.commands`."""
+    from ngrameval.distributed import commands
 
-    if args.sentence or args.sentence_separator:
-        raise ConfigError("--sentence and --sentence-separator do not work with --scheduler yet")
-    if not args.systems or not args.refs:
-        raise InputError("with --scheduler give the system and reference shards as quoted globs or directories")
     specs = _specs(args, args.metrics)
-    parts = cluster.from_text_shards(
-        {p: p for p in args.systems}, args.refs, args.source, tsv=args.tsv, empty_is_missing=args.missing_empty_refs
-    )
-    client = cluster.connect(args.scheduler)
-    try:
-        print(f"ngrameval: Dask dashboard: {client.dashboard_link}", file=sys.stderr)
-        return cluster.score(parts, specs, client, progress=sys.stderr.isatty())
-    finally:
-        cluster.close(client, args.scheduler.startswith("local"))
+    return commands.score(args, specs, commands.shards(args, lambda x: _names(x, args.names, args.strip_names)))
 
 
 def _with_intervals(results: Scores, ci: list[tuple[Any, Any]], n_metrics: int, tag: str) -> Scores:
@@ -324,22 +321,29 @@ def _with_intervals(results: Scores, ci: list[tuple[Any, Any]], n_metrics: int, 
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    if args.scheduler:
+    sentence = args.sentence and not args.scheduler  # on Dask, the workers write them (--shard-output)
+    if args.scheduler and not args.confidence:
         results = _score_on_dask(args)
     else:
-        specs, refs, systems, source = _scoring_inputs(args)
-        rows = measure(systems, refs, specs, source, args.jobs)
-        results = scores_of(rows, list(systems), args.sentence)
+        if args.scheduler:  # the bootstrap needs every segment's rows: gathered from the workers
+            from ngrameval.distributed import commands
+
+            parts = commands.shards(args, lambda x: _names(x, args.names, args.strip_names))
+            names, rows = list(parts.system_names), commands.segment_rows(args, _specs(args, args.metrics), parts)
+        else:
+            specs, refs, systems, source = _scoring_inputs(args)
+            names, rows = list(systems), measure(systems, refs, specs, source, args.jobs)
+        results = scores_of(rows, names, sentence)
         if args.confidence:
             from ngrameval.meta.significance import intervals
 
             ci = intervals(rows, n_resamples=args.confidence_n, seed=args.seed, confidence=args.ci,
                            jobs=_resample_jobs(args))  # fmt: skip
             results = _with_intervals(results, ci, len(rows), f"bs:{args.confidence_n}|seed:{args.seed}")
-    if args.score_only and not args.sentence:
+    if args.score_only and not sentence:
         _emit(score_only(results, _digits(args, 2)), args.output)
     else:
-        _emit(render(results, args.format, _digits(args, 2), sentence=args.sentence), args.output)
+        _emit(render(results, args.format, _digits(args, 2), sentence=sentence), args.output)
     return 0
 
 
@@ -365,21 +369,28 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ngrameval.meta.significance import paired_test
     from ngrameval.report.significance import render_comparison
 
-    specs, refs, systems, source = _scoring_inputs(args)
     test = "bs" if args.paired_bs else "ar"
-    result = paired_test(
-        measure(systems, refs, specs, source, jobs=args.jobs),
-        list(systems),
-        test=test,
-        n_resamples=args.paired_bs_n if test == "bs" else args.paired_ar_n,
-        n_confidence=args.confidence_n,
-        seed=args.seed,
-        correction=args.correction,
-        alpha=args.sig_level,
-        confidence=args.ci,
-        baseline=next(iter(systems)) if args.baseline else None,
-        jobs=_resample_jobs(args),
-    )
+    options: dict[str, Any] = {
+        "test": test,
+        "n_resamples": args.paired_bs_n if test == "bs" else args.paired_ar_n,
+        "n_confidence": args.confidence_n,
+        "seed": args.seed,
+        "correction": args.correction,
+        "alpha": args.sig_level,
+        "confidence": args.ci,
+        "jobs": _resample_jobs(args),
+    }
+    if args.scheduler:
+        from ngrameval.distributed import commands
+
+        parts = commands.shards(args, lambda x: _names(x, args.names, args.strip_names))
+        baseline = parts.system_names[0] if args.baseline else None
+        result = commands.compare(args, _specs(args, args.metrics), parts, baseline=baseline, **options)
+    else:
+        specs, refs, systems, source = _scoring_inputs(args)
+        baseline = next(iter(systems)) if args.baseline else None
+        rows = measure(systems, refs, specs, source, jobs=args.jobs)
+        result = paired_test(rows, list(systems), baseline=baseline, **options)
     _emit(render_comparison(result, args.format, _digits(args, 2)), args.output)
     return 0
 
@@ -457,6 +468,13 @@ def cmd_paraphrase(args: argparse.Namespace) -> int:
     from ngrameval.metrics.pinc import PINC
     from ngrameval.paraphrase import paraphrase
 
+    pinc = PINC(args.pinc_order, not args.pinc_counts, args.pinc_average)
+    if args.scheduler:
+        from ngrameval.distributed import commands
+
+        parts = commands.shards(args, lambda x: _names(x, args.names, args.strip_names))
+        _emit_paraphrase(args, commands.paraphrase(args, parts, pinc))
+        return 0
     sources = read_lines(args.source)
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
     if len(refs) != len(sources):
@@ -468,10 +486,14 @@ def cmd_paraphrase(args: argparse.Namespace) -> int:
         if len(args.ratings) != len(systems):
             raise InputError(f"give one ratings file per system: {len(systems)} systems, {len(args.ratings)} files")
         ratings = {name: read_ratings(path, len(sources)) for name, path in zip(systems, args.ratings)}
-    pinc = PINC(args.pinc_order, not args.pinc_counts, args.pinc_average)
     result = paraphrase(
         systems, sources, refs, ratings=ratings, tokenize=args.tokenize, lowercase=args.lowercase, pinc=pinc
     )
+    _emit_paraphrase(args, result)
+    return 0
+
+
+def _emit_paraphrase(args: argparse.Namespace, result: ParaphraseResult) -> None:
     text = render(list(result.scores), args.format, _digits(args, 2), sentence=args.sentence)
     if result.logistic is not None and args.format == "text" and not args.sentence:
         lg = result.logistic
@@ -480,7 +502,6 @@ def cmd_paraphrase(args: argparse.Namespace) -> int:
             f" (sentence BLEU 0-1), Pearson r {lg.pearson:.4f}\n"
         )
     _emit(text, args.output)
-    return 0
 
 
 def _read_judgments(args: argparse.Namespace) -> list[Judgment]:
@@ -897,11 +918,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--confidence-n", type=_count, default=1000, metavar="N", help="bootstrap resamples (1000)")
     p.add_argument("--ci", type=_level, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--seed", type=_seed, default=12345, help="random seed of the resamples (default 12345)")
+    _add_scheduler(p)
     p.add_argument(
-        "--scheduler",
-        metavar="local[:N]|ADDRESS",
-        help="score on Dask (pip install 'ngrameval[dask]'): a local cluster of N worker processes, or a scheduler's "
-        "address; SYSTEM and -r REF are then shard patterns (quoted globs or directories) aligned by name",
+        "--shard-output",
+        metavar="DIR",
+        help="with --scheduler --sentence: each shard's sentence scores go to DIR/<reference shard's name>.<format>",
     )
     _add_text_options(p)
     _add_output_options(p, TABLE_FORMATS)
@@ -928,6 +949,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument(
         "--baseline", action="store_true", help="compare each system with the first one only (sacreBLEU's layout)"
     )
+    _add_scheduler(cp)
     _add_text_options(cp)
     _add_output_options(cp)
     cp.set_defaults(func=cmd_compare)
@@ -952,6 +974,7 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("-tok", "--tokenize", default="13a", help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a)")
     pp.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")
     _add_max_cells(pp)
+    _add_scheduler(pp)
     _add_output_options(pp)
     pp.set_defaults(func=cmd_paraphrase)
 

@@ -110,6 +110,85 @@ def _signature(name: str, nrefs: str, pre: Preprocess, detail: str) -> str:
     return f"{name}|nrefs:{nrefs}|{pre.signature()}|{detail}|version:ngrameval-{__version__}"
 
 
+@dataclass(frozen=True)
+class SegmentRows:
+    """The per-segment numbers every paraphrase score comes from, per system (``names`` order): BLEU
+    statistics rows without and with the source as a reference, PINC and SE. Segments are independent,
+    so the rows of consecutive pieces of a corpus concatenate into the rows of the whole
+    (:meth:`concatenate`; the Dask path scores shards on workers that way)."""
+
+    names: tuple[str, ...]
+    rows: tuple[FloatArray, ...]
+    rows_src: tuple[FloatArray, ...]
+    pinc: tuple[FloatArray, ...]
+    se: tuple[FloatArray, ...]
+    ref_counts: frozenset[int]
+    segments: int
+
+    @staticmethod
+    def concatenate(parts: Sequence[SegmentRows]) -> SegmentRows:
+        """The rows of consecutive pieces, in order (every piece has the same systems)."""
+        first = parts[0]
+
+        def cat(get: Any) -> tuple[FloatArray, ...]:
+            return tuple(np.concatenate([get(p)[k] for p in parts]) for k in range(len(first.names)))
+
+        return SegmentRows(
+            first.names,
+            cat(lambda p: p.rows),
+            cat(lambda p: p.rows_src),
+            cat(lambda p: p.pinc),
+            cat(lambda p: p.se),
+            frozenset().union(*(p.ref_counts for p in parts)),
+            sum(p.segments for p in parts),
+        )
+
+
+def _checked(
+    systems: Mapping[str, Sequence[str]], sources: Sequence[str], refs: RefsLike, pinc: PINC
+) -> tuple[Mapping[str, Sequence[str]], Sequence[str], list[list[str]]]:
+    systems = validate.systems(systems)
+    sources = validate.texts(sources, "sources", "paraphrase(systems, [source, ...], refs)")
+    seg_refs = segment_major(validate.references(refs, "refs"))
+    if not isinstance(pinc, PINC):
+        raise InputTypeError(f"pinc must be a PINC configuration, got {type(pinc).__name__}")
+    n = len(sources)
+    if len(seg_refs) != n:
+        raise InputError(f"{n} sources but references for {len(seg_refs)} segments")
+    for name, hyps in systems.items():
+        if len(hyps) != n:
+            raise InputError(f"system {name} has {len(hyps)} segments but there are {n} sources")
+    return systems, sources, seg_refs
+
+
+def segment_rows(
+    systems: Mapping[str, Sequence[str]],
+    sources: Sequence[str],
+    refs: RefsLike,
+    *,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    pinc: PINC = DEFAULT_PINC,
+) -> SegmentRows:
+    """The per-segment rows of :func:`paraphrase` (same arguments); every text is tokenized once by one encoder."""
+    systems, sources, seg_refs = _checked(systems, sources, refs, pinc)
+    enc = Encoder(Preprocess(tokenize, lowercase))
+    src = Texts(*enc.encode(sources))
+    ref, seg = _encode_refs(enc, seg_refs)
+    ref_src, seg_src = _with_source(ref, seg, src)
+    names = tuple(systems)
+    hyp = [Texts(*enc.encode(systems[s])) for s in names]
+    return SegmentRows(
+        names,
+        tuple(count_rows(hyp, ref, seg, 4)),
+        tuple(count_rows(hyp, ref_src, seg_src, 4)),
+        tuple(pinc(*novelty_counts(h, src, pinc.max_order, pinc.sets)) for h in hyp),
+        tuple(se_scores(h, ref, seg) for h in hyp),
+        frozenset(len(rs) for rs in seg_refs),
+        len(sources),
+    )
+
+
 def paraphrase(
     systems: Mapping[str, Sequence[str]],
     sources: Sequence[str],
@@ -125,52 +204,50 @@ def paraphrase(
     ``ratings`` (system -> one human rating per segment, NaN for none) fits the logistic of
     PINC x sigmoid(BLEU) on all rated sentences of all systems and adds that combination.
     """
-    systems = validate.systems(systems)
-    sources = validate.texts(sources, "sources", "paraphrase(systems, [source, ...], refs)")
-    seg_refs = segment_major(validate.references(refs, "refs"))
-    if not isinstance(pinc, PINC):
-        raise InputTypeError(f"pinc must be a PINC configuration, got {type(pinc).__name__}")
-    n = len(sources)
-    if len(seg_refs) != n:
-        raise InputError(f"{n} sources but references for {len(seg_refs)} segments")
-    for name, hyps in systems.items():
-        if len(hyps) != n:
-            raise InputError(f"system {name} has {len(hyps)} segments but there are {n} sources")
+    rows = segment_rows(systems, sources, refs, tokenize=tokenize, lowercase=lowercase, pinc=pinc)
+    return paraphrase_scores(rows, ratings=ratings, tokenize=tokenize, lowercase=lowercase, pinc=pinc)
+
+
+def _fitted(
+    per_system: Sequence[tuple[Any, ...]], names: Sequence[str], ratings: Mapping[str, Sequence[float]], n: int
+) -> Logistic:
+    """The logistic of PINC x sigmoid(BLEU) fitted to every rated sentence of every system."""
+    missing = [s for s in names if s not in ratings]
+    if missing:
+        raise InputError(f"no ratings for system(s) {', '.join(missing)}")
+    y = []
+    for s in names:
+        r = np.asarray(ratings[s], dtype=np.float64)
+        if len(r) != n:
+            raise InputError(f"ratings of {s}: {len(r)} values for {n} segments")
+        y.append(r)
+    return fit_logistic(
+        np.concatenate([x[5] for x in per_system]), np.concatenate([x[3] for x in per_system]), np.concatenate(y)
+    )
+
+
+def paraphrase_scores(
+    segs: SegmentRows,
+    *,
+    ratings: Mapping[str, Sequence[float]] | None = None,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    pinc: PINC = DEFAULT_PINC,
+) -> ParaphraseResult:
+    """The scores of :func:`paraphrase` from its per-segment rows (the text options only name the signatures)."""
     pre = Preprocess(tokenize, lowercase)
-    enc = Encoder(pre)
-    src = Texts(*enc.encode(sources))
-    ref, seg = _encode_refs(enc, seg_refs)
-    ref_src, seg_src = _with_source(ref, seg, src)
-    names = list(systems)
-    hyp = [Texts(*enc.encode(systems[s])) for s in names]
-    plain = count_rows(hyp, ref, seg, 4)
-    with_src = count_rows(hyp, ref_src, seg_src, 4)
+    n = segs.segments
     corpus_bleu, sent_bleu = BLEU(), BLEU(effective_order=True)
-    nrefs = nrefs_label([len(rs) for rs in seg_refs])
+    nrefs = nrefs_label(sorted(segs.ref_counts))
     sig_bleu = _signature("BLEU", nrefs, pre, corpus_bleu.signature())
     sig_src = _signature("BLEU+src", nrefs, pre, corpus_bleu.signature() + "|source:ref")
     sig_pinc = _signature("PINC", "src", pre, pinc.signature())
     sig_se = _signature("SE", nrefs, pre, SE().signature())
     per_system = []
-    for name, h, rows, rows_src in zip(names, hyp, plain, with_src):
+    for name, rows, rows_src, p_sent, se_sent in zip(segs.names, segs.rows, segs.rows_src, segs.pinc, segs.se):
         st, st_src = Stats(rows, 4, False), Stats(rows_src, 4, False)
-        p_sent = pinc(*novelty_counts(h, src, pinc.max_order, pinc.sets))
-        se_sent = se_scores(h, ref, seg)
         per_system.append((name, st, st_src, p_sent, se_sent, sent_bleu(st)))
-    logistic = None
-    if ratings is not None:
-        missing = [s for s in names if s not in ratings]
-        if missing:
-            raise InputError(f"no ratings for system(s) {', '.join(missing)}")
-        y = []
-        for s in names:
-            r = np.asarray(ratings[s], dtype=np.float64)
-            if len(r) != n:
-                raise InputError(f"ratings of {s}: {len(r)} values for {n} segments")
-            y.append(r)
-        logistic = fit_logistic(
-            np.concatenate([x[5] for x in per_system]), np.concatenate([x[3] for x in per_system]), np.concatenate(y)
-        )
+    logistic = None if ratings is None else _fitted(per_system, segs.names, ratings, n)
     out: list[Score] = []
     for name, st, st_src, p_sent, se_sent, b_sent in per_system:
         b, p = float(corpus_bleu(st.total())), float(p_sent.mean()) if n else 0.0

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["connect", "corpus_rows", "from_bag", "from_dataframe", "from_text_shards", "score"]
+_CLUSTER = ("close", "connect", "corpus_rows", "from_bag", "from_dataframe", "from_text_shards", "score")
+_GATHER = ("compare", "paraphrase", "plane", "segment_rows", "write_sentences")
+__all__ = [*_CLUSTER, *_GATHER]
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:  # dask is imported only when the cluster API is used
-        from ngrameval.distributed import cluster
+        from ngrameval.distributed import cluster, gather
 
-        return getattr(cluster, name)
+        return getattr(cluster if name in _CLUSTER else gather, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -82,15 +83,39 @@ def check_specs(specs: Sequence[MetricSpec]) -> None:
             )
 
 
-def partition_rows(part: Partition, specs: Sequence[MetricSpec]) -> tuple[list[MetricRows], frozenset[int]]:
-    """The summable rows of one partition (on a worker) and the reference counts per segment seen."""
+def partition_rows(
+    part: Partition, specs: Sequence[MetricSpec], max_cells: int | None = None
+) -> tuple[list[MetricRows], frozenset[int]]:
+    """The summable rows of one partition (on a worker) and the reference counts per segment seen;
+    ``max_cells`` is the client's bound (:mod:`ngrameval.limits`), set on the worker for this task."""
     from ngrameval.api import measure
 
-    try:
+    with named_errors(part), bounded(max_cells):
         rows = measure(dict(part.systems), part.refs, specs, part.source)
-    except InputError as exc:
-        raise InputError(f"{part.name}: {exc}") from None
     return rows, frozenset(len(r) for r in part.refs)
+
+
+@contextmanager
+def bounded(max_cells: int | None) -> Iterator[None]:
+    """The client's ``max_cells`` (:mod:`ngrameval.limits`) on this worker during one task (``None``: the
+    worker's own)."""
+    from ngrameval.limits import set_max_cells
+
+    previous = None if max_cells is None else set_max_cells(max_cells)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            set_max_cells(previous)
+
+
+@contextmanager
+def named_errors(part: Partition) -> Iterator[None]:
+    """An input error of one partition's task names the partition (same class: a LimitError stays one)."""
+    try:
+        yield
+    except InputError as exc:
+        raise type(exc)(f"{part.name}: {exc}") from None
 
 
 def fold(acc: Summed | None, part: tuple[list[MetricRows], frozenset[int]]) -> Summed:
@@ -112,10 +137,13 @@ def fold(acc: Summed | None, part: tuple[list[MetricRows], frozenset[int]]) -> S
     return Summed(tuple(out), acc.n_refs | n_refs, acc.partitions + 1, acc.segments + n_seg)
 
 
-def corpus_rows(partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str) -> Delayed:
+def corpus_rows(
+    partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str, max_cells: int | None = None
+) -> Delayed:
     """Lazy: the corpus rows (one summed row per system, as :class:`MetricRows`) of delayed
     :class:`Partition` objects, e.g. from :func:`from_text_shards`, :func:`from_bag` or
-    :func:`from_dataframe`. Compute it with ``dask.compute`` or :func:`score`."""
+    :func:`from_dataframe`. Compute it with ``dask.compute`` or :func:`score`; ``max_cells``: the bound of
+    :mod:`ngrameval.limits` on the workers (default: theirs)."""
     from ngrameval.api import checked_specs
 
     dask = _dask()
@@ -125,19 +153,16 @@ def corpus_rows(partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str
         raise InputError("no partition to score")
     acc = None
     for p in partitions:
-        acc = dask.delayed(fold, pure=True)(acc, dask.delayed(partition_rows, pure=True)(p, specs))
-    graph: Delayed = dask.delayed(_finish, pure=True)(acc, specs)
+        acc = dask.delayed(fold, pure=True)(acc, dask.delayed(partition_rows, pure=True)(p, specs, max_cells))
+    graph: Delayed = dask.delayed(named_sum, pure=True)(acc, specs)
     return graph
 
 
-def _finish(acc: Summed, specs: Sequence[MetricSpec]) -> list[MetricRows]:
+def named_sum(acc: Summed, specs: Sequence[MetricSpec]) -> list[MetricRows]:
     """Names and signatures as one machine gives them (``nrefs`` over every partition)."""
-    from ngrameval.api import signature, unique_names
+    from ngrameval.api import named
 
-    n_refs = sorted(acc.n_refs)
-    return unique_names(
-        [replace(r, metric=sp.metric.display_name(), signature=signature(sp, n_refs)) for r, sp in zip(acc.rows, specs)]
-    )
+    return named(acc.rows, specs, sorted(acc.n_refs))
 
 
 def score(
@@ -145,20 +170,14 @@ def score(
     specs: Sequence[MetricSpec] | str,
     client: Client | None = None,
     progress: bool = False,
+    max_cells: int | None = None,
 ) -> list[Score]:
     """Corpus scores of every system under every metric, computed on ``client`` (default: the current
     Dask client or scheduler); equal to :func:`ngrameval.api.score` on the concatenated partitions."""
     from ngrameval.api import Score
 
-    graph: Any = corpus_rows(partitions, specs)
-    if client is not None:
-        future = cast(Any, client).compute(graph)
-        if progress:
-            _distributed().progress(future)
-        rows: list[MetricRows] = future.result()
-    else:
-        rows = graph.compute()
-    names = _system_names(partitions)
+    rows: list[MetricRows] = compute(corpus_rows(partitions, specs, max_cells), client, progress)
+    names = system_names(partitions)
     return [
         Score(name, r.metric, float(r.scorer(r.values[k].sum(axis=0))), r.signature, r.fraction)
         for k, name in enumerate(names)
@@ -166,7 +185,18 @@ def score(
     ]
 
 
-def _system_names(partitions: Sequence[Delayed]) -> list[str]:
+def compute(graph: Delayed, client: Client | None, progress: bool) -> Any:
+    """The value of ``graph``, on ``client`` (with Dask's progress bar on stderr when ``progress``) or on the
+    current Dask scheduler."""
+    if client is None:
+        return cast(Any, graph).compute()
+    future = cast(Any, client).compute(graph)
+    if progress:
+        _distributed().progress(future)
+    return future.result()
+
+
+def system_names(partitions: Sequence[Delayed]) -> list[str]:
     names = getattr(partitions, "system_names", None)
     if names is None:
         raise ConfigError("partitions must come from from_text_shards, from_bag or from_dataframe")
@@ -174,11 +204,13 @@ def _system_names(partitions: Sequence[Delayed]) -> list[str]:
 
 
 class Partitions(list):  # type: ignore[type-arg]
-    """Delayed :class:`Partition` objects, in segment order, and the system names they hold."""
+    """Delayed :class:`Partition` objects, in segment order, the system names they hold and a label each (the
+    file name of a text partition's first reference shard, else ``partition-<i>``)."""
 
-    def __init__(self, items: Sequence[Delayed], system_names: Sequence[str]) -> None:
+    def __init__(self, items: Sequence[Delayed], system_names: Sequence[str], labels: Sequence[str] = ()) -> None:
         super().__init__(items)
         self.system_names = tuple(system_names)
+        self.labels = tuple(labels) or tuple(f"partition-{i}" for i in range(len(items)))
 
 
 def expand(pattern: str) -> list[str]:
@@ -251,7 +283,7 @@ def from_text_shards(
         )
         for i in range(n)
     ]
-    return Partitions(parts, list(systems))
+    return Partitions(parts, list(systems), [os.path.basename(f) for f in ref_files[0]])
 
 
 def _records(

@@ -93,7 +93,7 @@ def run_blocks(sizes: Iterable[int], draw: Callable[[int], W], work: Callable[[i
     return out
 
 
-def _concatenated(parts: Sequence[Sequence[MetricRows]]) -> list[tuple[np.ndarray, ...]]:
+def concatenated(parts: Sequence[Sequence[MetricRows]]) -> list[tuple[np.ndarray, ...]]:
     """Per metric, each system's rows of every chunk in order; metrics that share their statistics in a
     chunk (counted together) share the concatenated tuple too, so resampling multiplies them once."""
     done: dict[int, tuple[np.ndarray, ...]] = {}
@@ -121,7 +121,7 @@ def measure_chunked(
 ) -> list[MetricRows]:
     """:func:`ngrameval.api.measure` of checked, segment-major inputs on ``jobs`` threads (see the module
     docstring); equal to the serial result, names and signatures included."""
-    from ngrameval.api import measure, signature, unique_names
+    from ngrameval.api import measure, named
 
     whole = [k for k, sp in enumerate(specs) if _needs_whole_corpus(sp, specs)]
     split = [k for k in range(len(specs)) if k not in whole]
@@ -145,11 +145,5 @@ def measure_chunked(
     if whole:
         rows.update(zip(whole, results.pop(0)))
     if split:
-        rows.update(zip(split, (replace(r, values=v) for r, v in zip(results[0], _concatenated(results)))))
-    n_refs = sorted({len(r) for r in refs})
-    return unique_names(
-        [
-            replace(rows[k], metric=sp.metric.display_name(), signature=signature(sp, n_refs))
-            for k, sp in enumerate(specs)
-        ]
-    )
+        rows.update(zip(split, (replace(r, values=v) for r, v in zip(results[0], concatenated(results)))))
+    return named([rows[k] for k in range(len(specs))], specs, sorted({len(r) for r in refs}))

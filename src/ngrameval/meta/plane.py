@@ -125,6 +125,20 @@ def plane(
     (0.0, 1, 1.0)
     """
     pre = unit_text(unit, pre or Preprocess())
+    alphas, orders = checked_grid(alphas, orders, brevity, wordiness)
+    systems = validate.systems(systems)
+    names = list(human.systems)
+    missing = [s for s in names if s not in systems]
+    if missing:
+        raise InputError(f"no output for judged system(s) {', '.join(missing)}")
+    totals = corpus_totals([systems[s] for s in names], refs, pre, max(orders))
+    return plane_of_totals(totals, human, pre, alphas, orders, coefficient_name, brevity, wordiness)
+
+
+def checked_grid(
+    alphas: Sequence[float], orders: Sequence[int], brevity: float, wordiness: float
+) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """The plane's alphas (in [0, 1]) and distinct orders (1 .. MAX_ORDER), B and W checked (ConfigError)."""
     alphas = tuple(number(a, f"alphas[{k}]", 0.0, 1.0) for k, a in enumerate(alphas))
     orders = tuple(integer(n, f"orders[{k}]", 1, MAX_ORDER) for k, n in enumerate(orders))
     if not 1 <= len(alphas) <= MAX_ALPHAS or not orders:
@@ -132,15 +146,30 @@ def plane(
     if len(set(orders)) != len(orders):
         raise ConfigError(f"orders must be distinct, got {list(orders)}")
     AEv(brevity=brevity, wordiness=wordiness)  # checks B (finite, > 0) and W (> 0, inf: no penalty)
-    systems = validate.systems(systems)
-    names = list(human.systems)
-    missing = [s for s in names if s not in systems]
-    if missing:
-        raise InputError(f"no output for judged system(s) {', '.join(missing)}")
-    keep = ~np.isnan(human.system)
+    return alphas, orders
+
+
+def corpus_totals(outputs: Sequence[Sequence[str]], refs: RefsLike, pre: Preprocess, max_order: int) -> Stats:
+    """The summed n-gram statistics (orders 1 .. ``max_order``) of each output list, one row each; integer
+    counts, so the totals of consecutive pieces of a corpus add up to the totals of the whole exactly."""
     built = References.build(segment_major(validate.references(refs, "refs")), pre)
-    stats = overlap_stats([systems[s] for s in names], built, max_order=max(orders))
-    totals = Stats(np.stack([s.total().values for s in stats]), max(orders))
+    stats = overlap_stats(outputs, built, max_order=max_order)
+    return Stats(np.stack([s.total().values for s in stats]), max_order)
+
+
+def plane_of_totals(
+    totals: Stats,
+    human: HumanScores,
+    pre: Preprocess,
+    alphas: tuple[float, ...],
+    orders: tuple[int, ...],
+    coefficient_name: str,
+    brevity: float,
+    wordiness: float,
+) -> Plane:
+    """The plane of :func:`plane` from the corpus totals of the judged systems (``human.systems`` order) and
+    the checked grid (:func:`checked_grid`); ``pre`` names the text setting in the signature."""
+    keep = ~np.isnan(human.system)
     values = np.empty((len(orders), len(alphas)))
     for i, n in enumerate(sorted(orders, reverse=True)):
         for j, a in enumerate(alphas):

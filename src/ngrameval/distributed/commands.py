@@ -1,0 +1,120 @@
+"""The command line's ``--scheduler``: ``score``, ``compare`` and ``paraphrase`` on Dask workers.
+
+Every SYSTEM, ``-r`` REF and ``--source`` argument is a shard pattern (a quoted glob, a directory or a file),
+shards aligned by name order and read by the workers (see :mod:`ngrameval.distributed.cluster`). The client
+prints the dashboard's address on stderr and, on a terminal, Dask's progress bar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, cast
+
+from ngrameval.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from ngrameval.api import Score
+    from ngrameval.distributed.cluster import Partitions
+    from ngrameval.meta.significance import Comparison
+    from ngrameval.metrics.pinc import PINC
+    from ngrameval.metrics.registry import MetricSpec
+    from ngrameval.ngrams.stats import MetricRows
+    from ngrameval.paraphrase import ParaphraseResult
+
+
+def shards(args: argparse.Namespace, names: Callable[[Sequence[str]], list[str]]) -> Partitions:
+    """The partitions of the command's shard patterns; ``names`` turns the SYSTEM patterns into system names
+    (``--names``/``--strip-names``)."""
+    from ngrameval.distributed import cluster
+
+    if getattr(args, "sentence_separator", None):
+        raise ConfigError("--sentence-separator does not work with --scheduler")
+    if not args.systems or not args.refs:
+        raise InputError("with --scheduler give the system and reference shards as quoted globs or directories")
+    systems = dict(zip(names(args.systems), args.systems))
+    return cluster.from_text_shards(
+        systems, args.refs, args.source, tsv=args.tsv, empty_is_missing=args.missing_empty_refs
+    )
+
+
+@contextmanager
+def session(scheduler: str) -> Iterator[Client]:
+    """A client of ``scheduler`` (``local[:N]`` starts a local cluster, closed at the end)."""
+    from ngrameval.distributed import cluster
+
+    client = cluster.connect(scheduler)
+    try:
+        print(f"ngrameval: Dask dashboard: {cast(Any, client).dashboard_link}", file=sys.stderr)
+        yield client
+    finally:
+        cluster.close(client, scheduler.startswith("local"))
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    """Dask's progress bar: on a terminal, unless ``-q``."""
+    return sys.stderr.isatty() and not getattr(args, "quiet", False)
+
+
+def score(args: argparse.Namespace, specs: Sequence[MetricSpec], parts: Partitions) -> list[Score]:
+    """``score --scheduler``: corpus scores; with ``--sentence``, each shard's sentence scores are written by
+    its worker into ``--shard-output DIR`` and the corpus scores printed."""
+    from ngrameval.api import Score
+    from ngrameval.distributed import cluster, gather
+
+    if args.sentence and not args.shard_output:
+        raise ConfigError(
+            "--sentence with --scheduler writes one file per shard: give the directory with --shard-output"
+        )
+    if args.shard_output and not args.sentence:
+        raise ConfigError("--shard-output is where --sentence writes each shard's scores; add --sentence")
+    progress = _progress(args)
+    with session(args.scheduler) as client:
+        if not args.sentence:
+            return cluster.score(parts, specs, client, progress, args.max_cells)
+        fmt = "text" if args.format in ("markdown", "latex") else args.format
+        digits = 2 if args.width is None else int(args.width)
+        graph = gather.write_sentences(parts, specs, args.shard_output, fmt=fmt, digits=digits,
+                                       max_cells=args.max_cells)  # fmt: skip
+        rows = cluster.compute(graph, client, progress)
+    return [
+        Score(name, r.metric, float(r.scorer(r.values[k].sum(axis=0))), r.signature, r.fraction)
+        for k, name in enumerate(parts.system_names)
+        for r in rows
+    ]
+
+
+def segment_rows(args: argparse.Namespace, specs: Sequence[MetricSpec], parts: Partitions) -> list[MetricRows]:
+    """``score --scheduler --confidence``: every segment's rows, gathered from the workers for the bootstrap."""
+    from ngrameval.distributed import cluster, gather
+
+    if args.sentence:
+        raise ConfigError("--confidence and --sentence together do not work with --scheduler")
+    with session(args.scheduler) as client:
+        return cast(list["MetricRows"], cluster.compute(gather.segment_rows(parts, specs, args.max_cells), client,
+                                                          _progress(args)))  # fmt: skip
+
+
+def compare(args: argparse.Namespace, specs: Sequence[MetricSpec], parts: Partitions, **options: Any) -> Comparison:
+    """``compare --scheduler``: the per-segment rows gathered from the workers, then the paired tests here."""
+    from ngrameval.distributed import gather
+
+    with session(args.scheduler) as client:
+        progress = _progress(args)
+        return gather.compare(parts, specs, client, progress=progress, max_cells=args.max_cells, **options)
+
+
+def paraphrase(args: argparse.Namespace, parts: Partitions, pinc: PINC) -> ParaphraseResult:
+    """``paraphrase --scheduler``: the per-segment rows gathered from the workers, then the scores here."""
+    from ngrameval.distributed import gather
+
+    if args.ratings:
+        raise ConfigError("--ratings does not work with --scheduler (ratings of sharded corpora: use the API)")
+    with session(args.scheduler) as client:
+        progress = _progress(args)
+        return gather.paraphrase(parts, client, tokenize=args.tokenize, lowercase=args.lowercase, pinc=pinc,
+                                 progress=progress, max_cells=args.max_cells)  # fmt: skip
