@@ -23,7 +23,8 @@ or reordered: every count is checked and printed; where the upstream data needs 
   judgments ``quality.csv`` / ``naturalness.csv`` in the long layout (system, mr_id, worker, score). The
   ratings are a 0-100 slider; 78 quality and 462 naturalness ratings lie outside it (105 .. 111111, typed
   into its box) and are left out; a worker who rated the same output of the same MR on two screens gets
-  the mean of the two. Both counts are printed.
+  the mean of the two. Both counts are printed. The ratings are read by ``ngrameval.io.layouts`` (the slots
+  layout), so ``-j human_ratings_quality.csv --judgments-layout slots ...`` reads the upstream file the same way.
 * wmt19: per pair, copies of the outputs named ``<System>.<id>`` (the names of ``DA-syslevel.tsv``).
 * d2t: BAGEL, SF-HOT, SF-RES (``bagel-sfhot-sfres``, Novikova et al. 2017): per set one "system" ``d2t``
   (every rated output, one a line, in file order), the distinct references as padded TSV (read with
@@ -43,6 +44,8 @@ import re
 import shutil
 from collections import defaultdict
 from pathlib import Path
+
+from ngrameval.io.judgments import read_judgments_counted
 
 
 def _write(path: Path, lines: list[str]) -> None:
@@ -130,23 +133,19 @@ def e2e(data: Path, out: Path) -> None:
                               for r in refs])  # fmt: skip
     _write(out / "ids.txt", [str(i + 1) for i in range(len(mrs))])
     for name, column in (("quality", "quality"), ("naturalness", "natur")):
-        cells: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-        off_scale = 0
-        with (data / f"human_ratings_{name}.csv").open(encoding="utf-8") as f:
-            for r in csv.DictReader(f):
-                for i in range(1, 6):
-                    value = float(r[f"{column}{i}"])
-                    if not 0 <= value <= 100:  # typed into the slider's box: 105 .. 111111
-                        off_scale += 1
-                        continue
-                    cells[r[f"sys{i}"], r["mr_id"], r["_worker_id"]].append(value)
-        repeats = sum(1 for v in cells.values() if len(v) > 1)
+        # the package's reader of E2E's layout (slots: sys1..5 / quality1..5), as `--judgments-layout slots
+        # --system-column sys --score-columns quality --segment-column mr_id --judge-column _worker_id
+        # --valid-scores 0,100 --repeated mean` reads it
+        cells, counts = read_judgments_counted(
+            str(data / f"human_ratings_{name}.csv"), layout="slots", system="sys", scores=[column],
+            segment="mr_id", judge="_worker_id", valid=(0, 100), repeated="mean",
+        )  # fmt: skip
         lines = [f"system,mr_id,worker,{name}"]
-        lines += [f"{s},{m},{w},{sum(v) / len(v):g}" for (s, m, w), v in cells.items()]
+        lines += [f"{j.system},{j.segment},{j.judge},{j.score:g}" for j in cells]
         _write(out / f"{name}.csv", lines)
-        kept = sum(map(len, cells.values()))
-        print(f"e2e {name}: {kept} ratings kept, {off_scale} off the 0-100 scale left out, {len(cells)} (system, MR,"
-              f" worker) cells, {repeats} rated twice by the same worker (mean kept)")  # fmt: skip
+        print(f"e2e {name}: {counts.scores - counts.outside} ratings kept, {counts.outside} off the 0-100 scale left "
+              f"out, {len(cells)} (system, MR, worker) cells, {counts.repeated} rated twice by the same worker (mean "
+              "kept)")  # fmt: skip
     print(f"e2e: {len(list((out / 'sys').iterdir()))} systems x {len(mrs)} MRs, up to {width} references")
 
 

@@ -253,7 +253,7 @@ def _judged_inputs(tmp_path: Path) -> list[str]:
 
 @pytest.mark.parametrize("extra", [[], ["--matrix"]])
 def test_correlate_json_has_no_nan(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str]) -> None:
-    argv = ["correlate", *_judged_inputs(tmp_path), "-j", str(tmp_path / "flat.csv"), "--n-resamples", "20", *extra]
+    argv = ["correlate", *_judged_inputs(tmp_path), "-j", str(tmp_path / "flat.csv"), "--confidence-n", "20", *extra]
     assert main([*argv, "-f", "json"]) == 0
     text = capsys.readouterr().out
     assert "null" in text  # the undefined correlations are there, as null

@@ -116,3 +116,34 @@ def test_cli_jobs(small_chunks: None, tmp_path: object, capsys: pytest.CaptureFi
             out[cmd, jobs] = capsys.readouterr().out
     assert out["score", "1"] == out["score", "2"] and out["compare", "1"] == out["compare", "2"]
     assert main(["score", str(d / "s0"), "-r", str(d / "ref"), "--jobs", "0"]) == 2
+
+
+def test_plane_refcurve_and_baseline_identical_to_serial(small_chunks: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ngrameval.corpus.baseline as baseline
+    from ngrameval.corpus.msvd import Description
+    from ngrameval.meta.correlate import HumanScores
+    from ngrameval.meta.plane import plane
+    from ngrameval.meta.subsets import reference_curve
+    from ngrameval.metrics.registry import parse_specs
+    from ngrameval.text.pipeline import Preprocess
+
+    systems, refs, _ = corpus(200, 4, 5)
+    human = HumanScores("q", tuple(systems), np.array([0.1, 0.7, 0.4, 0.9]), None, 4, 0)
+    for unit in ("word", "char"):
+        a = plane(systems, refs, human, unit=unit, coefficient_name="pearson")
+        b = plane(systems, refs, human, unit=unit, coefficient_name="pearson", jobs=3)
+        assert np.array_equal(a.values, b.values, equal_nan=True)
+        assert (a.best_alpha, a.best_order, a.best_value, a.signature) == (b.best_alpha, b.best_order, b.best_value,
+                                                                           b.signature)  # fmt: skip
+    three = [[*r, "x y", "y z"][:3] for r in refs]  # the curve needs one number of references per segment
+    specs = parse_specs("bleu,rouge-l", Preprocess())
+    serial = reference_curve(systems, three, human, specs, n_subsets=2)
+    assert serial == reference_curve(systems, three, human, specs, n_subsets=2, jobs=2)
+    rng = np.random.default_rng(6)
+    clusters = {
+        f"clip{c}": [Description(f"clip{c}", " ".join(rng.choice(WORDS, size=5)), "English", "clean", None, "-")
+                     for _ in range(k)]
+        for c, k in enumerate(rng.integers(1, 6, size=40))
+    }  # fmt: skip
+    monkeypatch.setattr(baseline, "BLOCK_PAIRS", 20)  # many blocks of clips
+    assert baseline.human_baseline(clusters) == baseline.human_baseline(clusters, jobs=3)

@@ -276,7 +276,7 @@ def _files(tmp_path: Path) -> tuple[list[str], list[str]]:
 def test_correlate_extras_and_refcurve_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files, common = _files(tmp_path)
     code = main(["correlate", *files, *common, "-m", "bleu,rouge-1", "--matrix", "--compare-metrics",
-                 "--n-resamples", "50", "-f", "json"])  # fmt: skip
+                 "--confidence-n", "50", "-f", "json"])  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 0, err
     doc = json.loads(out)

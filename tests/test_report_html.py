@@ -24,7 +24,7 @@ from ngrameval.text.pipeline import Preprocess
 
 pytest.importorskip("matplotlib")
 SYSTEMS = ("M0", "M11", "M20", "M22", "M8")
-FAST = ["--paired-ar-n", "999", "--confidence-n", "300", "--n-resamples", "100"]
+FAST = ["--paired-ar-n", "999", "--confidence-n", "300", "--correlation-confidence-n", "100"]
 
 
 class Tables(HTMLParser):

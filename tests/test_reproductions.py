@@ -182,7 +182,7 @@ def test_d2t_bagel_segment_level(tmp_path: Path, capsys: pytest.CaptureFixture[s
         "correlate", str(b / "sys" / "d2t"), "-r", str(b / "refs.tsv"), "--tsv", "--missing-empty-refs",
         "-j", str(b / "ratings.csv"), "--segment-column", "id", "--segment-ids", str(b / "ids.txt"),
         "--score-columns", "informativeness,naturalness,quality", "--level", "segment", "-m", "nist,rouge-l",
-        "--coefficients", "spearman", "--n-resamples", "10", "-f", "json", "-o", str(out),
+        "--coefficients", "spearman", "--confidence-n", "10", "-f", "json", "-o", str(out),
     ])  # fmt: skip
     doc = json.loads(out.read_text(encoding="utf-8"))
     text = json.dumps(doc)
@@ -202,7 +202,7 @@ def test_e2e_nist_uses_the_challenge_reference_length(tmp_path: Path, capsys: py
         "correlate", *map(str, sorted((tmp_path / "sys").iterdir())), "-r", str(tmp_path / "refs.tsv"), "--tsv",
         "--missing-empty-refs", "-j", str(tmp_path / "quality.csv"), "--segment-column", "mr_id", "--segment-ids",
         str(tmp_path / "ids.txt"), "--judge-column", "worker", "--score-columns", "quality",
-        "-m", "nist:ref_len=average", "--coefficients", "pearson", "--n-resamples", "10", "-f", "json", "-o", str(out),
+        "-m", "nist:ref_len=average", "--coefficients", "pearson", "--confidence-n", "10", "-f", "json", "-o", str(out),
     ])  # fmt: skip
     values = _values(json.loads(out.read_text(encoding="utf-8")), "pearson")
     assert [f"{v:.3f}" for v in values.values()] == ["0.584"]

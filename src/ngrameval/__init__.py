@@ -31,9 +31,16 @@ _LAZY = {
     "Comparison": "ngrameval.meta.significance",
     "compare": "ngrameval.meta.significance",
     "paired_test": "ngrameval.meta.significance",
+    "correlate": "ngrameval.meta.correlate",
+    "pairwise_accuracy": "ngrameval.meta.mtme",
+    "tie_calibrated": "ngrameval.meta.mtme",
+    "assign_ranks": "ngrameval.meta.mtme_sets",
 }
 
 if TYPE_CHECKING:
+    from ngrameval.meta.correlate import correlate
+    from ngrameval.meta.mtme import pairwise_accuracy, tie_calibrated
+    from ngrameval.meta.mtme_sets import assign_ranks
     from ngrameval.meta.significance import Comparison, compare, paired_test
 
 
@@ -65,12 +72,15 @@ __all__ = [
     "UndefinedMetricWarning",
     "__version__",
     "aev",
+    "assign_ranks",
     "bleu",
     "compare",
+    "correlate",
     "measure",
     "nist",
     "overlap_stats",
     "paired_test",
+    "pairwise_accuracy",
     "paraphrase",
     "parse_specs",
     "pinc",
@@ -78,5 +88,6 @@ __all__ = [
     "rouge",
     "score",
     "se",
+    "tie_calibrated",
     "tokenize_lines",
 ]

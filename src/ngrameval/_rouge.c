@@ -87,10 +87,26 @@ static uint64_t max_cells = 1ULL << 28;
 
 #define RAISE_HINT "raise the bound with --max-cells or ngrameval.limits.set_max_cells()"
 
-/* a * b, saturating at UINT64_MAX. */
+/* a * b, saturating at UINT64_MAX (the builtin where GCC/Clang have it; else a division test, e.g. MSVC). */
 static inline uint64_t mul_sat(uint64_t a, uint64_t b) {
+#if defined(__GNUC__) || defined(__clang__)
     uint64_t c;
     return __builtin_mul_overflow(a, b, &c) ? UINT64_MAX : c;
+#else
+    return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+#endif
+}
+
+/* The number of set bits of x (the builtin where GCC/Clang have it; else the SWAR count, e.g. MSVC). */
+static inline int popcount64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+#endif
 }
 
 static inline uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
@@ -263,7 +279,7 @@ static int64_t lcs_length(const int32_t *a, size_t m, const int32_t *b, size_t n
         zeros = 0;
         for (size_t q = 0; q < words; q++) {
             uint64_t live = q + 1 < words || m % 64 == 0 ? ~0ULL : (1ULL << (m % 64)) - 1;
-            zeros += __builtin_popcountll(~s->v[q] & live);
+            zeros += popcount64(~s->v[q] & live);
         }
     }
     goto reset;

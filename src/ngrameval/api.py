@@ -12,6 +12,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
+from ngrameval import progress as _progress
 from ngrameval import validate
 from ngrameval._version import __version__
 from ngrameval.distributed.local import measure_chunked, resolve_jobs
@@ -41,6 +42,7 @@ from ngrameval.ngrams.count import References, novelty_counts, overlap_stats
 from ngrameval.ngrams.stats import MetricRows, Stats, mean_of_rows, mean_rows, stats_scorer
 from ngrameval.ngrams.texts import Texts, flatten
 from ngrameval.tabular import html_table, to_pandas
+from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Preprocess
 
 RefsLike = Sequence[str] | Sequence[Sequence[str]]
@@ -143,7 +145,7 @@ def signature(spec: MetricSpec, n_refs: Sequence[int]) -> str:
     (``n_refs``: the reference counts per segment; PINC is measured against the source: ``nrefs:src``)."""
     nrefs = "src" if isinstance(spec.metric, PINC) else nrefs_label(n_refs)
     own = spec.metric if isinstance(spec.metric, ChrF | TER) else None  # their own text handling
-    text = own.text_signature(spec.pre.lowercase) if own is not None else spec.pre.signature()
+    text = spec.pre.signature() if own is None else own.text_signature(spec.pre.lowercase) + spec.pre.norm_signature()
     return (
         f"{spec.metric.display_name()}|nrefs:{nrefs}|{text}|{spec.metric.signature()}|version:ngrameval-{__version__}"
     )
@@ -174,11 +176,13 @@ def measure(
     specs: Sequence[MetricSpec],
     source: Sequence[str] | None = None,
     jobs: int | None = 1,
+    progress: bool = False,
 ) -> list[MetricRows]:
     """The summable per-segment rows of every metric of ``specs`` for every system (in ``systems``'
     order): one counting pass per text setting; PINC and SE become rows ``(score, 1)``. ``specs`` may also be
     a ``-m`` string (``"bleu,rouge-l"``). ``jobs``: threads (``None``: every core), bit for bit the
-    ``jobs=1`` result (see :mod:`ngrameval.distributed.local`)."""
+    ``jobs=1`` result (see :mod:`ngrameval.distributed.local`). ``progress``: a bar on standard error
+    (:mod:`ngrameval.progress`)."""
     systems = validate.systems(systems)
     seg_refs = segment_major(validate.references(refs, "refs"))
     if source is not None:
@@ -192,6 +196,19 @@ def measure(
             )
     if source is not None and len(source) != len(seg_refs):
         raise InputError(f"the source has {len(source)} segments but the references have {len(seg_refs)}")
+    with _progress.shown(progress), _progress.task("scoring", len(seg_refs) * len(specs), "seg") as advance:
+        return _measure_checked(systems, seg_refs, specs, source, jobs, advance)
+
+
+def _measure_checked(
+    systems: Mapping[str, Sequence[str]],
+    seg_refs: list[list[str]],
+    specs: list[MetricSpec],
+    source: Sequence[str] | None,
+    jobs: int | None,
+    advance: _progress.Advance,
+) -> list[MetricRows]:
+    """:func:`measure` of checked inputs; ``advance`` counts segments x metrics done."""
     if resolve_jobs(jobs) > 1:
         return measure_chunked(systems, seg_refs, specs, source, resolve_jobs(jobs))
     by_text: dict[Preprocess, list[tuple[int, MetricSpec]]] = {}
@@ -200,26 +217,33 @@ def measure(
     texts = list(systems.values())
     n_refs = sorted({len(r) for r in seg_refs})
     out: dict[int, MetricRows] = {}
-    for pre, group in by_text.items():
+    for pre, group in _progress.counted(by_text.items(), advance, lambda item: len(item[1]) * len(seg_refs)):
         rouge = [(i, sp.metric, signature(sp, n_refs)) for i, sp in group if isinstance(sp.metric, Rouge)]
         if rouge:
-            # one tokenization of every text for all ROUGE variants of this text setting
-            per_system = item_scores([rm for _, rm, _ in rouge], texts, *flatten(seg_refs), pre)
-            for k, (i, rm, sig) in enumerate(rouge):
+            # one tokenization of every text for all ROUGE variants of this text setting; R, P and F of one
+            # variant (--rouge-stats rpf) from one computation
+            variants = list(dict.fromkeys(replace(rm, stat="f") for _, rm, _ in rouge))
+            per_system = item_scores(variants, texts, *flatten(seg_refs), pre)
+            for i, rm, sig in rouge:
+                k = variants.index(replace(rm, stat="f"))
                 values = tuple(mean_rows(items[k].stat(rm.stat)) for items in per_system)
                 out[i] = MetricRows(rm.display_name(), sig, True, values, mean_of_rows)
         own = [(i, sp, sp.metric) for i, sp in group if isinstance(sp.metric, OWN_ROWS)]
         if own:
             flat, seg = flatten(seg_refs)
+            raw = texts  # chrF and TER read raw text (the others through an Encoder, which normalises)
+            if pre.normalize and any(isinstance(om, ChrF | TER) for _, _, om in own):
+                raw = [normalize_texts(h, pre.normalize) for h in texts]
+                flat = list(normalize_texts(flat, pre.normalize))
             for i, spec, om in own:  # summable rows from the metric's own builder (raw text, not 13a tokens)
                 if isinstance(om, ChrF):
-                    values = tuple(chrf_rows(om, texts, flat, seg, spec.pre.lowercase))
+                    values = tuple(chrf_rows(om, raw, flat, seg, spec.pre.lowercase))
                 elif isinstance(om, Cider):  # rows (score, 1); df over every reference of the set
                     values = tuple(cider_rows(om, texts, flat, seg, spec.pre))
                 elif isinstance(om, CocoRougeL):
                     values = tuple(coco_rouge_rows(om, texts, flat, seg, spec.pre))
                 else:
-                    values = tuple(ter_rows(om, texts, flat, seg))
+                    values = tuple(ter_rows(om, raw, flat, seg))
                 out[i] = MetricRows(om.display_name(), signature(spec, n_refs), True, values, om)
         if len(rouge) + len(own) == len(group):
             continue
@@ -363,18 +387,20 @@ def bleu(
     smooth: str = "exp",
     smooth_value: float | None = None,
     eff: bool = False,
+    normalize: str | None = None,
     **renamed: Any,
 ) -> Score:
     """Corpus BLEU as sacreBLEU computes it (``.sentences`` holds sentence BLEU of each segment); options named
     as in ``-m bleu:n=4,smooth=exp,eff=no``; with ``smooth="nltk0".."nltk7"`` as NLTK's ``corpus_bleu`` /
     ``sentence_bleu`` (see ``BLEU.nltk_corpus``). ``max_order``, ``smooth_method``, ``effective_order``: old names.
+    ``normalize``: ``"nfc"`` or ``"nfkc"``, the Unicode normal form of every text first (default: as given).
 
     >>> round(bleu(["the cat sat on the mat"], ["the cat sat on the mat"]).score, 4)
     1.0
     """
     o = renamed_options("bleu", renamed, {"n": n, "smooth": smooth, "eff": eff})
     metric = BLEU(o["n"], o["smooth"], smooth_value, o["eff"])
-    pre = Preprocess(tokenize, lowercase, stopwords, stem)
+    pre = Preprocess(tokenize, lowercase, stopwords, stem, normalize)
     if not metric.smooth_method.startswith("nltk"):
         return _one("bleu", hyps, refs, metric, pre)
     # NLTK's corpus_bleu is not a function of the summed rows (max(1, t) per segment, last-segment smoothing)
@@ -395,11 +421,12 @@ def nist(
     stopwords: str | None = None,
     profile: str = "mteval",
     ref_len: str = "mean",
+    normalize: str | None = None,
 ) -> Score:
     """Corpus NIST-n as mteval-v13a.pl computes it (not a fraction); ``profile="plain"`` drops mteval's
     weighting of bigrams after the token ``0``, ``ref_len="average"`` takes the E2E challenge's reference
-    length (see :mod:`ngrameval.metrics.nist`)."""
-    pre = Preprocess(tokenize, lowercase, stopwords, stem)
+    length (see :mod:`ngrameval.metrics.nist`); ``normalize`` as :func:`bleu`."""
+    pre = Preprocess(tokenize, lowercase, stopwords, stem, normalize)
     return _one("nist", hyps, refs, NIST(n, profile, ref_len), pre, fraction=False)
 
 
@@ -415,10 +442,12 @@ def aev(
     lowercase: bool = False,
     stem: bool = False,
     stopwords: str | None = None,
+    normalize: str | None = None,
 ) -> Score:
-    """AEv(alpha, N) of Soricut & Brill (2004); alpha = 1 is the precision family, 0 the recall family."""
+    """AEv(alpha, N) of Soricut & Brill (2004); alpha = 1 is the precision family, 0 the recall family;
+    ``normalize`` as :func:`bleu`."""
     metric = AEv(alpha=alpha, n=n, brevity=brevity, wordiness=wordiness)
-    return _one("aev", hyps, refs, metric, Preprocess(tokenize, lowercase, stopwords, stem))
+    return _one("aev", hyps, refs, metric, Preprocess(tokenize, lowercase, stopwords, stem, normalize))
 
 
 @dataclass(frozen=True)
@@ -455,6 +484,8 @@ def rouge(
     alpha: float = 0.5,
     length_limit: int = 0,
     byte_limit: int = 0,
+    sentences: str = "lines",
+    normalize: str | None = None,
 ) -> dict[str, RougeScore]:
     """ROUGE of one system, per item and averaged, keyed by the spec given (``rouge-2``, ``rouge-su4``,
     ``rouge-w:w=1.5`` ...). Sentences are separated by ``"\n"`` inside a text (ROUGE-L/W use them).
@@ -464,6 +495,8 @@ def rouge(
     ``multi``: ``A`` (pool references), ``B`` (best recall), ``jk`` (jackknife), ``max-f``; default by profile.
     ``alpha``: ROUGE-1.5.5's ``-p`` (1 = precision, 0 = recall); ``length_limit``/``byte_limit``: ``-l``/``-b``.
     ``metrics``: a list of specs or one string of comma-separated specs (``"rouge-1,rouge-l"``).
+    ``sentences``: ``lines`` (a sentence is a line) or ``pysbd`` (split every line into sentences, as rouge-score's
+    ``split_summaries``); ``normalize``: ``"nfc"``/``"nfkc"``, the Unicode normal form of every text first.
 
     >>> s = rouge(["the cat sat on the mat"], ["the cat is on the mat"], ["rouge-1", "rouge-2"])
     >>> s["rouge-1"].f, s["rouge-2"].recall
@@ -476,7 +509,8 @@ def rouge(
         raise InputTypeError(f"metrics must be a spec string or a list of them, got {metrics!r}")
     defaults: dict[str, object] = {"profile": profile, "alpha": alpha}
     defaults.update(length_limit=length_limit, byte_limit=byte_limit, **({"multi": multi} if multi else {}))
-    specs = [parse_spec(m, Preprocess(stopwords=stopwords, stem=stem), defaults) for m in metrics]
+    defaults["sentences"] = sentences
+    specs = [parse_spec(m, Preprocess(stopwords=stopwords, stem=stem, normalize=normalize), defaults) for m in metrics]
     flat, seg = flat_references(refs)
     if len(hyps) != len(seg) - 1:
         raise InputError(f"{len(hyps)} hypotheses but {len(seg) - 1} reference sets")

@@ -15,20 +15,30 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ngrameval import progress
 from ngrameval._version import __version__
 from ngrameval.api import Scores, measure, scores_of
 from ngrameval.corpus import Description, cluster, cluster_stats, export, human_baseline, read_corpus, select
 from ngrameval.corpus.msvd import export_names
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
 from ngrameval.io import read_lines, read_refs, write_atomic
-from ngrameval.io.judgments import Judgment
+from ngrameval.io.judgments import LAYOUTS, REPEATED, Judgment
 from ngrameval.io.read import STDIN, read_ids, read_ratings
 from ngrameval.io.write import check_not_input, dumps_json
-from ngrameval.metrics.registry import ROUGE_PROFILES, MetricSpec, ignored_options, parse_specs, valid_names
+from ngrameval.metrics.registry import (
+    ROUGE_PROFILES,
+    ROUGE_STATS,
+    MetricSpec,
+    ignored_options,
+    parse_specs,
+    valid_names,
+)
 from ngrameval.metrics.rouge import MULTI
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.report.render import FORMATS, TABLE_FORMATS, render, score_only
+from ngrameval.text.normalize import NORMS, normalize_texts
 from ngrameval.text.pipeline import Preprocess
+from ngrameval.text.sentences import SPLITTERS
 from ngrameval.text.tokenize import TOKENIZERS
 
 if TYPE_CHECKING:
@@ -158,6 +168,11 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
         help="Porter-stem every token (ROUGE profiles: their own stemmer, ROUGE-1.5.5 -m)",
     )
     p.add_argument("--stopwords", metavar="LIST", help="remove stop words: 'smart' or a file, one word a line")
+    p.add_argument(
+        "--normalize",
+        choices=NORMS,
+        help="Unicode normal form of every text before anything else reads it (every metric; default: none)",
+    )
 
 
 def _add_naming_options(p: argparse.ArgumentParser, names: bool = True) -> None:
@@ -189,13 +204,7 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", help="source sentences, one a line (needed by pinc)")
     p.add_argument("-m", "--metrics", default="bleu", help=f"comma-separated metric specs ({valid_names()})")
     _add_max_cells(p)
-    p.add_argument(
-        "--jobs",
-        type=_jobs,
-        metavar="N",
-        help="threads (1: serial); default: every core for scoring, 1 for resampling (numpy's BLAS already uses "
-        "the cores there); the numbers never change",
-    )
+    _add_jobs(p)
     g = p.add_argument_group("ROUGE (defaults of every rouge-* spec; a spec's own options win)")
     g.add_argument(
         "--rouge-profile",
@@ -217,6 +226,30 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
         "--sentence-separator",
         metavar="SEP",
         help="split every line into sentences at SEP (e.g. '<n>'), for ROUGE-L/W; default: a line is one sentence",
+    )
+    g.add_argument(
+        "--rouge-sentences",
+        choices=SPLITTERS,
+        default="lines",
+        help="lines: a sentence is a line (default); pysbd: split every line into sentences with pysbd, as "
+        "rouge-score's split_summaries does with NLTK (pip install 'ngrameval[sentences]')",
+    )
+    g.add_argument(
+        "--rouge-stats",
+        choices=ROUGE_STATS,
+        default="f",
+        help="f: the F score of each ROUGE spec (default); rpf: recall, precision and F (ROUGE-L-R, ROUGE-L-P, "
+        "ROUGE-L)",
+    )
+
+
+def _add_jobs(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--jobs",
+        type=_jobs,
+        metavar="N",
+        help="threads (1: serial); default: every core for scoring, 1 for resampling (numpy's BLAS already uses "
+        "the cores there); the numbers never change",
     )
 
 
@@ -264,9 +297,10 @@ def _emit(text: str, output: str | None) -> None:
 
 def _specs(args: argparse.Namespace, text: str) -> list[MetricSpec]:
     """The metric specs of ``text`` with the text and ROUGE options of the command line as defaults."""
-    pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem)
+    pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem, args.normalize)
     rouge = {"profile": args.rouge_profile, "alpha": args.rouge_alpha}
     rouge.update(length_limit=args.length_limit, byte_limit=args.byte_limit)
+    rouge.update(sentences=args.rouge_sentences, stats=args.rouge_stats)
     if args.rouge_multi:
         rouge["multi"] = args.rouge_multi
     specs = parse_specs(text, pre, rouge)
@@ -504,19 +538,35 @@ def _emit_paraphrase(args: argparse.Namespace, result: ParaphraseResult) -> None
     _emit(text, args.output)
 
 
-def _read_judgments(args: argparse.Namespace) -> list[Judgment]:
-    """The judgments of ``-j`` read with the judgment options."""
+def _read_judgments(args: argparse.Namespace, dataset: str | None = None) -> list[Judgment]:
+    """The judgments of ``-j`` read with the judgment options (only the rows of ``dataset`` with --set-column)."""
     from ngrameval.io.judgments import read_judgments
+
+    where = dict(_key_value(w) for w in args.where or [])
+    if dataset is not None:
+        where[args.set_column] = dataset
 
     return read_judgments(
         args.judgments,
         system=args.system_column,
-        scores=[c for c in args.score_columns.split(",") if c],
+        scores=[c for c in args.score_columns.split(",") if c] if args.score_columns else None,
         segment=args.segment_column,
         judge=args.judge_column,
         criterion=args.criterion_column,
-        where=dict(_key_value(w) for w in args.where or []),
+        where=where,
+        layout=args.judgments_layout,
+        annotators=args.annotators,
+        valid=_low_high("--valid-scores", args.valid_scores) if args.valid_scores else None,
+        repeated=args.repeated,
     )
+
+
+def _low_high(option: str, text: str) -> tuple[float, float]:
+    """``LOW,HIGH`` (``--scale``, ``--valid-scores``): two finite numbers, or a one-line error naming the option."""
+    values = _floats(option, text)
+    if len(values) != 2:
+        raise InputError(f"{option}: expected LOW,HIGH (e.g. 1,5), got {text!r}")
+    return values[0], values[1]
 
 
 def _judged(args: argparse.Namespace, systems: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[HumanScores]]:
@@ -527,17 +577,11 @@ def _judged(args: argparse.Namespace, systems: dict[str, list[str]]) -> tuple[di
     judgments = _read_judgments(args)
     n = len(next(iter(systems.values())))
     segments = None
-    if args.segment_column:
+    if args.segment_column or any(j.segment is not None for j in judgments):  # summeval: always per document
         segments = read_ids(args.segment_ids) if args.segment_ids else [str(i) for i in range(1, n + 1)]
         if len(segments) != n:
             raise InputError(f"{args.segment_ids} has {len(segments)} ids but the outputs have {n} lines")
-    scale = None
-    if args.scale:
-        lo, _, hi = args.scale.partition(",")
-        try:
-            scale = (float(lo), float(hi))
-        except ValueError:
-            raise InputError(f"--scale: expected LOW,HIGH (e.g. 1,5), got {args.scale!r}") from None
+    scale = _low_high("--scale", args.scale) if args.scale else None
     criteria = list(dict.fromkeys(j.criterion for j in judgments))
     return systems, [aggregate(judgments, c, list(systems), segments, scale) for c in criteria]
 
@@ -549,23 +593,82 @@ def _key_value(text: str) -> tuple[str, str]:
     return key, value
 
 
+def _read_external(args: argparse.Namespace, dataset: str | None = None) -> list[Any]:
+    """The metrics of every --scores file (the rows of ``dataset`` with --set-column); a file's segment column is
+    --segment-column when it has that column (else it holds system-level scores)."""
+    from ngrameval.io.scores import columns, read_scores
+
+    where = {args.set_column: dataset} if dataset is not None else None
+    return [m for path in args.scores or [] for m in read_scores(
+        path, system=args.system_column, metric=args.scores_metric_column, where=where,
+        segment=args.segment_column if args.segment_column in columns(path)[1] else None)]  # fmt: skip
+
+
+def _correlate_inputs(
+    args: argparse.Namespace, dataset: str | None = None
+) -> tuple[list[MetricRows], list[HumanScores], dict[str, list[str]], list[list[str]], list[str] | None]:
+    """Metric rows (ngrameval's from system files and references, and those of --scores), human scores,
+    systems, references and source; with --scores and no system file nor reference, the external metrics only."""
+    from ngrameval.io.scores import systems_and_segments, to_rows
+    from ngrameval.meta.correlate import aggregate
+
+    external = _read_external(args, dataset)
+    if external and not args.systems and not args.refs:
+        if args.given:
+            raise ConfigError("--given scores the system files: give them with -r/--refs")
+        judgments = _read_judgments(args, dataset)
+        names, segs = systems_and_segments(external)
+        by_segment = any(j.segment is not None for j in judgments)
+        if by_segment and segs is None:
+            raise InputError(f"{args.judgments}: segment-level judgments, but {args.scores[0]} has system-level scores")
+        scale = _low_high("--scale", args.scale) if args.scale else None
+        criteria = list(dict.fromkeys(j.criterion for j in judgments))
+        humans = [aggregate(judgments, c, names, segs if by_segment else None, scale) for c in criteria]
+        return to_rows(external, names, segs, _judged_cells(humans)), humans, {}, [], None
+    specs, refs, systems, source = _scoring_inputs(args)
+    systems, humans = _judged(args, systems)
+    rows = measure(systems, refs, specs, source, jobs=args.jobs)
+    if external:
+        ids = humans[0].segments or tuple(str(i) for i in range(1, len(refs) + 1))
+        rows = [*rows, *to_rows(external, list(systems), ids, _judged_cells(humans))]
+        clash = sorted({r.metric for r in rows if sum(q.metric == r.metric for q in rows) > 1})
+        if clash:
+            raise InputError(f"--scores: metric name(s) {', '.join(map(repr, clash))} also computed by ngrameval")
+    return rows, humans, systems, refs, source
+
+
+def _epsilon_notes(results: Sequence[Any]) -> list[str]:
+    """acc-eq: the calibrated tie threshold of every metric."""
+    return [f"{c.criterion}: {c.metric}'s acc-eq ties metric differences <= epsilon {c.epsilon:.6g}" for c in results
+            if c.epsilon is not None]  # fmt: skip
+
+
+def _judged_cells(humans: list[HumanScores]) -> Any:
+    """The (system, segment) cells judged for some criterion (those an external metric must score), or None."""
+    import numpy as np
+
+    cells = [~np.isnan(h.segment) for h in humans if h.segment is not None]
+    return np.logical_or.reduce(cells) if cells else None
+
+
 def cmd_correlate(args: argparse.Namespace) -> int:
     from ngrameval.meta.correlate import correlate
     from ngrameval.report.correlate import render_correlations
 
-    specs, refs, systems, source = _scoring_inputs(args)
-    systems, humans = _judged(args, systems)
-    rows = measure(systems, refs, specs, source, jobs=args.jobs)
+    if args.set_column:
+        return _correlate_sets(args)
+    rows, humans, systems, refs, source = _correlate_inputs(args)
     coefs = _coefficients(args.coefficients)
     results = [
         c
         for h in humans
         for c in correlate(
             rows, h, level=args.level, grouping=args.grouping, coefficients=coefs,
-            n_resamples=args.n_resamples, seed=args.seed, confidence=args.ci,
+            n_resamples=args.confidence_n, seed=args.seed, confidence=args.ci,
         )
     ]  # fmt: skip
     notes = [f"{h.criterion}: {h.judgments} judgments, {h.missing} cells without one" for h in humans]
+    notes += _epsilon_notes(results)
     extras = _correlate_extras(args, rows, humans, systems, refs, source)
     if not extras:
         _emit(render_correlations(results, args.format, notes, _digits(args, 3)), args.output)
@@ -575,6 +678,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
         corr = json.loads(render_correlations(results, "json"))
         _emit(dumps_json({"correlations": corr, **{k: list(v) for k, v in extras.items()}}), args.output)
     else:
+        from ngrameval.meta.mtme_report import clusters_text
         from ngrameval.report import meta as rm
 
         w = _digits(args, 3)
@@ -582,6 +686,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
         text += "".join(rm.matrix_text(m, f"{args.level} level", w) for m in extras.get("matrix", []))
         text += "".join(rm.differences_text([d for d in extras.get("differences", []) if d.criterion == h.criterion],
                         w) for h in humans)  # fmt: skip
+        text += clusters_text(extras.get("clusters", []), w)
         text += "".join(rm.conditional_text([c for c in extras.get("conditional", []) if c.criterion == h.criterion],
                         w) for h in humans)  # fmt: skip
         _emit(text, args.output)
@@ -595,9 +700,10 @@ def _correlate_extras(
     systems: dict[str, list[str]],
     refs: list[list[str]],
     source: list[str] | None,
+    dataset: str = "",
 ) -> dict[str, list[Any]]:
-    """Belz & Reiter's matrix, Williams'/permutation tests between metrics, Chen & Dolan's conditional
-    correlations — each only when asked for."""
+    """Belz & Reiter's matrix, Williams'/permutation tests between metrics and their significance clusters,
+    Chen & Dolan's conditional correlations — each only when asked for."""
     from ngrameval.meta.agreement import correlation_matrix
     from ngrameval.meta.correlate import sentence_matrix
     from ngrameval.meta.metric_difference import compare_correlations
@@ -616,12 +722,25 @@ def _correlate_extras(
             series[h.criterion] = human.ravel()
         out["matrix"] = [correlation_matrix(series, coef)]
     if args.compare_metrics:
-        if args.level == "segment" and args.grouping != "none":
-            raise ConfigError(
-                "--compare-metrics at segment level compares correlations over all points: --grouping none"
-            )
-        opts = {"level": args.level, "coefficient_name": coef, "n_resamples": args.n_resamples, "seed": args.seed}
-        out["differences"] = [d for h in humans for d in compare_correlations(rows, h, **opts)]
+        from ngrameval.meta.mtme_sets import clusters, compare_tie_calibrated
+
+        if coef == "acc-eq":  # mt-metrics-eval's pairs permutation test, grouped as asked
+            out["differences"] = [
+                d
+                for h in humans
+                for d in compare_tie_calibrated(
+                    rows, h, level=args.level, grouping=args.grouping, n_resamples=args.confidence_n, seed=args.seed
+                )
+            ]
+        else:
+            if args.level == "segment" and args.grouping != "none":
+                raise ConfigError(
+                    "--compare-metrics at segment level compares correlations over all points: --grouping none"
+                    " (or --coefficients acc-eq)"
+                )
+            opts = {"level": args.level, "coefficient_name": coef, "n_resamples": args.confidence_n, "seed": args.seed}
+            out["differences"] = [d for h in humans for d in compare_correlations(rows, h, **opts)]
+        out["clusters"] = list(clusters(out["differences"], args.sig_level, dataset))
     if args.given:
         given = _specs(args, args.given)
         if len(given) != 1:
@@ -633,11 +752,71 @@ def _correlate_extras(
     return out
 
 
+def _correlate_sets(args: argparse.Namespace) -> int:
+    """``correlate --set-column``: every data set (language pair) of the judgments on its own, then
+    mt-metrics-eval's summary over the sets (average value and rank; pooled system-level accuracy)."""
+    from ngrameval.io.scores import column_values
+    from ngrameval.meta.correlate import correlate
+    from ngrameval.meta.mtme import pooled_accuracy
+    from ngrameval.meta.mtme_report import clusters_text, summary_text
+    from ngrameval.meta.mtme_sets import Cluster, pooled_clusters, summarize
+    from ngrameval.report.correlate import render_correlations
+
+    if args.systems or args.refs or not args.scores:
+        raise ConfigError("--set-column correlates --scores files (with that column) only: give no system file")
+    coefs = _coefficients(args.coefficients)
+    results: list[Any] = []
+    extras: dict[str, list[Any]] = {}
+    text, w = "", _digits(args, 3)
+    pooled_x: dict[tuple[str, str], list[Any]] = {}
+    pooled_y: dict[str, list[Any]] = {}
+    sets = column_values(args.judgments, args.set_column)
+    for ds in sets:
+        rows, humans, *_ = _correlate_inputs(args, ds)
+        found = [c for h in humans for c in correlate(
+            rows, h, level=args.level, grouping=args.grouping, coefficients=coefs, n_resamples=args.confidence_n,
+            seed=args.seed, confidence=args.ci, dataset=ds)]  # fmt: skip
+        results += found
+        more = _correlate_extras(args, rows, humans, {}, [], None, ds)
+        for k, v in more.items():
+            extras.setdefault(k, []).extend({"dataset": ds, **dataclasses.asdict(d)} if k == "differences" else d
+                                            for d in v)  # fmt: skip
+        for h in humans:
+            pooled_y.setdefault(h.criterion, []).append(h.system)
+            for r in rows:
+                pooled_x.setdefault((h.criterion, r.metric), []).append(r.corpus())
+        notes = [f"{h.criterion}: {h.judgments} judgments, {h.missing} cells without one" for h in humans]
+        notes += _epsilon_notes(found)
+        text += f"== {args.set_column} {ds} ==\n" + render_correlations(found, "text", notes, w)
+        text += clusters_text(more.get("clusters", []), w)
+    pooled: list[Cluster] = []
+    if args.level == "system" and "accuracy" in coefs:
+        for crit, ys in pooled_y.items():
+            per = {m: xs for (c, m), xs in pooled_x.items() if c == crit and len(xs) == len(ys)}
+            if args.compare_metrics and len(per) > 1:
+                pooled += pooled_clusters(per, ys, args.seed, crit, n_resamples=args.confidence_n, alpha=args.sig_level)
+            else:
+                level = args.sig_level
+                pooled += [Cluster("(pooled)", crit, "system", "accuracy", m, pooled_accuracy(xs, ys), 0, level)
+                           for m, xs in per.items()]  # fmt: skip
+    summary = summarize(results, extras.get("clusters", []), pooled)
+    if args.format == "csv":
+        if extras:
+            raise ConfigError("--matrix/--compare-metrics make several tables: use -f text or -f json")
+        _emit(render_correlations(results, "csv"), args.output)
+    elif args.format == "json":
+        corr = json.loads(render_correlations(results, "json"))
+        _emit(dumps_json({"correlations": corr, **extras, "pooled": pooled, "summary": list(summary)}), args.output)
+    else:
+        _emit(text + f"== all {len(sets)} sets ==\n" + summary_text(summary, w) + clusters_text(pooled, w), args.output)
+    return 0
+
+
 def cmd_agreement(args: argparse.Namespace) -> int:
     from ngrameval.meta.agreement import agreement, judge_table
     from ngrameval.report.meta import agreement_text, to_csv, to_json
 
-    if not args.judge_column:
+    if not args.judge_column and args.judgments_layout != "summeval":  # that layout names its judges itself
         raise InputError("agreement needs --judge-column (the column naming who gave each score)")
     judgments = _read_judgments(args)
     level: str | None = args.krippendorff
@@ -677,7 +856,7 @@ def cmd_refcurve(args: argparse.Namespace) -> int:
     systems, humans = _judged(args, systems)
     curves = [c for h in humans for coef in _coefficients(args.coefficients) for c in reference_curve(
         systems, refs, h, specs, level=args.level, coefficient_name=coef, n_subsets=args.subsets,
-        seed=args.seed, source=source)]  # fmt: skip
+        seed=args.seed, source=source, jobs=args.jobs)]  # fmt: skip
     if args.format == "json":
         text = to_json(curves)
     elif args.format == "csv":
@@ -706,7 +885,10 @@ def cmd_plane(args: argparse.Namespace) -> int:
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
     against = f"the references ({args.refs[0]}) have"
     systems, humans = _judged(args, _read_systems(args.systems, len(refs), against, args.names, args.strip_names))
-    pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem)
+    pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem, args.normalize)
+    if args.normalize:  # the character plane reads raw characters: normalise the texts themselves
+        systems = {name: list(normalize_texts(hyps, args.normalize)) for name, hyps in systems.items()}
+        refs = [list(normalize_texts(r, args.normalize)) for r in refs]
     alphas = alpha_grid(args.alpha_step)
     cells = [(h, coef) for h in humans for coef in _coefficients(args.coefficients)]
     plots = [args.plot if len(cells) == 1 else _suffixed(args.plot, h.criterion + ("" if len(cells) == len(humans)
@@ -714,21 +896,48 @@ def cmd_plane(args: argparse.Namespace) -> int:
     for path in plots:
         check_not_input(path, _input_paths(args), "--plot")
     planes = [
-        plane(systems, refs, h, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1),
-              coefficient_name=coef, brevity=args.brevity, wordiness=args.wordiness, unit=args.unit)
+        plane(systems, refs, h, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1), coefficient_name=coef,
+              brevity=args.brevity, wordiness=args.wordiness, unit=args.unit, jobs=args.jobs)
         for h, coef in cells
     ]  # fmt: skip
+    beside = _plane_external(args, cells, planes, systems, len(refs))
     if args.format == "json":
-        text = dumps_json([{**dataclasses.asdict(p), "values": p.values} for p in planes])
+        text = dumps_json([{**dataclasses.asdict(p), "values": p.values, **({"external": e} if args.scores else {})}
+                           for p, e in zip(planes, beside)])  # fmt: skip
     elif args.format == "csv":  # one header, then every plane's cells
+        if args.scores:
+            raise ConfigError("plane --scores adds a table beside each plane: use -f text or -f json")
         text = "".join(plane_csv(p) if k == 0 else plane_csv(p).split("\n", 1)[1] for k, p in enumerate(planes))
     else:
-        text = "\n".join(plane_text(p, _digits(args, 1)) for p in planes)
+        text = "\n".join(plane_text(p, _digits(args, 1)) + "".join(
+            f"  beside the best cell (AEv alpha={p.best_alpha:g}, N={p.best_order}: {p.best_value:.4f}): {e['metric']}"
+            f" {e['value']:.4f} ({e['signature']})\n" for e in ex) for p, ex in zip(planes, beside))  # fmt: skip
     _emit(text, args.output)
     for p, path in zip(planes, plots):
         plot_plane(p, path)
         sys.stderr.write(f"ngrameval: wrote {path}\n")
     return 0
+
+
+def _plane_external(
+    args: argparse.Namespace, cells: list[Any], planes: list[Any], systems: dict[str, list[str]], n_lines: int
+) -> list[list[dict[str, Any]]]:
+    """Per plane, the coefficient of every --scores metric against the same criterion and systems."""
+    if not args.scores:
+        return [[] for _ in planes]
+    import numpy as np
+
+    from ngrameval.io.scores import to_rows
+    from ngrameval.meta.correlate import coefficient
+
+    ids = cells[0][0].segments or tuple(str(i) for i in range(1, n_lines + 1))
+    rows = to_rows(_read_external(args), list(systems), ids)
+    out = []
+    for h, coef in cells:
+        keep = ~np.isnan(h.system)
+        out.append([{"metric": r.metric, "signature": r.signature, "value": coefficient(r.corpus()[keep],
+                     h.system[keep], coef)[0]} for r in rows])  # fmt: skip
+    return out
 
 
 def _suffixed(path: str, name: str) -> str:
@@ -793,7 +1002,7 @@ def cmd_corpus_export(args: argparse.Namespace) -> int:
 
 
 def cmd_corpus_baseline(args: argparse.Namespace) -> int:
-    res = human_baseline(_corpus(args), Preprocess(args.tokenize, args.lowercase))
+    res = human_baseline(_corpus(args), Preprocess(args.tokenize, args.lowercase), jobs=args.jobs)
     text = (
         f"human baseline: {res.descriptions} descriptions of {res.clusters} clips"
         f" ({res.singletons_left_out} clips of one description left out)\n"
@@ -875,7 +1084,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     opts = ReportOptions(
         test=test, n_resamples=args.paired_bs_n if test == "bs" else args.paired_ar_n, n_confidence=args.confidence_n,
         seed=args.seed, correction=args.correction, alpha=args.sig_level, confidence=args.ci,
-        coefficients=tuple(_coefficients(args.coefficients)), n_corr_resamples=args.n_resamples,
+        coefficients=tuple(_coefficients(args.coefficients)), n_corr_resamples=args.correlation_confidence_n,
         examples=args.examples, max_pairs=args.max_pairs,
     )  # fmt: skip
     data = build_report(systems, refs, specs, source=source, humans=humans, options=opts, title=args.title,
@@ -889,11 +1098,41 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _add_judgment_options(q: argparse.ArgumentParser, systems: bool = True, required: bool = True) -> None:
     q.add_argument("-j", "--judgments", required=required, help="human judgments: .csv, .tsv or .jsonl")
     q.add_argument("--system-column", default="system", help="column naming the system (default system)")
-    q.add_argument("--score-columns", default="score", help="score column(s); several = one criterion each")
+    q.add_argument(
+        "--score-columns",
+        help="score column(s), several = one criterion each (default score); systems layout: the system columns "
+        "(default every other column); slots: the score prefix(es); summeval: the criteria (default all four)",
+    )
     q.add_argument("--segment-column", help="column naming the segment (absent: system-level judgments)")
     q.add_argument("--judge-column", help="column naming the judge")
     q.add_argument("--criterion-column", help="column naming the criterion (long layout)")
     q.add_argument("--where", nargs="+", metavar="COL=VALUE", help="keep only judgment rows with these values")
+    q.add_argument(
+        "--judgments-layout",
+        choices=LAYOUTS,
+        default="auto",
+        help="long (--criterion-column), wide (a column per criterion), systems (a column per system), slots "
+        "(E2E: --system-column sys --score-columns quality reads sys1..K/quality1..K), summeval (SummEval's "
+        "model_annotations JSONL); auto (default): long with --criterion-column, summeval/slots where nothing else "
+        "fits, else wide",
+    )
+    q.add_argument(
+        "--annotators",
+        choices=("expert", "turker", "all"),
+        default="expert",
+        help="summeval layout: whose annotations (default expert)",
+    )
+    q.add_argument(
+        "--valid-scores",
+        metavar="LOW,HIGH",
+        help="leave out scores outside LOW..HIGH, counted in a warning (e.g. 0,100: E2E's slider box took any number)",
+    )
+    q.add_argument(
+        "--repeated",
+        choices=REPEATED,
+        default="error",
+        help="the same (system, segment, judge, criterion) twice: an error (default) or one judgment, their mean",
+    )
     if systems:
         q.add_argument("--segment-ids", help="file: the segment id of each output line (default 1, 2, ...)")
         q.add_argument("--scale", metavar="LOW,HIGH", help="map scores to 0-1 from this scale (e.g. 1,5)")
@@ -1001,6 +1240,7 @@ def build_parser() -> argparse.ArgumentParser:
             q.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
             _add_width(q, 1)
         if name == "baseline":
+            _add_jobs(q)
             q.add_argument("-tok", "--tokenize", default="13a", help="tokenizer (default 13a)")
             q.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")
 
@@ -1019,6 +1259,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "--alpha-step", type=_alpha_step, default=0.1, help="grid step of alpha in [0, 1] (default 0.1)"
             )
             q.add_argument("--max-order", type=_order, default=4, help="N = 1 .. this (default 4)")
+            _add_jobs(q)
             q.add_argument(
                 "--unit",
                 choices=("word", "char"),
@@ -1054,8 +1295,17 @@ def build_parser() -> argparse.ArgumentParser:
                 default="none",
                 help="segment level: all pairs (none), per segment across systems (item), per system",
             )
-            q.add_argument("--coefficients", default="pearson,r2,spearman,kendall-b", help="comma-separated")
-            q.add_argument("--n-resamples", type=_count, default=1000, help="bootstrap resamples / permutation trials")
+            q.add_argument(
+                "--coefficients", default="pearson,r2,spearman,kendall-b",
+                help="comma-separated: pearson, r2, spearman, kendall-b, kendall-c, accuracy (pairwise, Kocmi et al."
+                " 2021), acc-eq (tie-calibrated pairwise accuracy, Deutsch et al. 2023)",
+            )  # fmt: skip
+            q.add_argument(
+                "--confidence-n", type=_count, default=1000, metavar="N",
+                help="bootstrap resamples of the intervals, and permutation trials of --compare-metrics (1000)",
+            )  # fmt: skip
+            q.add_argument("--n-resamples", type=_count, dest="confidence_n", metavar="N", action=_Renamed,
+                           new="--confidence-n")  # fmt: skip
             q.add_argument("--ci", type=_level, default=0.95, help="confidence level (default 0.95)")
             q.add_argument("--matrix", action="store_true", help="the full matrix between metrics and criteria")
             q.add_argument(
@@ -1063,6 +1313,14 @@ def build_parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="Williams' test and a permutation test for every pair of metrics (first coefficient)",
             )
+            q.add_argument(
+                "--sig-level", type=_level, default=0.05,
+                help="significance level of the clusters of --compare-metrics (mt-metrics-eval's ranks; 0.05)",
+            )  # fmt: skip
+            q.add_argument(
+                "--set-column", metavar="COL",
+                help="judgments and --scores files hold several data sets (e.g. lp): each on its own, then a summary",
+            )  # fmt: skip
             q.add_argument("--given", metavar="SPEC", help="segment level: only where this metric exceeds --thresholds")
             q.add_argument("--thresholds", default="0,30,60,90", help="for --given, on the 0-100 scale (0,30,60,90)")
         if name == "refcurve":
@@ -1072,6 +1330,13 @@ def build_parser() -> argparse.ArgumentParser:
             q.add_argument("--coefficient", dest="coefficients", action=_Renamed, new="--coefficients")
             q.add_argument("--subsets", type=_count, default=10, help="reference subsets per count (default 10)")
         _add_judgment_options(q)
+        if name != "refcurve":
+            q.add_argument(
+                "--scores", nargs="+", metavar="FILE",
+                help="any metric's scores (.csv/.tsv/.jsonl: system[, segment] and a column per metric, or long with "
+                "--scores-metric-column), correlated beside ngrameval's; with no system file, alone",
+            )  # fmt: skip
+            q.add_argument("--scores-metric-column", metavar="COL", help="--scores in long form: the metric column")
         _add_text_options(q)
         if name == "plane":
             q.add_argument("-f", "--format", choices=("text", "json", "csv"), default="text", help="output format")
@@ -1105,7 +1370,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--paired-bs", action="store_true", help="paired bootstrap instead of approximate randomisation")
     rp.add_argument("--paired-ar-n", type=_count, default=10_000, metavar="N", help="AR trials (default 10000)")
     rp.add_argument("--paired-bs-n", type=_count, default=1_000, metavar="N", help="bootstrap resamples (1000)")
-    rp.add_argument("--confidence-n", type=_count, default=1_000, metavar="N", help="resamples for intervals (1000)")
+    rp.add_argument(
+        "--confidence-n", type=_count, default=1_000, metavar="N",
+        help="bootstrap resamples of the scores' intervals (1000)",
+    )  # fmt: skip
     rp.add_argument("--ci", type=_level, default=0.95, help="confidence level of the intervals (default 0.95)")
     rp.add_argument("--seed", type=_seed, default=12345, help="random seed of every resampling (default 12345)")
     rp.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm", help="(default holm)")
@@ -1115,7 +1383,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="pearson,spearman",
         help="correlations (default pearson,spearman; kendall-b is slower)",
     )
-    rp.add_argument("--n-resamples", type=_count, default=1000, help="bootstrap resamples of the correlations")
+    rp.add_argument(
+        "--correlation-confidence-n", type=_count, default=1000, metavar="N",
+        help="bootstrap resamples of the correlations' intervals (correlate --confidence-n; 1000)",
+    )  # fmt: skip
+    rp.add_argument("--n-resamples", type=_count, dest="correlation_confidence_n", metavar="N", action=_Renamed,
+                    new="--correlation-confidence-n")  # fmt: skip
     rp.add_argument("--examples", type=_count, default=5, help="example segments per direction and pair (5)")
     rp.add_argument("--max-pairs", type=_count, default=3, help="analysed pairs: the first system vs the next N (3)")
     rp.add_argument("--title", default="ngrameval report", help="the page title")
@@ -1141,7 +1414,7 @@ def _add_quiet(parser: argparse.ArgumentParser) -> None:
     """``-q/--quiet`` on every (sub)command: no warnings on stderr (errors still print)."""
     # SUPPRESS: a subcommand's default must not undo `ngrameval -q score ...`
     parser.add_argument(
-        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no warnings on stderr (errors print)"
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no warnings or progress bars on stderr"
     )
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -1169,6 +1442,13 @@ def _input_paths(args: argparse.Namespace) -> list[str]:
     return paths
 
 
+def _run(args: argparse.Namespace) -> int:
+    """The subcommand, with progress bars on standard error when it is a terminal and -q is not given."""
+    on = not getattr(args, "quiet", False) and sys.stderr is not None and sys.stderr.isatty()
+    with progress.shown(on):
+        return int(args.func(args))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Exit status: 0 done, 2 bad input or options (one line on stderr, nothing written),
     130 interrupted (Ctrl-C), 1 an internal error (a bug: one line, the traceback with NGRAMEVAL_TRACEBACK=1)."""
@@ -1185,12 +1465,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise InputError("standard input ('-') can be read once: give the other inputs as files")
         check_not_input(getattr(args, "output", None), _input_paths(args), "-o")
         if getattr(args, "max_cells", None) is None:
-            return int(args.func(args))
+            return _run(args)
         from ngrameval.limits import set_max_cells
 
         previous = set_max_cells(args.max_cells)
         try:  # the bound is the process's: main() called from Python must not leave it changed
-            return int(args.func(args))
+            return _run(args)
         finally:
             set_max_cells(previous)
     except (InputError, ConfigError, MissingDependencyError) as exc:

@@ -4,6 +4,8 @@ Belz & Reiter's and Chen & Dolan's analyses) and significance between two metric
 from ngrameval.meta.agreement import Agreement, CorrelationMatrix, agreement, correlation_matrix, judge_table
 from ngrameval.meta.correlate import Correlation, HumanScores, aggregate, correlate
 from ngrameval.meta.metric_difference import MetricDifference, compare_correlations, williams_test
+from ngrameval.meta.mtme import TieCalibration, pairwise_accuracy, pooled_accuracy, tie_calibrated
+from ngrameval.meta.mtme_sets import Cluster, SetSummary, assign_ranks, clusters, compare_tie_calibrated, summarize
 from ngrameval.meta.plane import Plane, plane
 from ngrameval.meta.significance import (
     Comparison,
@@ -20,6 +22,7 @@ from ngrameval.meta.subsets import ConditionalCorrelation, ReferenceCurve, condi
 
 __all__ = [
     "Agreement",
+    "Cluster",
     "Comparison",
     "ConditionalCorrelation",
     "Correlation",
@@ -31,19 +34,28 @@ __all__ = [
     "Plane",
     "RankEntry",
     "ReferenceCurve",
+    "SetSummary",
     "SystemScore",
+    "TieCalibration",
     "adjust_p",
     "aggregate",
     "agreement",
+    "assign_ranks",
+    "clusters",
     "compare",
     "compare_correlations",
+    "compare_tie_calibrated",
     "conditional_correlation",
     "correlate",
     "correlation_matrix",
     "judge_table",
     "paired_test",
+    "pairwise_accuracy",
     "plane",
+    "pooled_accuracy",
     "rank",
     "reference_curve",
+    "summarize",
+    "tie_calibrated",
     "williams_test",
 ]

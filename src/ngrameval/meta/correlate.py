@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from ngrameval import progress as _progress
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.judgments import Judgment
 from ngrameval.meta.resample import FloatArray, resolve_seed
@@ -41,7 +42,8 @@ from ngrameval.meta.significance import DEFAULT_SEED, bootstrap_scores
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.tabular import html_table, to_pandas
 
-COEFFICIENTS = ("pearson", "r2", "spearman", "kendall-b", "kendall-c")
+COEFFICIENTS = ("pearson", "r2", "spearman", "kendall-b", "kendall-c", "accuracy", "acc-eq")
+PAIRWISE = ("accuracy", "acc-eq")  # mt-metrics-eval's pairwise accuracies (meta.mtme); defined from 2 points
 LEVELS = ("system", "segment")
 GROUPINGS = ("none", "item", "system")
 
@@ -57,6 +59,7 @@ class HumanScores:
     segment: FloatArray | None
     judgments: int
     missing: int  # systems (system level) or (system, segment) cells without a judgment
+    segments: tuple[str, ...] | None = None  # the segment ids of the columns of ``segment``
 
 
 def aggregate(
@@ -103,13 +106,22 @@ def aggregate(
     judged = cell_n > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         system = np.where(judged.any(axis=1), np.nansum(segment, axis=1) / judged.sum(axis=1), np.nan)
-    return HumanScores(criterion, tuple(systems), system, segment, len(rows), int(np.sum(~judged)))
+    return HumanScores(criterion, tuple(systems), system, segment, len(rows), int(np.sum(~judged)), tuple(segments))
 
 
 def coefficient(x: FloatArray, y: FloatArray, name: str) -> tuple[float, float]:
-    """(value, p-value) of one coefficient; NaN for both when undefined (< 3 points or a constant side)."""
+    """(value, p-value) of one coefficient; NaN for both when undefined (< 3 points or a constant side).
+    ``accuracy`` (Kocmi et al. 2021) and ``acc-eq`` (tie-calibrated, Deutsch et al. 2023, over all pairs of
+    the points) have no p-value (NaN) and need 2 points (:mod:`ngrameval.meta.mtme`)."""
     if name not in COEFFICIENTS:
         raise ConfigError(f"unknown coefficient {name!r}; valid: {', '.join(COEFFICIENTS)}")
+    if name in PAIRWISE:
+        from ngrameval.meta import mtme
+
+        if len(x) < 2:
+            return math.nan, math.nan
+        value = mtme.pairwise_accuracy(x, y) if name == "accuracy" else mtme.tie_calibrated(x, y, "none").value
+        return value, math.nan
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return math.nan, math.nan
     if name in ("pearson", "r2"):
@@ -138,7 +150,7 @@ def resampled_coefficients(x: FloatArray, y: FloatArray, idx: NDArray[np.int64],
     """The coefficient of every resample ``x[idx[k]], y[idx[k]]``, as :func:`coefficient` gives it (NaN when
     undefined): Pearson, R² and Spearman (Pearson of average ranks) vectorised in blocks of about 2M values,
     Kendall one resample at a time (scipy)."""
-    if name.startswith("kendall") or idx.shape[1] < 3:
+    if name not in ("pearson", "r2", "spearman") or idx.shape[1] < 3:
         return np.array([coefficient(x[i], y[i], name)[0] for i in idx])
     out = np.empty(len(idx))
     block = max(1, 2_000_000 // idx.shape[1])
@@ -175,6 +187,9 @@ class Correlation:
     undefined: int
     seed: int
     confidence: float
+    signature: str = ""  # the metric's signature (ngrameval's, or "external:<file>")
+    epsilon: float | None = None  # acc-eq: the calibrated tie threshold
+    dataset: str = ""  # the data set (language pair) when several are evaluated at once
 
 
 class Correlations(tuple[Correlation, ...]):
@@ -216,6 +231,8 @@ def _human_rows(segment: FloatArray) -> MetricRows:
 
 def sentence_matrix(r: MetricRows) -> FloatArray:
     """The sentence scores of every system: ``(n_systems, n_segments)``."""
+    if getattr(r, "fixed", None) is not None:  # io.scores.SystemRows
+        raise InputError(f"{r.metric} ({r.signature}): system-level scores only; segment level needs segment scores")
     return np.stack([r.scorer(v) for v in r.values])
 
 
@@ -251,8 +268,23 @@ def correlate(
     n_resamples: int = 1000,
     seed: int | None = DEFAULT_SEED,
     confidence: float = 0.95,
+    scores: Mapping[str, Mapping[str, object]] | None = None,
+    dataset: str = "",
 ) -> Correlations:
-    """Every coefficient of every metric of ``rows`` (systems in ``human.systems`` order) against ``human``."""
+    """Every coefficient of every metric of ``rows`` (systems in ``human.systems`` order) against ``human``.
+
+    ``scores`` adds any other metric's scores beside them (:func:`ngrameval.io.scores.from_mapping`):
+    ``{metric: {system: value}}`` or per segment ``{metric: {system: {segment: value}}}`` (or a list per
+    system in the segment order); ``rows`` may then be empty. ``dataset`` names the data set in the records."""
+    if scores is not None:
+        from ngrameval.io.scores import from_mapping, to_rows
+
+        segments = human.segments
+        if human.segment is not None and segments is None:
+            segments = tuple(str(i) for i in range(1, human.segment.shape[1] + 1))
+        rows = [*rows, *to_rows(from_mapping(scores), human.systems, segments)]
+    if not rows:
+        raise ConfigError("nothing to correlate: give metric rows or scores")
     if level not in LEVELS or grouping not in GROUPINGS:
         raise ConfigError(f"level must be one of {', '.join(LEVELS)} and grouping one of {', '.join(GROUPINGS)}")
     if level == "segment" and human.segment is None:
@@ -276,23 +308,46 @@ def correlate(
             idx = rng.integers(0, len(human.systems), size=(n_resamples, len(human.systems)))
             boot_x = [np.take(m, idx) for m in metric]
             boot_y = np.take(human.system, idx)
-        for r, x, bx in zip(rows, metric, boot_x):
+        for r, x, bx in _progress.tracked(list(zip(rows, metric, boot_x)), "correlations", "metric"):
             for name in coefficients:
-                value, p = coefficient(x[keep], human.system[keep], name)
+                value, p_value = coefficient(x[keep], human.system[keep], name)
+                p: float | None = p_value
+                eps = None
+                if name in PAIRWISE:
+                    p = None
+                    if name == "acc-eq":
+                        from ngrameval.meta import mtme
+
+                        eps = mtme.tie_calibrated(x[keep], human.system[keep], "none").epsilon
                 samples = np.array([coefficient(a[~np.isnan(b)], b[~np.isnan(b)], name)[0] for a, b in zip(bx, boot_y)])
                 lo, hi, bad = _interval(samples, confidence)
                 n = int(keep.sum())
                 out.append(Correlation(r.metric, human.criterion, level, "none", name, value, p, lo, hi, n,
-                                       n_resamples, bad, used_seed, confidence))  # fmt: skip
+                                       n_resamples, bad, used_seed, confidence, r.signature, eps, dataset))  # fmt: skip
         _warn_undefined(out)
         return Correlations(out)
     y = human.segment
     assert y is not None  # checked above
-    for r in rows:
+    for r in _progress.tracked(rows, "correlations", "metric"):
         x = sentence_matrix(r)
         for name in coefficients:
             pv: float | None
-            if grouping == "none":
+            eps = None
+            if name == "acc-eq":
+                from ngrameval.meta import mtme
+
+                table = mtme.pair_table(x, np.where(np.isnan(y), np.nan, y), grouping)
+                cal = mtme.calibrate(table)
+                if not cal.pairs:
+                    raise InputError(f"{human.criterion}: no {grouping} group has two judged points (acc-eq)")
+                value, pv, n, eps = cal.value, None, cal.groups if grouping != "none" else cal.pairs, cal.epsilon
+                if grouping == "none":
+                    judged = ~np.isnan(y)
+                    idx = rng.integers(0, int(judged.sum()), size=(n_resamples, int(judged.sum())))
+                    samples = resampled_coefficients(x[judged], y[judged], idx, name)
+                else:
+                    samples = mtme.bootstrap_calibrated(table, n_resamples, rng)
+            elif grouping == "none":
                 judged = ~np.isnan(y)
                 xs, ys = x[judged], y[judged]
                 value, pv = coefficient(xs, ys, name)
@@ -308,7 +363,7 @@ def correlate(
                 samples = per[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
             lo, hi, bad = _interval(samples, confidence)
             out.append(Correlation(r.metric, human.criterion, level, grouping, name, value, pv, lo, hi, n,
-                                   n_resamples, bad, used_seed, confidence))  # fmt: skip
+                                   n_resamples, bad, used_seed, confidence, r.signature, eps, dataset))  # fmt: skip
     _warn_undefined(out)
     return Correlations(out)
 

@@ -25,6 +25,7 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
+from ngrameval import progress as _progress
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.meta.correlate import HumanScores, coefficient, points
 from ngrameval.meta.resample import FloatArray, resolve_seed
@@ -97,7 +98,14 @@ def _trial_coefficients(a: FloatArray, y: FloatArray, name: str) -> FloatArray:
         return r**2 if name == "r2" else r
     if name == "spearman":  # Pearson's r of the average ranks
         return _pearson_rows(stats.rankdata(a, axis=1), stats.rankdata(y))
-    if len(y) * (len(y) - 1) // 2 <= _KENDALL_PAIRS:
+    if name == "accuracy":  # mt-metrics-eval's Agreement: sign(a_i - a_j) == sign(y_i - y_j) over all pairs
+        i, j = np.triu_indices(len(y), 1)
+        sy, out = np.sign(y[i] - y[j]), np.empty(len(a))
+        step = max(1, _BLOCK // max(len(i), 1))
+        for lo in range(0, len(a), step):
+            out[lo : lo + step] = (np.sign(a[lo : lo + step, i] - a[lo : lo + step, j]) == sy).mean(axis=1)
+        return out
+    if name.startswith("kendall") and len(y) * (len(y) - 1) // 2 <= _KENDALL_PAIRS:
         return _kendall_rows(a, y, name[-1])
     return np.array([coefficient(u, y, name)[0] for u in a])
 
@@ -159,7 +167,7 @@ def compare_correlations(
         raise InputError(f"{human.criterion}: {len(y)} points at {level} level; comparing correlations needs > 3")
     values = [coefficient(x, y, coefficient_name)[0] for x in xs]
     out = []
-    for i, j in combinations(range(len(rows)), 2):
+    for i, j in _progress.tracked(list(combinations(range(len(rows)), 2)), "metric pairs", "pair"):
         a, b = (i, j) if values[i] >= values[j] or math.isnan(values[j]) else (j, i)
         r_ab = coefficient(xs[a], xs[b], "pearson")[0]
         t = p = None

@@ -7,14 +7,17 @@ the one with the highest coefficient (R^2 by default). Rendering: :mod:`ngrameva
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ngrameval import progress as _progress
 from ngrameval import validate
 from ngrameval.api import RefsLike, segment_major
+from ngrameval.distributed.local import resolve_jobs, segment_chunks, thread_map
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.meta.correlate import HumanScores, coefficient
 from ngrameval.meta.resample import FloatArray
@@ -112,10 +115,11 @@ def plane(
     brevity: float = 1.0,
     wordiness: float = 2.0,
     unit: str = "word",
+    jobs: int | None = 1,
 ) -> Plane:
     """System-level ``coefficient_name`` of every AEv(alpha, N) against ``human`` (systems matched by name);
     ``unit`` ``"char"``: the character plane (n-grams of characters, see :func:`unit_text`; chrF's relation to
-    it: :mod:`ngrameval.metrics.chrf`).
+    it: :mod:`ngrameval.metrics.chrf`); ``jobs``: counting threads (``None``: every core), the same plane.
 
     >>> import numpy as np
     >>> h = HumanScores("q", ("a", "b", "c"), np.array([1.0, 2.0, 3.0]), None, 3, 0)
@@ -131,7 +135,7 @@ def plane(
     missing = [s for s in names if s not in systems]
     if missing:
         raise InputError(f"no output for judged system(s) {', '.join(missing)}")
-    totals = corpus_totals([systems[s] for s in names], refs, pre, max(orders))
+    totals = corpus_totals([systems[s] for s in names], refs, pre, max(orders), jobs)
     return plane_of_totals(totals, human, pre, alphas, orders, coefficient_name, brevity, wordiness)
 
 
@@ -149,12 +153,29 @@ def checked_grid(
     return alphas, orders
 
 
-def corpus_totals(outputs: Sequence[Sequence[str]], refs: RefsLike, pre: Preprocess, max_order: int) -> Stats:
-    """The summed n-gram statistics (orders 1 .. ``max_order``) of each output list, one row each; integer
-    counts, so the totals of consecutive pieces of a corpus add up to the totals of the whole exactly."""
-    built = References.build(segment_major(validate.references(refs, "refs")), pre)
-    stats = overlap_stats(outputs, built, max_order=max_order)
-    return Stats(np.stack([s.total().values for s in stats]), max_order)
+def corpus_totals(
+    outputs: Sequence[Sequence[str]], refs: RefsLike, pre: Preprocess, max_order: int, jobs: int | None = 1
+) -> Stats:
+    """The summed n-gram statistics (orders 1 .. ``max_order``) of each output list, one row each. The columns
+    AEv reads (lengths against the closest reference, n-gram matches and totals) are integer counts, so the
+    totals of consecutive pieces of a corpus (chunks of segments on ``jobs`` threads, or Dask partitions) add
+    up to the totals of the whole exactly."""
+    seg_refs = segment_major(validate.references(refs, "refs"))
+    n_jobs = resolve_jobs(jobs)
+    # chunks of segments: one per thread's share (and ten at least while a bar shows; the counts are the same)
+    chunks = segment_chunks(len(seg_refs), n_jobs) if n_jobs > 1 else [range(len(seg_refs))]
+    if _progress.enabled() and len(chunks) < 10 and len(seg_refs) >= 10:
+        chunks = [range(a, b) for a, b in itertools.pairwise(np.linspace(0, len(seg_refs), 11).astype(int).tolist())]
+
+    def chunk(ch: range) -> FloatArray:
+        built = References.build(seg_refs[ch.start : ch.stop], pre)
+        stats = overlap_stats([o[ch.start : ch.stop] for o in outputs], built, max_order=max_order)
+        advance(len(ch))
+        return np.stack([s.total().values for s in stats])
+
+    with _progress.task("counting", len(seg_refs), "seg") as advance:
+        parts = thread_map(chunk, chunks, n_jobs)
+    return Stats(np.sum(parts, axis=0), max_order)
 
 
 def plane_of_totals(

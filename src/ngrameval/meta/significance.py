@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ngrameval import progress as _progress
 from ngrameval.distributed.local import resolve_jobs, run_blocks
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.meta.resample import FloatArray, WeightedSums, blocks, bootstrap_counts, resolve_seed, swap_masks
@@ -237,8 +238,10 @@ def bootstrap_scores(
         summed = [x.reshape(size, n_sys, -1) for x in sums(weights)]
         for o, r, k in zip(out, rows, owner):
             o[start : start + size] = r.scorer(summed[k])
+        advance(size)
 
-    run_blocks(blocks(n_resamples, n_seg), lambda size: bootstrap_counts(rng, size, n_seg), work, jobs)
+    with _progress.task("bootstrap", n_resamples, "resample") as advance:
+        run_blocks(blocks(n_resamples, n_seg), lambda size: bootstrap_counts(rng, size, n_seg), work, jobs)
     return out
 
 
@@ -298,12 +301,15 @@ def randomisation_counts(
             pseudo_a = np.repeat(s[a][None], size, axis=0)
             pseudo_a[:, :, cols] -= moved
             shuffled.append((pseudo_a, s[a] + s[b] - pseudo_a))
-        return [
+        reached = [
             _reaches(np.abs(r.scorer(shuffled[k][0]) - r.scorer(shuffled[k][1])), obs).sum(axis=0)
             for r, k, obs in zip(rows, owner, observed)
         ]
+        advance(size)
+        return reached
 
-    per_block = run_blocks(blocks(n_trials, n_seg), lambda size: swap_masks(rng, size, n_seg), work, jobs)
+    with _progress.task("approximate randomisation", n_trials, "trial") as advance:
+        per_block = run_blocks(blocks(n_trials, n_seg), lambda size: swap_masks(rng, size, n_seg), work, jobs)
     counts = [np.zeros(len(pairs), dtype=np.int64) for _ in rows]
     for block in per_block:
         for c, add in zip(counts, block):
@@ -372,6 +378,7 @@ def paired_test(
     confidence: float = 0.95,
     baseline: str | None = None,
     jobs: int | None = 1,
+    progress: bool = False,
 ) -> Comparison:
     """Test every pair of systems (or each against ``baseline``) under every metric of ``rows``.
 
@@ -380,8 +387,27 @@ def paired_test(
     resamples under AR and from the test's own resamples under BS. ``seed=None`` draws a seed from
     the OS and records it in the result. ``correction`` over the pairs tested: holm, bonferroni, none.
     ``jobs``: threads for the resampling (``None``: every core), with the ``jobs=1`` result bit for bit.
+    ``progress``: bars on standard error (:mod:`ngrameval.progress`), the same result.
     """
-    jobs = resolve_jobs(jobs)
+    with _progress.shown(progress):
+        return _paired_test(rows, names, test, n_resamples, n_confidence, seed, correction, alpha, confidence,
+                            baseline, resolve_jobs(jobs))  # fmt: skip
+
+
+def _paired_test(
+    rows: Sequence[MetricRows],
+    names: Sequence[str],
+    test: str,
+    n_resamples: int | None,
+    n_confidence: int,
+    seed: int | None,
+    correction: str,
+    alpha: float,
+    confidence: float,
+    baseline: str | None,
+    jobs: int,
+) -> Comparison:
+    """:func:`paired_test` with ``jobs`` resolved."""
     n = DEFAULT_RESAMPLES.get(test, 0) if n_resamples is None else n_resamples
     _check(names, rows, test, n, n_confidence, confidence)
     if not 0 < alpha < 1:
@@ -398,7 +424,7 @@ def paired_test(
             f"{floor:.3g} > the significance level {alpha:g}: no difference can be significant; use at least "
             f"{needed} {what} ({option} {needed})",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     used_seed = resolve_seed(seed)
     rng = np.random.default_rng(used_seed)
@@ -466,9 +492,10 @@ def compare(
     alpha: float = 0.05,
     confidence: float = 0.95,
     baseline: str | None = None,
+    progress: bool = False,
 ) -> Comparison:
     """Score ``systems`` (name -> outputs) with ``metrics`` (``-m`` specs such as ``"bleu,nist,se"``; PINC
-    needs ``source``) and test them with :func:`paired_test` (same options).
+    needs ``source``) and test them with :func:`paired_test` (same options; ``progress``: bars on stderr).
 
     >>> hyps, refs = ["the cat sat", "a dog"], ["the cat sat", "a dog ran"]
     >>> compare({"a": hyps, "b": hyps}, refs, "bleu,se", n_resamples=99).metrics[1].pairs[0].p_value
@@ -478,7 +505,8 @@ def compare(
     from ngrameval.metrics.registry import parse_specs
     from ngrameval.text.pipeline import Preprocess
 
-    rows = measure(systems, refs, parse_specs(metrics, Preprocess(tokenize, lowercase)), source)
+    specs = parse_specs(metrics, Preprocess(tokenize, lowercase))
+    rows = measure(systems, refs, specs, source, progress=progress)
     return paired_test(
         rows,
         list(systems),
@@ -490,4 +518,5 @@ def compare(
         alpha=alpha,
         confidence=confidence,
         baseline=baseline,
+        progress=progress,
     )

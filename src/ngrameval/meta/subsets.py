@@ -19,6 +19,7 @@ from math import comb
 
 import numpy as np
 
+from ngrameval import progress as _progress
 from ngrameval.api import RefsLike, measure, segment_major
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.meta.correlate import LEVELS, HumanScores, coefficient, points, sentence_matrix
@@ -112,9 +113,11 @@ def reference_curve(
     n_subsets: int = 10,
     seed: int | None = DEFAULT_SEED,
     source: Sequence[str] | None = None,
+    jobs: int | None = 1,
 ) -> tuple[ReferenceCurve, ...]:
     """One curve per metric of ``specs`` (and, given ``source``, one more per metric with the source added
-    to every subset). Every segment needs the same number of references; systems are matched by name."""
+    to every subset). Every segment needs the same number of references; systems are matched by name.
+    ``jobs``: threads for each subset's scoring (:func:`ngrameval.api.measure`), the same curves."""
     if level not in LEVELS:
         raise ConfigError(f"level must be one of {', '.join(LEVELS)}")
     if n_subsets < 1:
@@ -136,12 +139,16 @@ def reference_curve(
     # values[variant][metric][k-1] = the coefficient of each subset
     values: list[list[list[list[float]]]] = [[[[] for _ in range(m)] for _ in specs] for _ in variants]
     names: list[str] = []
-    for k in range(1, m + 1):
+
+    def per_k(k: int) -> int:  # measure() calls with k references
+        return min(comb(m, k), n_subsets) * len(variants)
+
+    for k in _progress.tracked(range(1, m + 1), "reference subsets", "subset", per_k):
         for subset in _subsets(m, k, n_subsets, rng):
             for v, with_source in enumerate(variants):
                 chosen = [[r[j] for j in subset] + ([source[i]] if with_source and source else [])
                           for i, r in enumerate(seg_refs)]  # fmt: skip
-                rows = measure(judged, chosen, specs, source)
+                rows = measure(judged, chosen, specs, source, jobs)
                 names = [r.metric for r in rows]
                 xs, y = points(rows, human, level)
                 for s, x in enumerate(xs):

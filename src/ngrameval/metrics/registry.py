@@ -37,6 +37,7 @@ from ngrameval.metrics.se import SE
 from ngrameval.metrics.ter import TER
 from ngrameval.ngrams.stats import Stats
 from ngrameval.text.pipeline import Preprocess
+from ngrameval.text.sentences import SPLITTERS
 from ngrameval.text.tokenize import LOWERCASING
 from ngrameval.validate import MAX_ORDER as KERNEL_MAX_ORDER
 from ngrameval.validate import integer, number
@@ -105,6 +106,7 @@ _TEXT_KEYS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "lc": ("lowercase", _bool),
     "stem": ("stem", _bool),
     "stop": ("stopwords", lambda v: None if v.lower() in ("no", "none") else v),
+    "normalize": ("normalize", lambda v: None if v.lower() in ("no", "none") else v.lower()),
 }
 
 _KEYS: dict[str, dict[str, tuple[str, Callable[[str], Any]]]] = {
@@ -141,6 +143,7 @@ _KEYS: dict[str, dict[str, tuple[str, Callable[[str], Any]]]] = {
         "w": ("weight", _float),
         "split": ("split", _bool),
         "round": ("round5", lambda v: v == "5" or _bool(v)),
+        "sentences": ("sentences", lambda v: v.lower() if v.lower() in SPLITTERS else _bad(v, SPLITTERS)),
     },
     "aev": {
         "alpha": ("alpha", _float),
@@ -182,6 +185,7 @@ _FACTORIES: dict[str, Callable[..., Metric | SentenceMetric]] = {
 # rouge-1 .. rouge-9.., rouge-l, rouge-lsum, rouge-w, rouge-s4 / rouge-s* / rouge-s, rouge-su4 / rouge-su* / rouge-su
 _ROUGE_NAME = re.compile(r"rouge-(?:(?P<n>\d+)|(?P<l>l|lsum)|(?P<w>w)|(?P<s>su|s)(?P<gap>\d+|\*)?)")
 ROUGE_PROFILES = ("rouge155", "rouge-score", "unicode")
+ROUGE_STATS = ("f", "rpf")  # what each ROUGE spec reports by default (rouge defaults' "stats"; --rouge-stats)
 
 
 def _rouge_name(name: str) -> dict[str, Any] | None:
@@ -268,6 +272,7 @@ VALID: dict[tuple[str, str], str] = {
     ("rouge", "w"): "> 1 (rouge-w)",
     ("rouge", "split"): _YES_NO,
     ("rouge", "round"): "5|no",
+    ("rouge", "sentences"): "lines|pysbd (pysbd: split lines into sentences; pip install 'ngrameval[sentences]')",
     ("cider-d", "n"): _ORDER,
     ("cider-d", "sigma"): "> 0",
     ("cider", "n"): _ORDER,
@@ -277,7 +282,8 @@ VALID: dict[tuple[str, str], str] = {
 _INVERTED = {("ter", "punct")}  # the option says the opposite of its field (punct=yes: no_punct=False)
 # every spec but chrF's and TER's also takes the text options (default: the command line's -tok, -lc, --stem,
 # --stopwords)
-TEXT_OPTIONS = {"tok": "a tokenizer of -tok", "lc": _YES_NO, "stem": _YES_NO, "stop": "smart|FILE|no"}
+TEXT_OPTIONS = {"tok": "a tokenizer of -tok", "lc": _YES_NO, "stem": _YES_NO, "stop": "smart|FILE|no",
+                "normalize": "nfc|nfkc|no"}  # fmt: skip
 
 
 def describe() -> list[tuple[str, str, str, str]]:
@@ -394,10 +400,26 @@ def parse_spec(spec: str, pre: Preprocess | None = None, rouge: Mapping[str, Any
     return MetricSpec(metric, replace(pre, **text), fraction=name != "nist")
 
 
+def _sets(spec: str, key: str) -> bool:
+    """Whether the spec string gives the option ``key`` itself (``rouge-l:stat=r``)."""
+    return any(item.partition("=")[0].strip().lower() == key for item in spec.partition(":")[2].split(","))
+
+
 def parse_specs(text: str, pre: Preprocess | None = None, rouge: Mapping[str, Any] | None = None) -> list[MetricSpec]:
     """All specs of a ``-m`` argument (``pre``: default text settings, 13a and cased when None; ``rouge``: defaults
-    of ROUGE specs, see :func:`parse_spec`)."""
-    specs = [parse_spec(s, pre, rouge) for s in split_specs(text)]
+    of ROUGE specs, see :func:`parse_spec`, and ``"stats": "rpf"`` to get recall, precision and F of every ROUGE spec
+    that does not set ``stat`` itself, in that order: ``ROUGE-L-R``, ``ROUGE-L-P``, ``ROUGE-L``)."""
+    defaults = dict(rouge or {})
+    stats = defaults.pop("stats", "f")
+    if stats not in ROUGE_STATS:
+        raise ConfigError(f"ROUGE stats must be one of {', '.join(ROUGE_STATS)}, got {stats!r}")
+    specs = []
+    for s in split_specs(text):
+        spec = parse_spec(s, pre, defaults)
+        if stats == "rpf" and isinstance(spec.metric, Rouge) and not _sets(s, "stat"):  # R, P, F as ROUGE prints
+            specs += [replace(spec, metric=replace(spec.metric, stat=x)) for x in ("r", "p", "f")]
+        else:
+            specs.append(spec)
     if not specs:
         raise ConfigError(f"no metric given; valid: {valid_names()}")
     return specs

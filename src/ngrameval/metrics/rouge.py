@@ -20,6 +20,8 @@ its per-model score, first on ties; see :func:`best_model_key`),
 leave-one-out subsets of the best-F reference of each subset; one reference: its score).
 ``F = P R / ((1 - alpha) P + alpha R)``: alpha = 1 is precision, 0 recall (ROUGE-1.5.5 ``-p``; 0.5 = F1).
 ``round5`` rounds R and P to 5 decimals and F from the rounded values, as ROUGE-1.5.5 prints them.
+``sentences="pysbd"`` splits every line into sentences first (:mod:`ngrameval.text.sentences`; rouge-score's
+``split_summaries=True`` with another splitter), for ROUGE-L/W over sentences and the limits.
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray
 from ngrameval.ngrams.count import ngram_totals
 from ngrameval.ngrams.texts import Texts
+from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Encoder, Preprocess
+from ngrameval.text.sentences import SPLITTERS, split_sentences
 
 IntArray = NDArray[np.int64]
 VARIANTS = ("n", "l", "w", "s", "su")
@@ -60,8 +64,11 @@ class Rouge:
     round5: bool = False
     length_limit: int = 0
     byte_limit: int = 0
+    sentences: str = "lines"
 
     def __post_init__(self) -> None:
+        if self.sentences not in SPLITTERS:
+            raise ConfigError(f"sentences must be one of {', '.join(SPLITTERS)}, got {self.sentences!r}")
         if self.variant not in VARIANTS:
             raise ConfigError(f"unknown ROUGE variant {self.variant!r}; valid: {', '.join(VARIANTS)}")
         if self.multi not in MULTI:
@@ -85,6 +92,7 @@ class Rouge:
 
     def signature(self) -> str:
         limit = f"|l:{self.length_limit}" if self.length_limit else f"|b:{self.byte_limit}" if self.byte_limit else ""
+        limit += "" if self.sentences == "lines" else f"|sents:{self.sentences}"
         return f"stat:{self.stat}|alpha:{self.alpha:g}|multi:{self.multi}|round:{'5' if self.round5 else 'no'}{limit}"
 
 
@@ -181,6 +189,10 @@ def _decode_cut(data: bytes) -> str:
 
 
 def _encode(enc: Encoder, texts: Sequence[str], rule: Rouge, lcs: bool) -> _Side:
+    if rule.sentences != "lines" or rule.length_limit or rule.byte_limit:
+        texts = normalize_texts(texts, enc.cfg.normalize)  # before splitting and cutting, as before tokenizing
+    if rule.sentences == "pysbd":
+        texts = split_sentences(texts)
     if rule.length_limit or rule.byte_limit:
         texts = [_limited(t, rule, lcs) for t in texts]
     return _Side(*enc.encode_sentences(texts))
@@ -285,18 +297,34 @@ def _pair_counts(
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 
 
-def _warn_lost_texts(pre: Preprocess, sides: Sequence[Sequence[str]]) -> None:
+def _lost(texts: Sequence[str], lower: bool) -> int:
+    """How many texts have letters or digits but no token under an ASCII-only tokenizer: runs of ``[A-Za-z0-9]``
+    (rouge155), of ``[a-z0-9]`` after ``str.lower`` (rouge-score, ``lower``: it maps a few other letters into
+    ASCII). An ASCII text has a token as soon as it has a letter or digit. ``str``'s own methods: a subclass's
+    overrides are not called (the kernels read the text itself)."""
+    return sum(
+        1
+        for t in texts
+        if not str.isascii(t) and not _ASCII_ALNUM.search(str.lower(t) if lower else t) and any(c.isalnum() for c in t)
+    )
+
+
+def _warn_lost_texts(pre: Preprocess, refs: Sequence[str], systems: Sequence[Sequence[str]]) -> None:
     """Warn when the ASCII-only profiles (rouge155, rouge-score) reduce texts written in another script
-    (Cyrillic, Greek, CJK ...) to nothing, instead of a silent 0: how many, and what to use instead."""
+    (Cyrillic, Greek, CJK ...) to no token at all, instead of a silent 0: how many system segments and references,
+    and what to use instead."""
     if pre.tokenize not in ("rouge155", "rouge-score"):
         return
-    texts = [t for side in sides for t in side]
-    lost = sum(1 for t in texts if not _ASCII_ALNUM.search(t) and any(c.isalnum() for c in t))
-    if lost:
+    lower = pre.tokenize == "rouge-score"
+    hyps = sum(_lost(h, lower) for h in systems)
+    lost_refs = _lost(refs, lower)
+    if hyps or lost_refs:
+        n_hyps = sum(len(h) for h in systems)
         warnings.warn(
-            f"ROUGE ({pre.tokenize} profile): {lost} of {len(texts)} texts have letters or digits but none in "
-            "ASCII, so they have no tokens and score 0; for other scripts use --rouge-profile unicode "
-            "(profile='unicode')",
+            f"ROUGE ({pre.tokenize} profile, ASCII letters and digits only): {hyps} of {n_hyps} system segments "
+            f"and {lost_refs} of {len(refs)} references have letters or digits but lose all their tokens, so they "
+            "score 0; for other scripts use --rouge-profile unicode (API: profile='unicode'; spec: "
+            "rouge-l:profile=unicode)",
             UserWarning,
             stacklevel=3,
         )
@@ -308,15 +336,15 @@ def item_scores(
     """``out[k][m]``: per-item scores of system ``k`` for ``metrics[m]``; the references of item ``i`` are
     ``flat_refs[seg[i]:seg[i + 1]]``, texts with sentences separated by ``"\\n"``. Metrics with the same
     limits share one tokenization."""
-    _warn_lost_texts(pre, [flat_refs, *systems])
+    _warn_lost_texts(pre, flat_refs, systems)
     per_item = np.diff(seg)
     pr = np.arange(int(seg[-1]), dtype=np.int64)
     ph = np.repeat(np.arange(len(per_item), dtype=np.int64), per_item)
     one_each = bool((per_item == 1).all())
     out: list[list[ItemScores | None]] = [[None] * len(metrics) for _ in systems]
-    groups: dict[tuple[int, int], list[int]] = {}
+    groups: dict[tuple[int, int, str], list[int]] = {}
     for m, metric in enumerate(metrics):
-        groups.setdefault((metric.length_limit, metric.byte_limit), []).append(m)
+        groups.setdefault((metric.length_limit, metric.byte_limit, metric.sentences), []).append(m)
     for group in groups.values():
         rule = metrics[group[0]]
         enc = Encoder(pre)

@@ -97,9 +97,9 @@ def _scales(scores: Sequence[Score]) -> str:
     return f"({'; '.join(parts)})"
 
 
-def _sentences(scores: Sequence[Score], width: int) -> str:
+def _sentences(scores: Sequence[Score], width: int, delimiter: str = "\t") -> str:
     out = io.StringIO()
-    w = csv.writer(out, delimiter="\t", lineterminator="\n")
+    w = csv.writer(out, delimiter=delimiter, lineterminator="\n")
     w.writerow(["system", "metric", "segment", "score"])
     for s in scores:
         if s.sentences is None:
@@ -132,7 +132,7 @@ def render(scores: Sequence[Score], fmt: str = "text", width: int = 2, sentence:
         return dumps_json(records)
     if fmt == "csv":
         if sentence:
-            return _sentences(scores, width).replace("\t", ",")
+            return _sentences(scores, width, ",")  # quoted by the csv module, not tabs turned into commas
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
         w.writerow(["system", "metric", "score", "scale", "signature"])

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from ngrameval import _text, validate
 from ngrameval.errors import ConfigError, InputTypeError
 from ngrameval.ngrams.texts import flatten
+from ngrameval.text.normalize import check_norm, normalize_texts
 from ngrameval.text.stem import stemmer_for
 from ngrameval.text.stopwords import load_stopwords
 from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS, Tokens, prepare
@@ -27,22 +28,30 @@ class Preprocess:
     stopwords: ``None``, ``"smart"`` or a file path; matching is case-insensitive and words are
         removed before n-grams are formed.
     stem: Porter-stem every remaining token.
+    normalize: ``None`` (default), ``"nfc"`` or ``"nfkc"``: Unicode normal form of every text before anything
+        else (:mod:`ngrameval.text.normalize`); the signature shows it (``|nf:nfc``) when set.
     """
 
     tokenize: str = "13a"
     lowercase: bool = False
     stopwords: str | None = None
     stem: bool = False
+    normalize: str | None = None
 
     def __post_init__(self) -> None:
         if self.tokenize not in TOKENIZERS:
             raise ConfigError(f"unknown tokenizer {self.tokenize!r}; valid: {', '.join(TOKENIZERS)}")
+        check_norm(self.normalize)
 
     def signature(self) -> str:
-        """``tok:13a|case:mixed|stop:no|stem:no`` style fragment."""
+        """``tok:13a|case:mixed|stop:no|stem:no`` style fragment (``|nf:nfc`` when normalising)."""
         case = "lc" if self.lowercase or self.tokenize in LOWERCASING else "mixed"
         stem = stemmer_for(self.tokenize)[0] if self.stem else "no"
-        return f"tok:{self.tokenize}|case:{case}|stop:{self.stopwords or 'no'}|stem:{stem}"
+        return f"tok:{self.tokenize}|case:{case}|stop:{self.stopwords or 'no'}|stem:{stem}{self.norm_signature()}"
+
+    def norm_signature(self) -> str:
+        """``|nf:nfc`` / ``|nf:nfkc`` (the normal form), or nothing when texts are read as they are."""
+        return f"|nf:{self.normalize}" if self.normalize else ""
 
 
 IdArray = NDArray[np.int32]
@@ -70,6 +79,7 @@ class Encoder:
         lines = validate.texts(lines, "texts")
         if not lines:
             return np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
+        lines = normalize_texts(lines, self.cfg.normalize)
         text, mode = prepare(lines, self.cfg.tokenize, self.cfg.lowercase)
         ids_b, off_b = _text.encode(self._vocab, text, mode, True)
         return self._classify(np.frombuffer(ids_b, dtype=np.int32), np.frombuffer(off_b, dtype=np.int64))
@@ -78,7 +88,7 @@ class Encoder:
         """Every text split into sentences at ``"\\n"``: sentence ``s`` is ``ids[soff[s]:soff[s + 1]]``, text ``t``
         is sentences ``toff[t] .. toff[t + 1]``. The ROUGE profiles ``rouge155`` and ``rouge-score`` run in
         one C pass over the texts; other tokenizers encode the sentences as lines."""
-        texts = validate.texts(texts, "texts")
+        texts = normalize_texts(validate.texts(texts, "texts"), self.cfg.normalize)
         if self.cfg.tokenize in ("rouge155", "rouge-score"):
             full_lower = self.cfg.tokenize == "rouge-score" or self.cfg.lowercase
             batch = texts if isinstance(texts, list | tuple) else list(texts)
