@@ -260,6 +260,23 @@ def _add_scheduler(p: argparse.ArgumentParser) -> None:
         help="run on Dask (pip install 'ngrameval[dask]'): a local cluster of N worker processes, or a scheduler's "
         "address; SYSTEM, -r REF and --source are then shard patterns (quoted globs or directories) aligned by name",
     )
+    p.add_argument(
+        "--blocksize",
+        type=_bytes,
+        default=64 << 20,
+        metavar="SIZE",
+        help="with --scheduler: a plain shard above SIZE bytes (suffix K, M, G) is cut into partitions of whole "
+        "lines of about that size (default 64M; 0: one partition per shard)",
+    )
+
+
+def _bytes(text: str) -> int:
+    """``--blocksize``: a number of bytes with an optional K, M or G (powers of 1024)."""
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a number of bytes such as 64M or 1048576, got {text!r}")
+    return int(digits) * scale
 
 
 def _add_max_cells(p: argparse.ArgumentParser) -> None:
@@ -338,8 +355,7 @@ def _score_on_dask(args: argparse.Namespace) -> list[Any]:
     """``score --scheduler``: see :mod:`ngrameval.distributed.commands`."""
     from ngrameval.distributed import commands
 
-    specs = _specs(args, args.metrics)
-    return commands.score(args, specs, commands.shards(args, lambda x: _names(x, args.names, args.strip_names)))
+    return commands.score(args, _specs(args, args.metrics), _namer(args))
 
 
 def _with_intervals(results: Scores, ci: list[tuple[Any, Any]], n_metrics: int, tag: str) -> Scores:
@@ -356,29 +372,64 @@ def _with_intervals(results: Scores, ci: list[tuple[Any, Any]], n_metrics: int, 
 
 def cmd_score(args: argparse.Namespace) -> int:
     sentence = args.sentence and not args.scheduler  # on Dask, the workers write them (--shard-output)
+    streamed = None
     if args.scheduler and not args.confidence:
         results = _score_on_dask(args)
     else:
         if args.scheduler:  # the bootstrap needs every segment's rows: gathered from the workers
             from ngrameval.distributed import commands
 
-            parts = commands.shards(args, lambda x: _names(x, args.names, args.strip_names))
-            names, rows = list(parts.system_names), commands.segment_rows(args, _specs(args, args.metrics), parts)
+            specs = _specs(args, args.metrics)
+            names, rows = commands.segment_rows(args, specs, _namer(args))
+        elif (streamed := _score_streamed(args, sentence)) is not None:
+            names, rows = streamed.names, streamed.kept or streamed.rows  # kept: every segment's rows
         else:
             specs, refs, systems, source = _scoring_inputs(args)
             names, rows = list(systems), measure(systems, refs, specs, source, args.jobs)
-        results = scores_of(rows, names, sentence)
+        results = scores_of(rows, names, sentence and streamed is None)
         if args.confidence:
             from ngrameval.meta.significance import intervals
 
             ci = intervals(rows, n_resamples=args.confidence_n, seed=args.seed, confidence=args.ci,
                            jobs=_resample_jobs(args))  # fmt: skip
             results = _with_intervals(results, ci, len(rows), f"bs:{args.confidence_n}|seed:{args.seed}")
-    if args.score_only and not sentence:
+    if streamed is not None and sentence:
+        from ngrameval.streaming import write_output
+
+        try:  # sentence scores from the spill files, never all in memory
+            write_output(streamed, results, args.format, _digits(args, 2), args.output, sys.stdout)
+        finally:
+            streamed.close()
+    elif args.score_only and not sentence:
         _emit(score_only(results, _digits(args, 2)), args.output)
     else:
         _emit(render(results, args.format, _digits(args, 2), sentence=sentence), args.output)
     return 0
+
+
+def _score_streamed(args: argparse.Namespace, sentence: bool) -> Any:
+    """``score`` streamed in chunks (:mod:`ngrameval.streaming`, bounded memory) with ``--chunk-size`` or for large
+    input files; None: read the inputs in memory."""
+    from ngrameval import streaming
+
+    if not args.refs:
+        return None
+    with warnings.catch_warnings():  # a look at the specs only: _specs warns once below
+        warnings.simplefilter("ignore")
+        probe = _specs(args, args.metrics)
+    paths = list(args.systems or [STDIN])
+    probe_files = streaming.Files({p: p for p in paths}, list(args.refs), args.source)
+    size = streaming.auto_chunk(probe_files, probe, args.chunk_size)
+    if size is None:
+        return None
+    specs = _specs(args, args.metrics)
+    named = _file_names(_system_paths(args.systems))
+    files = streaming.Files(
+        dict(zip(_names(list(named), args.names, args.strip_names), named.values(), strict=True)),
+        list(args.refs), args.source, args.tsv, args.missing_empty_refs, args.sentence_separator,
+        "" if args.systems else _STDIN_HINT,
+    )  # fmt: skip
+    return streaming.score_files(files, specs, size, args.jobs, sentence, keep_rows=args.confidence)
 
 
 def _seed(text: str) -> int | None:
@@ -417,9 +468,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.scheduler:
         from ngrameval.distributed import commands
 
-        parts = commands.shards(args, lambda x: _names(x, args.names, args.strip_names))
-        baseline = parts.system_names[0] if args.baseline else None
-        result = commands.compare(args, _specs(args, args.metrics), parts, baseline=baseline, **options)
+        result = commands.compare(args, _specs(args, args.metrics), _namer(args), args.baseline, **options)
     else:
         specs, refs, systems, source = _scoring_inputs(args)
         baseline = next(iter(systems)) if args.baseline else None
@@ -477,25 +526,37 @@ def _names(names: Sequence[str], given: Sequence[str] | None, strip: bool) -> li
     return cut if all(cut) and len(set(cut)) == len(cut) else list(names)
 
 
+def _namer(args: argparse.Namespace) -> Callable[[Sequence[str]], list[str]]:
+    """The system names of SYSTEM arguments under the command's ``--names``/``--strip-names``."""
+    return lambda paths: _names(paths, args.names, args.strip_names)
+
+
 def _read_systems(
     paths: Sequence[str], n: int, against: str, names: Sequence[str] | None = None, strip: bool = False
 ) -> dict[str, list[str]]:
     systems: dict[str, list[str]] = {}
-    for path in _system_paths(paths):
+    for name, path in _file_names(_system_paths(paths)).items():
         lines = read_lines(path)
         if len(lines) != n:
-            hint = (
-                ""
-                if paths
-                else " (no system file given, so it was read from standard input; -r takes every file after it)"
-            )
+            hint = "" if paths else _STDIN_HINT
             shown = "standard input" if path == STDIN else path
             raise InputError(f"{shown} has {len(lines)} lines but {against} {n}{hint}")
-        name = "stdin" if path == STDIN else Path(path).name
-        while name in systems:
-            name += "'"
         systems[name] = lines
     return dict(zip(_names(list(systems), names, strip), systems.values(), strict=True))
+
+
+_STDIN_HINT = " (no system file given, so it was read from standard input; -r takes every file after it)"
+
+
+def _file_names(paths: Sequence[str]) -> dict[str, str]:
+    """System name -> path: the file name (``stdin`` for ``-``), primed when two files share it."""
+    out: dict[str, str] = {}
+    for path in paths:
+        name = "stdin" if path == STDIN else Path(path).name
+        while name in out:
+            name += "'"
+        out[name] = path
+    return out
 
 
 def cmd_paraphrase(args: argparse.Namespace) -> int:
@@ -506,8 +567,7 @@ def cmd_paraphrase(args: argparse.Namespace) -> int:
     if args.scheduler:
         from ngrameval.distributed import commands
 
-        parts = commands.shards(args, lambda x: _names(x, args.names, args.strip_names))
-        _emit_paraphrase(args, commands.paraphrase(args, parts, pinc))
+        _emit_paraphrase(args, commands.paraphrase(args, _namer(args), pinc))
         return 0
     sources = read_lines(args.source)
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
@@ -1157,6 +1217,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--confidence-n", type=_count, default=1000, metavar="N", help="bootstrap resamples (1000)")
     p.add_argument("--ci", type=_level, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--seed", type=_seed, default=12345, help="random seed of the resamples (default 12345)")
+    p.add_argument(
+        "--chunk-size",
+        type=_number(int, 1, 2**40, "a whole number >= 1"),
+        metavar="N",
+        help="stream the files N segments at a time in bounded memory (NIST: two passes); default: streamed "
+        "50,000 at a time when the inputs exceed 256 MB, else read whole; the scores never change",
+    )
     _add_scheduler(p)
     p.add_argument(
         "--shard-output",

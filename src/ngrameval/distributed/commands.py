@@ -27,9 +27,12 @@ if TYPE_CHECKING:
     from ngrameval.paraphrase import ParaphraseResult
 
 
-def shards(args: argparse.Namespace, names: Callable[[Sequence[str]], list[str]]) -> Partitions:
-    """The partitions of the command's shard patterns; ``names`` turns the SYSTEM patterns into system names
-    (``--names``/``--strip-names``)."""
+Names = Callable[[Sequence[str]], list[str]]  # SYSTEM patterns -> system names (--names, --strip-names)
+
+
+def shards(args: argparse.Namespace, names: Names) -> Partitions:
+    """The partitions of the command's shard patterns (plain shards above ``--blocksize`` cut into blocks of
+    lines, counted on the current Dask scheduler)."""
     from ngrameval.distributed import cluster
 
     if getattr(args, "sentence_separator", None):
@@ -37,22 +40,24 @@ def shards(args: argparse.Namespace, names: Callable[[Sequence[str]], list[str]]
     if not args.systems or not args.refs:
         raise InputError("with --scheduler give the system and reference shards as quoted globs or directories")
     systems = dict(zip(names(args.systems), args.systems))
+    empty = args.missing_empty_refs
     return cluster.from_text_shards(
-        systems, args.refs, args.source, tsv=args.tsv, empty_is_missing=args.missing_empty_refs
+        systems, args.refs, args.source, tsv=args.tsv, empty_is_missing=empty, blocksize=args.blocksize or None
     )
 
 
 @contextmanager
-def session(scheduler: str) -> Iterator[Client]:
-    """A client of ``scheduler`` (``local[:N]`` starts a local cluster, closed at the end)."""
+def job(args: argparse.Namespace, names: Names) -> Iterator[tuple[Client, Partitions]]:
+    """A client of ``--scheduler`` (``local[:N]`` starts a local cluster, closed at the end; the dashboard's
+    address on stderr) and the partitions of the command's shards."""
     from ngrameval.distributed import cluster
 
-    client = cluster.connect(scheduler)
+    client = cluster.connect(args.scheduler)
     try:
         print(f"ngrameval: Dask dashboard: {cast(Any, client).dashboard_link}", file=sys.stderr)
-        yield client
+        yield client, shards(args, names)
     finally:
-        cluster.close(client, scheduler.startswith("local"))
+        cluster.close(client, args.scheduler.startswith("local"))
 
 
 def _progress(args: argparse.Namespace) -> bool:
@@ -60,7 +65,7 @@ def _progress(args: argparse.Namespace) -> bool:
     return sys.stderr.isatty() and not getattr(args, "quiet", False)
 
 
-def score(args: argparse.Namespace, specs: Sequence[MetricSpec], parts: Partitions) -> list[Score]:
+def score(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -> list[Score]:
     """``score --scheduler``: corpus scores; with ``--sentence``, each shard's sentence scores are written by
     its worker into ``--shard-output DIR`` and the corpus scores printed."""
     from ngrameval.api import Score
@@ -72,15 +77,14 @@ def score(args: argparse.Namespace, specs: Sequence[MetricSpec], parts: Partitio
         )
     if args.shard_output and not args.sentence:
         raise ConfigError("--shard-output is where --sentence writes each shard's scores; add --sentence")
-    progress = _progress(args)
-    with session(args.scheduler) as client:
+    with job(args, names) as (client, parts):
         if not args.sentence:
-            return cluster.score(parts, specs, client, progress, args.max_cells)
+            return cluster.score(parts, specs, client, _progress(args), args.max_cells)
         fmt = "text" if args.format in ("markdown", "latex") else args.format
         digits = 2 if args.width is None else int(args.width)
         graph = gather.write_sentences(parts, specs, args.shard_output, fmt=fmt, digits=digits,
                                        max_cells=args.max_cells)  # fmt: skip
-        rows = cluster.compute(graph, client, progress)
+        rows = cluster.compute(graph, client, _progress(args))
     return [
         Score(name, r.metric, float(r.scorer(r.values[k].sum(axis=0))), r.signature, r.fraction)
         for k, name in enumerate(parts.system_names)
@@ -88,33 +92,38 @@ def score(args: argparse.Namespace, specs: Sequence[MetricSpec], parts: Partitio
     ]
 
 
-def segment_rows(args: argparse.Namespace, specs: Sequence[MetricSpec], parts: Partitions) -> list[MetricRows]:
-    """``score --scheduler --confidence``: every segment's rows, gathered from the workers for the bootstrap."""
+def segment_rows(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -> tuple[
+    list[str], list[MetricRows]
+]:  # fmt: skip
+    """``score --scheduler --confidence``: the system names and every segment's rows, gathered for the bootstrap."""
     from ngrameval.distributed import cluster, gather
 
     if args.sentence:
         raise ConfigError("--confidence and --sentence together do not work with --scheduler")
-    with session(args.scheduler) as client:
-        return cast(list["MetricRows"], cluster.compute(gather.segment_rows(parts, specs, args.max_cells), client,
-                                                          _progress(args)))  # fmt: skip
+    with job(args, names) as (client, parts):
+        rows = cluster.compute(gather.segment_rows(parts, specs, args.max_cells), client, _progress(args))
+        return list(parts.system_names), rows
 
 
-def compare(args: argparse.Namespace, specs: Sequence[MetricSpec], parts: Partitions, **options: Any) -> Comparison:
-    """``compare --scheduler``: the per-segment rows gathered from the workers, then the paired tests here."""
+def compare(
+    args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names, baseline: bool, **options: Any
+) -> Comparison:
+    """``compare --scheduler``: the per-segment rows gathered from the workers, then the paired tests here
+    (``baseline``: the first system against each other one)."""
     from ngrameval.distributed import gather
 
-    with session(args.scheduler) as client:
-        progress = _progress(args)
-        return gather.compare(parts, specs, client, progress=progress, max_cells=args.max_cells, **options)
+    with job(args, names) as (client, parts):
+        first = parts.system_names[0] if baseline else None
+        return gather.compare(parts, specs, client, progress=_progress(args), max_cells=args.max_cells,
+                              baseline=first, **options)  # fmt: skip
 
 
-def paraphrase(args: argparse.Namespace, parts: Partitions, pinc: PINC) -> ParaphraseResult:
+def paraphrase(args: argparse.Namespace, names: Names, pinc: PINC) -> ParaphraseResult:
     """``paraphrase --scheduler``: the per-segment rows gathered from the workers, then the scores here."""
     from ngrameval.distributed import gather
 
     if args.ratings:
         raise ConfigError("--ratings does not work with --scheduler (ratings of sharded corpora: use the API)")
-    with session(args.scheduler) as client:
-        progress = _progress(args)
+    with job(args, names) as (client, parts):
         return gather.paraphrase(parts, client, tokenize=args.tokenize, lowercase=args.lowercase, pinc=pinc,
-                                 progress=progress, max_cells=args.max_cells)  # fmt: skip
+                                 progress=_progress(args), max_cells=args.max_cells)  # fmt: skip

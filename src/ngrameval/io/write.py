@@ -29,7 +29,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, TextIO
 
 from ngrameval.errors import InputError
 
@@ -151,8 +151,10 @@ def _signals_raise() -> Iterator[None]:
             signal.signal(sig, old)
 
 
-def _replace(target: str, text: str) -> None:
-    """Write a temporary file beside ``target`` and rename it over ``target``."""
+@contextlib.contextmanager
+def _replacing(target: str) -> Iterator[TextIO]:
+    """A temporary file beside ``target`` to write, renamed over ``target`` when the body ends without an error
+    (removed otherwise)."""
     directory, name = os.path.split(target)
     try:
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode) & 0o777
@@ -174,7 +176,7 @@ def _replace(target: str, text: str) -> None:
             if mode is not None:
                 os.fchmod(fd, mode)
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
+                yield fh
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, target)
@@ -182,6 +184,12 @@ def _replace(target: str, text: str) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+
+
+def _replace(target: str, text: str) -> None:
+    """Write a temporary file beside ``target`` and rename it over ``target``."""
+    with _replacing(target) as fh:
+        fh.write(text)
 
 
 def _write_fd(fd: int, text: str) -> None:
@@ -210,6 +218,33 @@ def write_atomic(path: str | Path, text: str) -> None:
                 fh.write(text)
         else:
             _replace(target.path, text)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise _error(path, exc) from None
+
+
+@contextlib.contextmanager
+def open_atomic(path: str | Path) -> Iterator[TextIO]:
+    """:func:`write_atomic` for text written piece by piece: a file to write (UTF-8) that replaces ``path`` only
+    when the body ends without an error (a regular file: a temporary file renamed; else written in place)."""
+    if str(path).endswith(("/", os.sep)):
+        raise InputError(f"{path}: cannot write (names a directory)")
+    target = _resolve(path)
+    try:
+        if target.fd is not None:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(AttributeError, OSError, ValueError):
+                    if stream.fileno() == target.fd:
+                        stream.flush()
+            with os.fdopen(os.dup(target.fd), "w", encoding="utf-8", newline="") as fh:
+                yield fh
+        elif target.in_place:
+            with open(target.path, "w", encoding="utf-8", newline="") as fh:
+                yield fh
+        else:
+            with _replacing(target.path) as fh:
+                yield fh
     except BrokenPipeError:
         raise
     except OSError as exc:
