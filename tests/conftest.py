@@ -3,15 +3,29 @@ harnesses of the kernels' interrupt, GIL and memory tests."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
+import pytest
 from hypothesis import strategies as st
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _environment_kept() -> Iterator[None]:
+    """Each test module leaves the environment as it found it: Dask's LocalCluster sets OMP_NUM_THREADS,
+    OPENBLAS_NUM_THREADS, MKL_NUM_THREADS and MALLOC_TRIM_THRESHOLD_ in this process, which every later subprocess
+    would inherit (single-threaded BLAS changes how long a command runs, e.g. whether a progress bar appears)."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
 
 # Words and characters chosen to hit every 13a/intl rule: punctuation, digits around . , -, entities,
 # non-ASCII letters, symbols and Unicode spaces; repeated words exercise clipping.
