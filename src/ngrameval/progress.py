@@ -15,6 +15,7 @@ and without them.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import threading
 import time
@@ -22,7 +23,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-DELAY = 1.0  # seconds a task runs before its bar appears
+
+def _delay() -> float:
+    """Seconds a task runs before its bar appears: 1, or ``NGRAMEVAL_PROGRESS_DELAY`` (a number >= 0)."""
+    try:
+        value = float(os.environ.get("NGRAMEVAL_PROGRESS_DELAY", "1"))
+    except ValueError:
+        return 1.0
+    return value if value >= 0 and math.isfinite(value) else 1.0
+
+
+DELAY = _delay()  # seconds a task runs before its bar appears
 
 Advance = Callable[[int], None]
 T = TypeVar("T")
