@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 
@@ -62,17 +63,63 @@ def make_corpus_fast(n_seg: int, seed: int) -> tuple[list[str], list[str]]:
     return [" ".join(w) for w in np.split(vocab[hyp], cut)], [" ".join(w) for w in np.split(vocab[ref], cut)]
 
 
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+def timed(fn: Callable[[], object], repeat: int, best: bool = False) -> tuple[float, object]:
+    """The median (``best``: the minimum) wall time of ``repeat`` calls, and the last result."""
     times, out = [], None
     for _ in range(repeat):
         gc.collect()
         t = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t)
-    return statistics.median(times), out
+    return min(times) if best else statistics.median(times), out
 
 
-def run(n_seg: int, n_refs: int, repeat: int, sentence: bool) -> list[tuple[str, float, float, str]]:
+def stages(hyps: list[str], refs: list[list[str]], repeat: int, best: bool) -> dict[str, float]:
+    """Seconds of each stage of ngrameval's corpus BLEU (13a) on these texts, as ``ngrameval score`` runs them:
+    ``read`` (the files, with ``io.read_lines`` / ``read_refs``), ``tokenize`` (13a tokens -> ids, references and
+    hypotheses), ``count`` (the n-gram kernel and the rows), ``score`` (corpus and sentence BLEU), ``bleu`` (one
+    ``ngrameval.bleu`` call from the lists; it adds the argument checks to the three stages before), and
+    ``text_mb`` (the UTF-8 megabytes tokenized)."""
+    import numpy as np
+
+    from ngrameval import BLEU, bleu
+    from ngrameval.io import read_lines, read_refs
+    from ngrameval.ngrams.count import References, count_rows
+    from ngrameval.ngrams.stats import Stats
+    from ngrameval.ngrams.texts import Texts
+    from ngrameval.text.pipeline import Preprocess
+
+    n_refs = len(refs[0])
+    with tempfile.TemporaryDirectory() as d:
+        paths = [os.path.join(d, f"{name}.txt") for name in ("hyp", *(f"ref{k}" for k in range(n_refs)))]
+        for path, lines in zip(paths, [hyps, *([r[k] for r in refs] for k in range(n_refs))]):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write("\n".join(lines) + "\n")
+        text_mb = sum(os.path.getsize(p) for p in paths) / 1e6
+        t_read, _ = timed(lambda: (read_lines(paths[0]), read_refs(paths[1:])), repeat, best)
+
+    def tokenize() -> tuple[References, list[Texts]]:
+        built = References.build(refs, Preprocess())
+        return built, [Texts(*built.encoder.encode(hyps[ch.start : ch.stop])) for ch in built.chunks]
+
+    t_tok, out = timed(tokenize, repeat, best)
+    built, hyp_texts = cast(tuple[References, list[Texts]], out)
+
+    def count() -> Stats:
+        rows = [count_rows([h], Texts(ch.ids, ch.off), ch.seg, 4)[0] for ch, h in zip(built.chunks, hyp_texts)]
+        return Stats(np.concatenate(rows), 4)
+
+    t_count, out = timed(count, repeat, best)
+    stats = cast(Stats, out)
+    metric = BLEU()
+    t_score, _ = timed(lambda: (float(metric(stats.total())), metric(stats)), repeat, best)
+    t_bleu, _ = timed(lambda: bleu(hyps, refs), repeat, best)
+    return {"read": t_read, "tokenize": t_tok, "count": t_count, "score": t_score, "bleu": t_bleu, "text_mb": text_mb}
+
+
+def run(
+    n_seg: int, n_refs: int, repeat: int, sentence: bool, best: bool = False
+) -> list[tuple[str, float, float, str]]:
     import sacrebleu
     from nltk.translate.bleu_score import corpus_bleu
 
@@ -82,7 +129,7 @@ def run(n_seg: int, n_refs: int, repeat: int, sentence: bool) -> list[tuple[str,
     streams = [[r[i] for r in refs] for i in range(n_refs)]
     rows: list[tuple[str, float, float, str]] = []
 
-    t_ours, ours = timed(lambda: bleu(hyps, refs), repeat)
+    t_ours, ours = timed(lambda: bleu(hyps, refs), repeat, best)
     t_sb, sb = timed(lambda: sacrebleu.BLEU().corpus_score(hyps, streams), 1)
     same = "identical" if abs(ours.score * 100 - sb.score) < 1e-9 else f"DIFF {ours.score * 100} vs {sb.score}"
     rows.append(("corpus BLEU (13a), sacreBLEU", t_sb, t_ours, same))
@@ -90,14 +137,14 @@ def run(n_seg: int, n_refs: int, repeat: int, sentence: bool) -> list[tuple[str,
     hyp_tok = [h.split() for h in hyps]
     ref_tok = [[r.split() for r in rs] for rs in refs]
     t_nltk, nl = timed(lambda: corpus_bleu(ref_tok, hyp_tok), 1)
-    t_none, ours_none = timed(lambda: bleu(hyps, refs, tokenize="none", smooth="none"), repeat)
+    t_none, ours_none = timed(lambda: bleu(hyps, refs, tokenize="none", smooth="none"), repeat, best)
     same = "identical" if abs(float(nl) - ours_none.score) < 1e-9 else f"DIFF {nl} vs {ours_none.score}"
     rows.append(("corpus BLEU (pre-split tokens), NLTK", t_nltk, t_none, same))
 
     if sentence:
         sbs = sacrebleu.BLEU(effective_order=True)
         t_sb_sent, sb_sent = timed(lambda: [sbs.sentence_score(h, r).score for h, r in zip(hyps, refs)], 1)
-        t_sent, ours_sent = timed(lambda: bleu(hyps, refs, eff=True).sentences, repeat)
+        t_sent, ours_sent = timed(lambda: bleu(hyps, refs, eff=True).sentences, repeat, best)
         diff = float(np.max(np.abs(np.asarray(sb_sent) - ours_sent * 100)))  # type: ignore[operator]
         rows.append(("sentence BLEU, every segment, sacreBLEU loop", t_sb_sent, t_sent, f"max |diff| {diff:.1e}"))
 
@@ -112,8 +159,8 @@ def run(n_seg: int, n_refs: int, repeat: int, sentence: bool) -> list[tuple[str,
         (stats,) = overlap_stats([hyps], built, max_order=4)
         return float(BLEU()(stats.total()))
 
-    t_plane, _ = timed(plane, repeat)
-    t_one, _ = timed(one_bleu, repeat)
+    t_plane, _ = timed(plane, repeat, best)
+    t_one, _ = timed(one_bleu, repeat, best)
     rows.append(("44-member AEv plane vs one BLEU (both ngrameval)", t_one, t_plane, "target: plane <= 2x BLEU"))
     return rows
 
@@ -142,17 +189,37 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--segments", type=int, nargs="*", default=[10_000], help="corpus sizes to time (none: skip)")
     ap.add_argument("--refs", type=int, nargs="+", default=[1, 4])
-    ap.add_argument("--repeat", type=int, default=3, help="runs of ngrameval (median); peers run once")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of ngrameval (median, or --best); peers run once")
     ap.add_argument("--no-sentence", action="store_true", help="skip the (slow) sacreBLEU sentence loop")
     ap.add_argument("--peak-memory", type=int, metavar="N", help="also measure peak RSS at N segments")
+    ap.add_argument("--best", action="store_true", help="report ngrameval's fastest run instead of the median")
+    ap.add_argument("--no-stages", action="store_true", help="skip the read/tokenize/count/score breakdown")
     args = ap.parse_args()
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average (1/5/15 min) at the start: {load}; {os.cpu_count()} cores\n")
     print("| segments | refs | task | peer (s) | ngrameval (s) | speed-up | check |")
     print("|---:|---:|---|---:|---:|---:|---|")
     for n in args.segments:
         for k in args.refs:
-            for task, t_peer, t_ours, check in run(n, k, args.repeat, not args.no_sentence):
+            for task, t_peer, t_ours, check in run(n, k, args.repeat, not args.no_sentence, args.best):
                 ratio = t_peer / t_ours if t_ours > 0 else math.inf
                 print(f"| {n:,} | {k} | {task} | {t_peer:.2f} | {t_ours:.2f} | {ratio:.1f}x | {check} |", flush=True)
+    if args.segments and not args.no_stages:
+        stat = "fastest" if args.best else "median"
+        print(
+            f"\nngrameval corpus BLEU (13a) by stage, {stat} of {args.repeat} runs (seconds; tokenize: MB/s of text):\n"
+        )
+        print("| segments | refs | read files | tokenize | MB/s | count | score | `bleu()` from lists |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for n in args.segments:
+            for k in args.refs:
+                hyps, refs = make_corpus(n, k, seed=n + k)
+                t = stages(hyps, refs, args.repeat, args.best)
+                print(
+                    f"| {n:,} | {k} | {t['read']:.3f} | {t['tokenize']:.3f} | {t['text_mb'] / t['tokenize']:.0f} "
+                    f"| {t['count']:.3f} | {t['score']:.3f} | {t['bleu']:.3f} |",
+                    flush=True,
+                )
     if args.peak_memory:
         print(
             f"\npeak RSS, `ngrameval score` corpus BLEU, {args.peak_memory:,} segments, 1 ref: "

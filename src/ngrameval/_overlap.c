@@ -312,11 +312,21 @@ static int emit_push(system_t *y, int64_t s, int32_t gram, int64_t clip) {
     return 0;
 }
 
+/* The slot of `key` in a segment's table of 2**(64 - shift) slots: Fibonacci hashing (one multiply, the top bits),
+   enough for the few hundred keys of one segment; the table never grows while it is in use. */
+static inline size_t seg_slot(uint64_t key, unsigned shift) { return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> shift); }
+
+static unsigned seg_shift(size_t cap) {
+    unsigned shift = 64;
+    for (; cap > 1; cap >>= 1) shift--;
+    return shift;
+}
+
 /* Scratch of one segment's reference n-grams, indexed by local id (reused across segments). */
 typedef struct {
     int8_t *order;
     int64_t *first;  /* i * N + n of the first occurrence, to find its global id */
-    int64_t *cmax, *rcnt, *hcnt, *rstamp, *hstamp;
+    int64_t *cmax, *rcnt, *hcnt, *rstamp;
     int32_t *list;
     size_t cap;
 } local_t;
@@ -334,17 +344,16 @@ static int local_reserve(local_t *l, size_t need) {
     GROW(order, int8_t); GROW(first, int64_t); GROW(cmax, int64_t); GROW(rcnt, int64_t); GROW(hcnt, int64_t);
     GROW(list, int32_t);
 #undef GROW
-    int64_t *rs = (int64_t *)calloc(cap, sizeof(int64_t)), *hs = (int64_t *)calloc(cap, sizeof(int64_t));
-    if (!rs || !hs) { free(rs); free(hs); return -1; }
-    free(l->rstamp); free(l->hstamp);
+    int64_t *rs = (int64_t *)calloc(cap, sizeof(int64_t));
+    if (!rs) return -1;
+    free(l->rstamp);
     l->rstamp = rs;   /* stamps restart at 0 < every tick */
-    l->hstamp = hs;
     l->cap = cap;
     return 0;
 }
 
 static void local_free(local_t *l) {
-    free(l->order); free(l->first); free(l->cmax); free(l->rcnt); free(l->hcnt); free(l->rstamp); free(l->hstamp);
+    free(l->order); free(l->first); free(l->cmax); free(l->rcnt); free(l->hcnt); free(l->rstamp);
     free(l->list);
 }
 
@@ -419,7 +428,8 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
 
     int64_t tick = 0;
     for (Py_ssize_t s = 0; s < n_seg; s++) {
-        /* 1. Intern this segment's reference n-grams into the (cleared) small table. */
+        /* 1. Intern this segment's reference n-grams into the (cleared) small table: local ids 0..G-1 with
+              their order and the maximum count over the references (cmax). */
         size_t n_tok = (size_t)(roff[rseg[s + 1]] - roff[rseg[s]]);
         if (n_tok >= (size_t)K_MAX_ID / N) {
             k_limit(&ks, "segment %zd: %zu reference tokens x max_order %zu n-grams, " ID_HINT, s + 1, n_tok, N);
@@ -439,6 +449,10 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
         }
         size_t G = 0, n_used = 0, n_pairs = 0;
         const size_t mask = table.cap - 1;
+        const unsigned shift = seg_shift(table.cap);
+        /* one reference: its counts are the maximum, and the recall side equals the precision side, so no
+           per-reference bookkeeping */
+        const int single = rseg[s + 1] - rseg[s] == 1;
         for (int64_t r = rseg[s]; r < rseg[s + 1]; r++) {
             int64_t ref_tick = ++tick;
             size_t n_list = 0;
@@ -447,7 +461,7 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
                 int32_t prev = -1;
                 for (size_t n = 0; n < N && i + (int64_t)n < b; n++) {
                     uint64_t key = make_key(prev, rtok[i + n]);
-                    size_t j = mix64(key) & mask;
+                    size_t j = seg_slot(key, shift);
                     while (table.keys[j] != EMPTY_KEY && table.keys[j] != key) j = (j + 1) & mask;
                     int32_t id;
                     if (table.keys[j] == EMPTY_KEY) {
@@ -461,12 +475,16 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
                     } else {
                         id = table.vals[j];
                     }
-                    if (loc.rstamp[id] != ref_tick) {
-                        loc.rstamp[id] = ref_tick;
-                        loc.rcnt[id] = 0;
-                        loc.list[n_list++] = id;
+                    if (single) {
+                        loc.cmax[id]++;
+                    } else {
+                        if (loc.rstamp[id] != ref_tick) {
+                            loc.rstamp[id] = ref_tick;
+                            loc.rcnt[id] = 0;
+                            loc.list[n_list++] = id;
+                        }
+                        loc.rcnt[id]++;
                     }
-                    loc.rcnt[id]++;
                     prev = id;
                 }
             }
@@ -478,29 +496,24 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
                 if (c > loc.cmax[id]) loc.cmax[id] = c;
             }
         }
-        /* 2. Every system: its n-grams found in the table, then both clippings. */
+        /* 2. Every system: its n-grams found in the table (hcnt, zeroed per system), then both clippings. */
         for (Py_ssize_t k = 0; k < K; k++) {
             system_t *y = &sys[k];
             const int32_t *htok = (const int32_t *)y->hyp.tok.buf;
             const int64_t *hoff = (const int64_t *)y->hyp.off.buf;
-            int64_t seg_tick = ++tick;
             size_t n_hyp = 0;
             int64_t e = hoff[s + 1];
-            if (k_poll(&ks, (uint64_t)(e - hoff[s]) * N + n_pairs) < 0) goto fail;
+            if (k_poll(&ks, (uint64_t)(e - hoff[s]) * N + n_pairs + G) < 0) goto fail;
+            if (G) memset(loc.hcnt, 0, G * sizeof(int64_t));
             for (int64_t i = hoff[s]; i < e; i++) {
                 int32_t prev = -1;
                 for (size_t n = 0; n < N && i + (int64_t)n < e; n++) {
                     uint64_t key = make_key(prev, htok[i + n]);
-                    size_t j = mix64(key) & mask;
+                    size_t j = seg_slot(key, shift);
                     while (table.keys[j] != EMPTY_KEY && table.keys[j] != key) j = (j + 1) & mask;
                     if (table.keys[j] == EMPTY_KEY) break; /* no longer n-gram from here is a reference n-gram */
                     int32_t id = table.vals[j];
-                    if (loc.hstamp[id] != seg_tick) {
-                        loc.hstamp[id] = seg_tick;
-                        loc.hcnt[id] = 0;
-                        loc.list[n_hyp++] = id;
-                    }
-                    loc.hcnt[id]++;
+                    if (loc.hcnt[id]++ == 0) loc.list[n_hyp++] = id; /* in order of first occurrence */
                     prev = id;
                 }
             }
@@ -514,9 +527,12 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
                 dmatch[loc.order[id]]++;
                 if (gid && emit_push(y, s, gid[loc.first[id]], clip) < 0) goto nomem;
             }
+            if (single) {
+                memcpy(rmatch, match, N * sizeof(int64_t));
+                continue;
+            }
             for (size_t q = 0; q < n_pairs; q++) {
                 int32_t id = pair_id[q];
-                if (loc.hstamp[id] != seg_tick) continue;
                 int64_t h = loc.hcnt[id], c = pair_cnt[q];
                 rmatch[loc.order[id]] += c < h ? c : h;
             }

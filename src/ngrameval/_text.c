@@ -5,7 +5,8 @@
  * gives each distinct token the next id. `encode` reads many lines at once (one str, lines separated
  * by '\n'), optionally applies the mteval-v13a tokenization rules or ROUGE's character rule to each line,
  * splits on the whitespace of Python's str.split, and returns the ids and per-line offsets as int32/int64
- * buffers.
+ * buffers. `encode_lines` gives the same ids and offsets for the v13a and plain modes from the lines
+ * themselves (no joined text), scanning each line once (see the note above it).
  *
  * `encode_rouge` does the same for the ROUGE profiles, texts given as a list and split into sentences at
  * '\n', with ROUGE's character rule in the same pass (no intermediate string).
@@ -85,7 +86,9 @@ static PyObject *vocab_new(PyObject *self, PyObject *noargs) {
     return cap;
 }
 
-/* A token's hash, one code point at a time (so a scanner can hash while it reads), then its length. */
+/* A token's hash. A short token (token_key not LONG_TOKEN) hashes its key with mix64; a longer one its code
+   points one at a time (so a scanner can hash while it reads), then its length. Either way it is a function
+   of the code points only, so a token gets the same hash (and id) from a 1-byte and from a UCS-4 source. */
 #define ID_LIMIT "more than 2**31-1 distinct tokens (or a token that long): above the 32-bit id bound of the tokenizer; split the input"
 
 #define HASH_SEED 0x9e3779b97f4a7c15ULL
@@ -107,8 +110,20 @@ static inline uint64_t hash_tok(const Py_UCS4 *s, Py_ssize_t n) {
     return hash_end(h, n);
 }
 
+static inline uint64_t hash_tok_u8(const uint8_t *s, Py_ssize_t n) {
+    uint64_t h = HASH_SEED;
+    for (Py_ssize_t i = 0; i < n; i++) h = hash_step(h, s[i]);
+    return hash_end(h, n);
+}
+
 /* Token equality; tokens are short, so a loop beats a call to memcmp. */
 static inline int same(const Py_UCS4 *a, const Py_UCS4 *b, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
+static inline int same_u8(const Py_UCS4 *a, const uint8_t *b, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i++)
         if (a[i] != b[i]) return 0;
     return 1;
@@ -122,6 +137,10 @@ static inline uint64_t token_key(const Py_UCS4 *s, Py_ssize_t n) {
         key |= (uint64_t)s[i] << (8 * i);
     }
     return key;
+}
+
+static inline uint64_t key_hash(uint64_t key, const Py_UCS4 *s, Py_ssize_t n) {
+    return key != LONG_TOKEN ? mix64(key) : hash_tok(s, n);
 }
 
 static inline void slot_set(slot_t *slot, uint64_t h, int32_t id, uint64_t key) {
@@ -147,18 +166,9 @@ static int vocab_rehash(vocab_t *v) {
     return 0;
 }
 
-/* The id of token s[0..n) of hash h (hash_tok) and key token_key, added when absent and `grow`; -1 when
-   absent and not `grow`, -2 on OOM, -3 past the 32-bit bound (K_MAX_ID tokens, or a token that long). */
-static int32_t vocab_find(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, uint64_t h, uint64_t key, int grow) {
-    uint32_t tag = (uint32_t)(h >> 32);
-    size_t j = h & (v->cap - 1);
-    for (const slot_t *slot; (slot = v->slots + j)->id >= 0; j = (j + 1) & (v->cap - 1)) {
-        if (slot->key != key) continue;
-        if (key != LONG_TOKEN) return slot->id;
-        const Py_UCS4 *entry = v->arena + v->start[slot->id];
-        if (slot->tag == tag && entry[0] == (Py_UCS4)n && same(entry + 1, s, n)) return slot->id;
-    }
-    if (!grow) return -1;
+/* Adds token s[0..n) (code points as Py_UCS4, or as bytes when !wide) of hash h and key token_key into free
+   slot j; its id, -2 on OOM, -3 past the 32-bit bound (K_MAX_ID tokens, or a token that long). */
+static int32_t vocab_add(vocab_t *v, size_t j, const void *s, Py_ssize_t n, uint64_t h, uint64_t key, int wide) {
     if (v->n >= K_MAX_ID || n >= K_MAX_ID) return -3;
     if (v->n == v->ncap) {
         size_t ncap = v->ncap ? v->ncap * 2 : 4096;
@@ -179,8 +189,13 @@ static int32_t vocab_find(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, uint64_t h
         v->acap = acap;
     }
     int32_t id = (int32_t)v->n++;
-    v->arena[v->used] = (Py_UCS4)n;
-    memcpy(v->arena + v->used + 1, s, (size_t)n * sizeof(Py_UCS4));
+    Py_UCS4 *dst = v->arena + v->used;
+    dst[0] = (Py_UCS4)n;
+    if (wide) {
+        memcpy(dst + 1, s, (size_t)n * sizeof(Py_UCS4));
+    } else {
+        for (Py_ssize_t i = 0; i < n; i++) dst[i + 1] = ((const uint8_t *)s)[i];
+    }
     v->hash[id] = h;
     v->start[id] = (int64_t)v->used;
     v->used += (size_t)n + 1;
@@ -189,9 +204,55 @@ static int32_t vocab_find(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, uint64_t h
     return id;
 }
 
-static inline int32_t vocab_id(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, int grow) {
-    return vocab_find(v, s, n, hash_tok(s, n), token_key(s, n), grow);
+/* The id of token s[0..n) (Py_UCS4 code points, or bytes when !wide) of hash key_hash and key token_key,
+   added when absent and `grow`; -1 when absent and not `grow`, -2 on OOM, -3 past the 32-bit bound. */
+static inline int32_t vocab_find(vocab_t *v, const void *s, Py_ssize_t n, uint64_t h, uint64_t key, int grow,
+                                 int wide) {
+    uint32_t tag = (uint32_t)(h >> 32);
+    size_t j = h & (v->cap - 1);
+    for (const slot_t *slot; (slot = v->slots + j)->id >= 0; j = (j + 1) & (v->cap - 1)) {
+        if (slot->key != key) continue;
+        if (key != LONG_TOKEN) return slot->id;
+        const Py_UCS4 *entry = v->arena + v->start[slot->id];
+        if (slot->tag == tag && entry[0] == (Py_UCS4)n &&
+            (wide ? same(entry + 1, (const Py_UCS4 *)s, n) : same_u8(entry + 1, (const uint8_t *)s, n)))
+            return slot->id;
+    }
+    return grow ? vocab_add(v, j, s, n, h, key, wide) : -1;
 }
+
+static inline int32_t vocab_id(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, int grow) {
+    uint64_t key = token_key(s, n);
+    return vocab_find(v, s, n, key_hash(key, s, n), key, grow, 1);
+}
+
+/* The key (token_key) and hash (key_hash) of the token of bytes s[0..n) (Latin-1 code points); `end` bounds
+   what may be read past s + n. */
+static inline uint64_t key_u8(const uint8_t *s, size_t n, const uint8_t *end, uint64_t *h) {
+    if (n > 7) {
+        *h = hash_tok_u8(s, (Py_ssize_t)n);
+        return LONG_TOKEN;
+    }
+    uint64_t w = 0;
+#if defined(_WIN32) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+    if (end - s >= 8) {
+        memcpy(&w, s, 8); /* little-endian: byte i lands in bits 8i.. as token_key packs it */
+        w &= (UINT64_C(1) << (8 * n)) - 1;
+    } else
+#endif
+    {
+        for (size_t i = 0; i < n; i++) w |= (uint64_t)s[i] << (8 * i);
+    }
+    uint64_t key = w | (uint64_t)n << 56;
+    *h = mix64(key);
+    return key;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 
 /* Growable scratch buffers. */
 typedef struct {
@@ -369,6 +430,355 @@ done:
     return result;
 }
 
+/* Texts whose scan runs in one stretch without the GIL: up to CHUNK_TEXTS texts or CHUNK_CHARS code points. */
+#define CHUNK_TEXTS 4096
+#define CHUNK_CHARS (1 << 20)
+
+/* ---- encode_lines: one pass over each line's characters (v13a or plain), no joined text ------------------
+
+   A line whose characters are all below 256 (a 1-byte str) is scanned once with a class per byte. Under
+   v13a, rule 1 makes every padded symbol a token of its own, flanked by spaces, so no rule 2-4 pair contains
+   one. The line thus falls into words -- runs of characters that are neither whitespace nor padded -- with
+   whitespace between them, and every rule pair lies inside one word or pairs a word's first or last
+   character with the whitespace next to it (rules only insert spaces, so this holds after every pass). A
+   whitespace character takes part in a pair only as the non-digit of rule 2's first or rule 3's second
+   character, and it never starts a rule 3 match; so each word is rewritten exactly as " " + word + " " would
+   be on its own. A word without '.', ',' and '-' is left as it is (one token, interned straight from the
+   line's bytes); any other word goes through rule_pass as `encode` runs it on the whole line. Lines of wider
+   strings take `encode`'s path (rule 1 and rule_pass over the line). */
+
+enum { CL_WORD = 0, CL_SPECIAL = 1, CL_SPACE = 2, CL_PAD = 3 };
+static uint8_t CLASS_V13A[256], CLASS_PLAIN[256];
+
+static void init_classes(void) {
+    for (int c = 0; c < 256; c++) {
+        uint8_t k = Py_UNICODE_ISSPACE((Py_UCS4)c) ? CL_SPACE : CL_WORD;
+        CLASS_PLAIN[c] = k;
+        if (k == CL_WORD && is_padded((Py_UCS4)c)) k = CL_PAD;
+        if (c == '.' || c == ',' || c == '-') k = CL_SPECIAL;
+        CLASS_V13A[c] = k;
+    }
+}
+
+typedef struct {
+    vocab_t *v;
+    int grow;
+    int32_t *ids;
+    size_t n_ids, cap_ids;
+    ubuf_t a, b;  /* rule_pass scratch */
+    bbuf_t low;   /* a lower-cased line */
+} lines_out_t;
+
+/* Appends one id (a token's, or -1 when absent and not growing); -1 on OOM. */
+static inline int put_id(lines_out_t *o, int32_t id) {
+    if (o->n_ids == o->cap_ids) {
+        size_t cap = o->cap_ids ? o->cap_ids * 2 : 65536;
+        int32_t *p = (int32_t *)realloc(o->ids, cap * sizeof(int32_t));
+        if (!p) return -1;
+        o->ids = p;
+        o->cap_ids = cap;
+    }
+    o->ids[o->n_ids++] = id;
+    return 0;
+}
+
+/* vocab lookup result -> put_id: 0, -1 on OOM, -3 past the 32-bit bound. */
+static inline int put_found(lines_out_t *o, int32_t id) {
+    if (id == -3) return -3;
+    if (id == -2) return -1;
+    return put_id(o, id);
+}
+
+/* The whitespace-separated tokens of s[0..n) (UCS-4); 0, -1 on OOM, -3 past the bound. */
+static int put_split(lines_out_t *o, const Py_UCS4 *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && Py_UNICODE_ISSPACE(s[i])) i++;
+        size_t a = i;
+        while (i < n && !Py_UNICODE_ISSPACE(s[i])) i++;
+        if (i > a) {
+            int got = put_found(o, vocab_id(o->v, s + a, (Py_ssize_t)(i - a), o->grow));
+            if (got < 0) return got;
+        }
+    }
+    return 0;
+}
+
+/* A v13a word holding '.', ',' or '-': rules 2-4 on " " + word + " ", then its tokens. */
+static int put_rule_word(lines_out_t *o, const uint8_t *w, size_t n) {
+    if (ubuf_reserve(&o->a, n + 2) < 0) return -1;
+    o->a.p[0] = ' ';
+    for (size_t i = 0; i < n; i++) o->a.p[i + 1] = w[i];
+    o->a.p[n + 1] = ' ';
+    o->a.len = n + 2;
+    if (rule_pass(2, &o->a, &o->b) < 0 || rule_pass(3, &o->b, &o->a) < 0 || rule_pass(4, &o->a, &o->b) < 0) return -1;
+    return put_split(o, o->b.p, o->b.len);
+}
+
+/* Tokens of a 1-byte line waiting for their ids: their slots are prefetched when they are found, and looked up
+   (in order, so ids still follow first appearance) a batch later, which hides the vocabulary's cache misses. */
+#define PENDING 32
+
+typedef struct {
+    const uint8_t *s;
+    size_t n;
+    uint64_t key, h;
+} pending_t;
+
+static inline int resolve(lines_out_t *o, pending_t *pend, int n_pend) {
+    for (int q = 0; q < n_pend; q++) {
+        int got = put_found(o, vocab_find(o->v, pend[q].s, (Py_ssize_t)pend[q].n, pend[q].h, pend[q].key, o->grow, 0));
+        if (got < 0) return got;
+    }
+    return 0;
+}
+
+static inline void pend_token(const vocab_t *v, pending_t *p, const uint8_t *s, size_t n, const uint8_t *end) {
+    p->s = s;
+    p->n = n;
+    p->key = key_u8(s, n, end, &p->h);
+    PREFETCH(v->slots + (p->h & (v->cap - 1)));
+}
+
+/* The tokens of a 1-byte line s[0..n) under a class table (CLASS_V13A or CLASS_PLAIN). */
+static int scan_u8(lines_out_t *o, const uint8_t *s, size_t n, const uint8_t *cls) {
+    const uint8_t *end = s + n;
+    pending_t pend[PENDING];
+    int n_pend = 0, got;
+    size_t i = 0;
+    while (i < n) {
+        uint8_t k = cls[s[i]];
+        if (k == CL_SPACE) {
+            i++;
+            continue;
+        }
+        if (n_pend > PENDING - 2) { /* room for the two tokens a word may add */
+            if ((got = resolve(o, pend, n_pend)) < 0) return got;
+            n_pend = 0;
+        }
+        if (k == CL_PAD) {
+            pend_token(o->v, pend + n_pend++, s + i, 1, end);
+            i++;
+            continue;
+        }
+        size_t a = i;
+        int special = 0;
+        while (i < n && (k = cls[s[i]]) <= CL_SPECIAL) {
+            special |= k;
+            i++;
+        }
+        if (!special) {
+            pend_token(o->v, pend + n_pend++, s + a, i - a, end);
+            continue;
+        }
+        /* The commonest special words, without rule passes: one character ('.', ',' or '-') is itself; a word
+           whose only special character is a final '.' or ',' loses it (rule 2 after a non-digit, rule 3 before
+           the space after it otherwise): "word," -> "word" ",". */
+        size_t m = i - a, j = 0;
+        uint8_t last = s[i - 1];
+        if (last == '.' || last == ',')
+            while (j < m - 1 && cls[s[a + j]] != CL_SPECIAL) j++;
+        if (m == 1 || j == m - 1) {
+            if (m > 1) pend_token(o->v, pend + n_pend++, s + a, m - 1, end);
+            pend_token(o->v, pend + n_pend++, s + i - 1, 1, end);
+            continue;
+        }
+        if ((got = resolve(o, pend, n_pend)) < 0 || (got = put_rule_word(o, s + a, i - a)) < 0) return got;
+        n_pend = 0;
+    }
+    return resolve(o, pend, n_pend);
+}
+
+/* A line of any kind as `encode` treats it: rule 1 (v13a) into UCS-4, rules 2-4, split. */
+static int scan_wide(lines_out_t *o, int kind, const void *data, Py_ssize_t len, int v13a) {
+    if (ubuf_reserve(&o->a, (size_t)len * 3 + 2) < 0) return -1;
+    size_t k = 0;
+    if (v13a) o->a.p[k++] = ' ';
+    for (Py_ssize_t i = 0; i < len; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (v13a && is_padded(c)) {
+            o->a.p[k++] = ' '; o->a.p[k++] = c; o->a.p[k++] = ' ';
+        } else {
+            o->a.p[k++] = c;
+        }
+    }
+    if (v13a) o->a.p[k++] = ' ';
+    o->a.len = k;
+    if (!v13a) return put_split(o, o->a.p, o->a.len);
+    if (rule_pass(2, &o->a, &o->b) < 0 || rule_pass(3, &o->b, &o->a) < 0 || rule_pass(4, &o->a, &o->b) < 0) return -1;
+    return put_split(o, o->b.p, o->b.len);
+}
+
+/* ASCII-case-insensitive: does s[0..n) start with the lower-case `word`? */
+static int starts_with_ci(const uint8_t *s, size_t n, const char *word) {
+    size_t m = strlen(word);
+    if (n < m) return 0;
+    for (size_t i = 0; i < m; i++) {
+        uint8_t c = s[i];
+        if (c >= 'A' && c <= 'Z') c += 32;
+        if (c != (uint8_t)word[i]) return 0;
+    }
+    return 1;
+}
+
+/* Whether a 1-byte v13a line needs the tokenizer's own preprocessing first: a line break, "<skipped>" or one
+   of the four entities (in any ASCII case: lower-casing comes first). */
+static int needs_prep_u8(const uint8_t *s, size_t n) {
+    if (memchr(s, '\n', n)) return 1;
+    static const char *const entities[] = {"quot;", "amp;", "lt;", "gt;"};
+    for (const uint8_t *p = s; (p = (const uint8_t *)memchr(p, '&', (size_t)(s + n - p))) != NULL; p++)
+        for (int e = 0; e < 4; e++)
+            if (starts_with_ci(p + 1, (size_t)(s + n - p - 1), entities[e])) return 1;
+    for (const uint8_t *p = s; (p = (const uint8_t *)memchr(p, '<', (size_t)(s + n - p))) != NULL; p++)
+        if (starts_with_ci(p + 1, (size_t)(s + n - p - 1), "skipped>")) return 1;
+    return 0;
+}
+
+/* The string to scan for line t: the line itself, or what `prep` (the tokenizer's exact Python preprocessing of
+   one line) makes of it where the scanner alone would not be exact: under v13a a line break, "<skipped>" or
+   an entity; with `lowercase` any non-ASCII line; a wider line under v13a holding '\n', '&' or '<'. New
+   reference, *prepared set when prep ran; NULL with an exception. */
+static PyObject *line_source(PyObject *s, Py_ssize_t t, int v13a, int lowercase, PyObject *prep, int *prepared) {
+    *prepared = 0;
+    if (!PyUnicode_Check(s)) {
+        PyErr_Format(PyExc_TypeError, "line %zd is %.100s, not str", t + 1, Py_TYPE(s)->tp_name);
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(s) < 0) return NULL;
+#endif
+    int need = lowercase && !PyUnicode_IS_ASCII(s);
+    if (!need && v13a) {
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+        if (PyUnicode_KIND(s) == PyUnicode_1BYTE_KIND) {
+            need = needs_prep_u8((const uint8_t *)PyUnicode_DATA(s), (size_t)len);
+        } else {
+            for (const char *c = "\n&<"; *c && !need; c++) {
+                Py_ssize_t at = PyUnicode_FindChar(s, (Py_UCS4)*c, 0, len, 1);
+                if (at == -2) return NULL;
+                need = at >= 0;
+            }
+        }
+    }
+    if (!need) {
+        Py_INCREF(s);
+        return s;
+    }
+    PyObject *out = PyObject_CallFunctionObjArgs(prep, s, NULL);
+    if (out && !PyUnicode_CheckExact(out)) {
+        PyErr_Format(PyExc_TypeError, "line %zd: the tokenizer's preprocessing gave %.100s, not str", t + 1,
+                     Py_TYPE(out)->tp_name);
+        Py_CLEAR(out);
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (out && PyUnicode_READY(out) < 0) Py_CLEAR(out);
+#endif
+    *prepared = 1;
+    return out;
+}
+
+/* The tokens of one line (from line_source); 0, -1 on OOM, -3 past the bound. */
+static int scan_line(lines_out_t *o, PyObject *s, int v13a, int lower) {
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    size_t len = (size_t)PyUnicode_GET_LENGTH(s);
+    if (!len) return 0;
+    if (kind != PyUnicode_1BYTE_KIND) return scan_wide(o, kind, data, (Py_ssize_t)len, v13a);
+    const uint8_t *b = (const uint8_t *)data;
+    if (lower) { /* an ASCII line: str.lower() is A-Z -> a-z */
+        o->low.len = 0;
+        if (bbuf_push(&o->low, b, len) < 0) return -1;
+        uint8_t *p = (uint8_t *)o->low.p;
+        for (size_t i = 0; i < len; i++)
+            if (p[i] >= 'A' && p[i] <= 'Z') p[i] += 32;
+        b = p;
+    }
+    return scan_u8(o, b, len, v13a ? CLASS_V13A : CLASS_PLAIN);
+}
+
+/*
+ * encode_lines(vocab, lines, mode, lowercase, grow, prep) -> (ids int32[T], off int64[L + 1])
+ *   The tokens of every line (a sequence of str, L of them) under mode 0 (split as it is) or 1 (the
+ *   mteval-v13a rules, as `encode` applies them), with str.lower() first when `lowercase`; the same ids and
+ *   offsets as `encode` of the tokenizer's joined text. prep(line) -> str: the tokenizer's preprocessing of
+ *   one line (rstrip, lower-casing, and for v13a "<skipped>", line breaks and entities), called only for the
+ *   lines the scanner cannot take as they are (line_source). Lines are copied into a tuple first (strong
+ *   references) and scanned in chunks with the GIL released.
+ */
+static PyObject *encode_lines(PyObject *self, PyObject *args) {
+    PyObject *cap, *lines, *prep;
+    int mode, lowercase, grow;
+    if (!PyArg_ParseTuple(args, "OOippO", &cap, &lines, &mode, &lowercase, &grow, &prep)) return NULL;
+    if (mode != MODE_PLAIN && mode != MODE_V13A) {
+        PyErr_Format(PyExc_ValueError, "encode_lines: mode must be 0 (plain) or 1 (v13a), got %d", mode);
+        return NULL;
+    }
+    if (!PyCallable_Check(prep)) {
+        PyErr_SetString(PyExc_TypeError, "encode_lines: prep must be callable");
+        return NULL;
+    }
+    if (!PyCapsule_IsValid(cap, CAPSULE_NAME)) {
+        PyErr_SetString(PyExc_TypeError, "vocab must be a vocabulary of ngrameval._text.vocab_new()");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Tuple(lines);
+    if (!seq) return NULL;
+    vocab_t *v = vocab_take(cap);
+    if (!v) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    int v13a = mode == MODE_V13A;
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
+    lines_out_t o = {v, grow, NULL, 0, 0, {0}, {0}, {0}};
+    int64_t *off = (int64_t *)malloc((size_t)(n + 1) * sizeof(int64_t));
+    PyObject *result = NULL, *chunk[CHUNK_TEXTS];
+    int prepared[CHUNK_TEXTS];
+    Py_ssize_t n_chunk = 0;
+    kstate_t k = {0};
+    if (!off) goto nomem;
+    off[0] = 0;
+    for (Py_ssize_t t = 0; t < n;) {
+        /* with the GIL: the strings of the next chunk */
+        Py_ssize_t chars = 0, first = t;
+        while (t < n && n_chunk < CHUNK_TEXTS && chars < CHUNK_CHARS) {
+            PyObject *src = line_source(PyTuple_GET_ITEM(seq, t), t, v13a, lowercase, prep, &prepared[n_chunk]);
+            if (!src) goto done;
+            chunk[n_chunk++] = src;
+            chars += PyUnicode_GET_LENGTH(src);
+            t++;
+        }
+        /* without it: their tokens */
+        k_release(&k);
+        for (Py_ssize_t q = 0; q < n_chunk; q++) {
+            int got = scan_line(&o, chunk[q], v13a, lowercase && !prepared[q]);
+            if (got == -3) {
+                k_limit(&k, "line %zd: " ID_LIMIT, first + q + 1);
+                break;
+            }
+            if (got < 0) {
+                k_nomem(&k);
+                break;
+            }
+            off[first + q + 1] = (int64_t)o.n_ids;
+            if (k_poll(&k, (uint64_t)PyUnicode_GET_LENGTH(chunk[q]) + 1) < 0) break;
+        }
+        if (k_finish(&k) < 0) goto done;
+        for (; n_chunk; n_chunk--) Py_DECREF(chunk[n_chunk - 1]);
+    }
+    result = Py_BuildValue("(y#y#)", o.ids ? (const char *)o.ids : "", (Py_ssize_t)(o.n_ids * sizeof(int32_t)),
+                           (const char *)off, (Py_ssize_t)((size_t)(n + 1) * sizeof(int64_t)));
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    for (; n_chunk; n_chunk--) Py_DECREF(chunk[n_chunk - 1]);
+    v->busy = 0;
+    Py_DECREF(seq);
+    free(off); free(o.ids); free(o.a.p); free(o.b.p); free(o.low.p);
+    return result;
+}
+
 typedef struct {
     vocab_t *v;
     int grow;
@@ -384,7 +794,8 @@ static inline int rouge_flush(rouge_out_t *o) {
     size_t n = o->tok.len;
     if (!n) return 0;
     uint64_t key = n <= 7 ? o->packed | (uint64_t)n << 56 : LONG_TOKEN; /* ROUGE's code points are < 128 */
-    int32_t id = vocab_find(o->v, o->tok.p, (Py_ssize_t)n, hash_end(o->hash, (Py_ssize_t)n), key, o->grow);
+    uint64_t h = key != LONG_TOKEN ? mix64(key) : hash_end(o->hash, (Py_ssize_t)n);
+    int32_t id = vocab_find(o->v, o->tok.p, (Py_ssize_t)n, h, key, o->grow, 1);
     o->tok.len = 0;
     o->hash = HASH_SEED;
     o->packed = 0;
@@ -428,10 +839,6 @@ static inline int rouge_scan(rouge_out_t *o, int kind, const void *data, Py_ssiz
  *   for a text with non-ASCII characters (e.g. KELVIN SIGN -> 'k'); without it every non-ASCII character
  *   separates, as ROUGE-1.5.5 does with each byte of its UTF-8.
  */
-/* Texts whose scan runs in one stretch without the GIL: up to CHUNK_TEXTS texts or CHUNK_CHARS code points. */
-#define CHUNK_TEXTS 4096
-#define CHUNK_CHARS (1 << 20)
-
 static int rouge_scan_str(rouge_out_t *o, PyObject *s) {
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
@@ -569,6 +976,7 @@ static PyObject *tokens(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"vocab_new", vocab_new, METH_NOARGS, "A new, empty vocabulary."},
     {"encode", encode, METH_VARARGS, "Token ids and per-line offsets of '\\n'-joined lines."},
+    {"encode_lines", encode_lines, METH_VARARGS, "Token ids and per-line offsets of a sequence of lines."},
     {"encode_rouge", encode_rouge, METH_VARARGS, "ROUGE-profile token ids, sentence and text offsets of texts."},
     {"tokens", tokens, METH_VARARGS, "The strings of the vocabulary's ids from `start` on."},
     {NULL, NULL, 0, NULL},
@@ -576,4 +984,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_text", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__text(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__text(void) {
+    init_classes();
+    return PyModule_Create(&module);
+}

@@ -1,12 +1,15 @@
 """Type stub of the tokenizer kernel (src/ngrameval/_text.c)."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NewType
 
 VocabHandle = NewType("VocabHandle", object)
 
 def vocab_new() -> VocabHandle: ...
 def encode(vocab: VocabHandle, text: str, mode: int, grow: bool, /) -> tuple[bytes, bytes]: ...
+def encode_lines(
+    vocab: VocabHandle, lines: Sequence[str], mode: int, lowercase: bool, grow: bool, prep: Callable[[str], str], /
+) -> tuple[bytes, bytes]: ...
 def encode_rouge(
     vocab: VocabHandle, texts: Sequence[str], full_lower: bool, grow: bool, /
 ) -> tuple[bytes, bytes, bytes]: ...

@@ -3,6 +3,7 @@ text setting. Scores are fractions in [0, 1] (NIST: its own scale); x100 happens
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -114,6 +115,11 @@ class Scores(list[Score]):
 
 def segment_major(refs: RefsLike) -> list[list[str]]:
     """``refs[i]`` = the references of segment i; a flat list of strings means one reference each."""
+    kinds = set(map(type, refs)) if isinstance(refs, list | tuple) else {object}  # (a generator is read once)
+    if kinds <= {list} and set(map(type, itertools.chain.from_iterable(refs))) <= {str}:
+        return list(cast(list[list[str]], refs))  # already segment-major lists of str (no loop)
+    if kinds <= {str}:
+        return [[r] for r in cast(Sequence[str], refs)]
     out: list[list[str]] = []
     for i, r in enumerate(refs):
         if isinstance(r, str):
@@ -215,7 +221,7 @@ def _measure_checked(
     for i, spec in enumerate(specs):
         by_text.setdefault(spec.pre, []).append((i, spec))
     texts = list(systems.values())
-    n_refs = sorted({len(r) for r in seg_refs})
+    n_refs = sorted(set(map(len, seg_refs)))
     out: dict[int, MetricRows] = {}
     for pre, group in _progress.counted(by_text.items(), advance, lambda item: len(item[1]) * len(seg_refs)):
         rouge = [(i, sp.metric, signature(sp, n_refs)) for i, sp in group if isinstance(sp.metric, Rouge)]

@@ -10,6 +10,7 @@ and the position. Numeric options outside their documented range raise
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Iterator, Mapping, Sequence
@@ -84,8 +85,11 @@ def references(value: object, name: str = "refs", example: str = "") -> list[str
     [['a', 'b'], ['c']]
     """
     seq = _sequence(value, name, example or f"{name}=[[{_short(value)}]]")
-    if set(map(type, seq)) <= {str}:
+    kinds = set(map(type, seq))
+    if kinds <= {str}:
         return seq if isinstance(seq, list) else list(seq)
+    if kinds <= {list} and all(seq) and set(map(type, itertools.chain.from_iterable(seq))) <= {str}:
+        return list(seq)  # every segment a non-empty list of str: checked without a Python loop
     out: list[list[str]] = []
     for i, refs in enumerate(seq):
         if isinstance(refs, str):

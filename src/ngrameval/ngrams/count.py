@@ -8,6 +8,7 @@ reference n-gram counts of the whole test set, so it counts in one chunk.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -57,10 +58,10 @@ class References:
             if len(block) and per_seg.min() == 0:
                 bad = start + int(np.argmin(per_seg))
                 raise InputError(f"segment {bad + 1} has no reference; every segment needs at least one")
-            counts.update(per_seg.tolist())
+            counts.update(np.unique(per_seg).tolist())
             seg = np.zeros(len(block) + 1, dtype=np.int64)
             np.cumsum(per_seg, out=seg[1:])
-            ids, off = encoder.encode([r for rs in block for r in rs])
+            ids, off = encoder.encode(list(itertools.chain.from_iterable(block)))
             chunks.append(_RefChunk(start, start + len(block), ids, off, seg, np.diff(off)))
         return cls(cfg, len(refs), tuple(sorted(counts)), tuple(chunks), encoder)
 
@@ -121,18 +122,24 @@ def count_rows(
     per_sys = _overlap.overlap(refs.ids, refs.off, seg, [(h.ids, h.off) for h in hyps], n, gid)
     ref_lens = refs.lens
     seg_count = np.diff(seg)
-    owner = np.repeat(np.arange(len(seg_count)), seg_count)
-    rtotal = np.zeros((len(seg_count), n), dtype=np.int64)
-    np.add.at(rtotal, owner, ngram_totals(ref_lens, n))
-    ref_sum = np.bincount(owner, weights=ref_lens, minlength=len(seg_count))
-    ref_count = np.bincount(owner, weights=ref_lens > 0, minlength=len(seg_count))
+    single = bool(np.all(seg_count == 1))  # one reference per segment: its sums are itself
+    if single:
+        rtotal = ngram_totals(ref_lens, n)
+        ref_mean: NDArray[np.float64] = ref_lens.astype(np.float64)
+        ref_count = (ref_lens > 0).astype(np.float64)
+    else:
+        owner = np.repeat(np.arange(len(seg_count)), seg_count)
+        rtotal = np.zeros((len(seg_count), n), dtype=np.int64)
+        np.add.at(rtotal, owner, ngram_totals(ref_lens, n))
+        ref_mean = np.bincount(owner, weights=ref_lens, minlength=len(seg_count)) / seg_count
+        ref_count = np.asarray(np.bincount(owner, weights=ref_lens > 0, minlength=len(seg_count)), dtype=np.float64)
     out = []
     for hyp, (match_b, rmatch_b, _, m_seg, m_gram, m_clip) in zip(hyps, per_sys):
         rows = np.zeros((len(seg_count), stats_width(n, info is not None)))
         hyp_len = hyp.lens
         rows[:, 0] = hyp_len
-        rows[:, 1] = _closest(ref_lens, seg, hyp_len)
-        rows[:, 2] = ref_sum / seg_count
+        rows[:, 1] = ref_lens if single else _closest(ref_lens, seg, hyp_len)
+        rows[:, 2] = ref_mean
         rows[:, 3 : 3 + n] = np.frombuffer(match_b, dtype=np.int64).reshape(-1, n)
         rows[:, 3 + n : 3 + 2 * n] = ngram_totals(hyp_len, n)
         rows[:, 3 + 2 * n : 3 + 3 * n] = np.frombuffer(rmatch_b, dtype=np.int64).reshape(-1, n)

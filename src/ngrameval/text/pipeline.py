@@ -15,7 +15,7 @@ from ngrameval.ngrams.texts import flatten
 from ngrameval.text.normalize import check_norm, normalize_texts
 from ngrameval.text.stem import stemmer_for
 from ngrameval.text.stopwords import load_stopwords
-from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS, Tokens, prepare
+from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS, Tokens, encode_lines
 
 
 @dataclass(frozen=True)
@@ -80,8 +80,7 @@ class Encoder:
         if not lines:
             return np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
         lines = normalize_texts(lines, self.cfg.normalize)
-        text, mode = prepare(lines, self.cfg.tokenize, self.cfg.lowercase)
-        ids_b, off_b = _text.encode(self._vocab, text, mode, True)
+        ids_b, off_b = encode_lines(self._vocab, lines, self.cfg.tokenize, self.cfg.lowercase)
         return self._classify(np.frombuffer(ids_b, dtype=np.int32), np.frombuffer(off_b, dtype=np.int64))
 
     def encode_sentences(self, texts: Sequence[str]) -> tuple[IdArray, OffArray, OffArray]:

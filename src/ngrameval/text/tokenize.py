@@ -6,15 +6,21 @@ maps tokens to ids in one pass. ``13a`` leaves its four mteval-v13a rules to the
 line by line), the ROUGE profiles ``rouge155`` and ``rouge-score`` their character rule;
 ``intl`` runs the mteval-v14 rules once over all lines joined by a separator that can take part in
 no rule. Every tokenizer yields sacreBLEU's tokens, line for line (pinned by differential tests).
+
+:func:`encode_lines` is the fast path of ``13a`` and ``none``: the C encoder reads the lines themselves, one pass
+over each line's characters, and calls back into this module's exact per-line preprocessing only for the lines
+that need it (line breaks, ``<skipped>``, entities, non-ASCII lower-casing); the ids equal those of
+:func:`prepare` + ``_text.encode`` (pinned by tests/test_tokenize_fast.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, partial
 
 import regex
 
+from ngrameval import _text
 from ngrameval.errors import ConfigError, MissingDependencyError
 from ngrameval.text.ptb import coco_lines
 
@@ -140,3 +146,30 @@ def prepare(lines: Sequence[str], tokenize: str = "13a", lowercase: bool = False
         raise ConfigError(f"unknown tokenizer {tokenize!r}; valid: {', '.join(TOKENIZERS)}") from None
     # sacreBLEU strips trailing whitespace first; it matters for intl ("5- " keeps "5-" together).
     return run([ln.lower().rstrip() for ln in lines] if lowercase else [ln.rstrip() for ln in lines])
+
+
+def _prep_13a_line(line: str, lowercase: bool) -> str:
+    """One line as :func:`prepare` gives it to the encoder under ``13a``."""
+    return _prepare_13a([(line.lower() if lowercase else line).rstrip()])[0]
+
+
+def _prep_none_line(line: str, lowercase: bool) -> str:
+    """One line as :func:`prepare` gives it to the encoder under ``none``."""
+    return _joined([(line.lower() if lowercase else line).rstrip()])
+
+
+_LINE_PREP = {"13a": (V13A, _prep_13a_line), "none": (PLAIN, _prep_none_line)}
+
+
+def encode_lines(
+    vocab: _text.VocabHandle, lines: Sequence[str], tokenize: str = "13a", lowercase: bool = False, grow: bool = True
+) -> tuple[bytes, bytes]:
+    """Token ids (int32) and line offsets (int64, ``len(lines) + 1``) of ``lines`` in ``vocab``: the result of
+    ``_text.encode(vocab, *prepare(lines, tokenize, lowercase), grow)``; ``13a`` and ``none`` without the joined
+    text (``_text.encode_lines``)."""
+    fast = _LINE_PREP.get(tokenize)
+    if fast is None:
+        text, mode = prepare(lines, tokenize, lowercase)
+        return _text.encode(vocab, text, mode, grow)
+    mode, prep = fast
+    return _text.encode_lines(vocab, lines, mode, lowercase, grow, partial(prep, lowercase=lowercase))
