@@ -11,6 +11,7 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import strategies as st
@@ -25,6 +26,17 @@ def _environment_kept() -> Iterator[None]:
     yield
     os.environ.clear()
     os.environ.update(saved)
+
+
+@pytest.fixture(scope="module")
+def dask_client() -> Iterator[Any]:
+    """A Dask client of a LocalCluster with 2 single-threaded worker processes (one per test module)."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
 
 
 # Words and characters chosen to hit every 13a/intl rule: punctuation, digits around . , -, entities,

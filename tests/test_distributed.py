@@ -8,7 +8,6 @@ import itertools
 import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ pytest.importorskip("distributed")
 import dask
 import dask.bag as db
 from dask.delayed import Delayed
-from distributed import Client, LocalCluster
+from distributed import Client
 
 from ngrameval import distributed as nd
 from ngrameval.api import Score, measure, score
@@ -32,12 +31,8 @@ METRICS = "bleu,rouge-l,rouge-2,rouge-su4,chrf,se,pinc,aev:alpha=0.3,n=2,bleu:to
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[Client]:
-    with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
+def client(dask_client: Client) -> Client:
+    return dask_client
 
 
 def generated(n: int, seed: int) -> list[dict[str, object]]:

@@ -5,7 +5,6 @@ refused before any scoring, and compressed shards kept whole."""
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("distributed")
 
-from distributed import Client, LocalCluster
+from distributed import Client
 
 from ngrameval import distributed as nd
 from ngrameval.api import score
@@ -28,12 +27,8 @@ WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", ",", ".", "Über", "東
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[Client]:
-    with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
+def client(dask_client: Client) -> Client:
+    return dask_client
 
 
 @settings(max_examples=150, deadline=None)

@@ -6,7 +6,6 @@ resamples included), through the API and the command line; --max-cells reaches t
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,7 @@ import pytest
 pytest.importorskip("distributed")
 
 import dask.bag as db
-from distributed import Client, LocalCluster
+from distributed import Client
 
 from ngrameval import distributed as nd
 from ngrameval.api import measure, score
@@ -32,12 +31,8 @@ WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", ",", ".", "running", "c
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[Client]:
-    with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
+def client(dask_client: Client) -> Client:
+    return dask_client
 
 
 def generated(n: int, seed: int, systems: tuple[str, ...] = ("a", "b", "c")) -> list[dict[str, object]]:
