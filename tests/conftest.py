@@ -16,6 +16,11 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
+# A test run started in the background (`.ci/run &`) inherits SIGINT ignored, and so would every process the tests
+# start to check Ctrl-C; a handler here makes them start with the default disposition (exec resets handled signals).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture(autouse=True, scope="module")
 def _environment_kept() -> Iterator[None]:
