@@ -937,7 +937,8 @@ def cmd_refcurve(args: argparse.Namespace) -> int:
 
 
 def cmd_plane(args: argparse.Namespace) -> int:
-    from ngrameval.meta.plane import alpha_grid, plane
+    from ngrameval.meta.plane import alpha_grid
+    from ngrameval.meta.plane import planes as all_planes
     from ngrameval.report.plane import plane_csv, plane_text, plot_plane
 
     if not args.refs:
@@ -955,11 +956,8 @@ def cmd_plane(args: argparse.Namespace) -> int:
              else f".{coef}")) for h, coef in cells] if args.plot else []  # fmt: skip
     for path in plots:
         check_not_input(path, _input_paths(args), "--plot")
-    planes = [
-        plane(systems, refs, h, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1), coefficient_name=coef,
-              brevity=args.brevity, wordiness=args.wordiness, unit=args.unit, jobs=args.jobs)
-        for h, coef in cells
-    ]  # fmt: skip
+    planes = all_planes(systems, refs, cells, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1),
+                        brevity=args.brevity, wordiness=args.wordiness, unit=args.unit, jobs=args.jobs)  # fmt: skip
     beside = _plane_external(args, cells, planes, systems, len(refs))
     if args.format == "json":
         text = dumps_json([{**dataclasses.asdict(p), "values": p.values, **({"external": e} if args.scores else {})}

@@ -128,15 +128,40 @@ def plane(
     >>> p.best_alpha, p.best_order, round(p.best_value, 3)
     (0.0, 1, 1.0)
     """
+    (one,) = planes(systems, refs, [(human, coefficient_name)], pre=pre, alphas=alphas, orders=orders,
+                    brevity=brevity, wordiness=wordiness, unit=unit, jobs=jobs)  # fmt: skip
+    return one
+
+
+def planes(
+    systems: Mapping[str, Sequence[str]],
+    refs: RefsLike,
+    cells: Sequence[tuple[HumanScores, str]],
+    *,
+    pre: Preprocess | None = None,
+    alphas: Sequence[float] = DEFAULT_ALPHAS,
+    orders: Sequence[int] = DEFAULT_ORDERS,
+    brevity: float = 1.0,
+    wordiness: float = 2.0,
+    unit: str = "word",
+    jobs: int | None = 1,
+) -> list[Plane]:
+    """:func:`plane` for each (human scores, coefficient) of ``cells``, from one count of the systems any of
+    them judges (several criteria and coefficients cost one counting pass)."""
     pre = unit_text(unit, pre or Preprocess())
     alphas, orders = checked_grid(alphas, orders, brevity, wordiness)
     systems = validate.systems(systems)
-    names = list(human.systems)
-    missing = [s for s in names if s not in systems]
+    judged = list(dict.fromkeys(s for human, _ in cells for s in human.systems))
+    missing = [s for s in judged if s not in systems]
     if missing:
         raise InputError(f"no output for judged system(s) {', '.join(missing)}")
-    totals = corpus_totals([systems[s] for s in names], refs, pre, max(orders), jobs)
-    return plane_of_totals(totals, human, pre, alphas, orders, coefficient_name, brevity, wordiness)
+    totals = corpus_totals([systems[s] for s in judged], refs, pre, max(orders), jobs)
+    row = {s: k for k, s in enumerate(judged)}
+    out = []
+    for human, coef in cells:
+        mine = Stats(totals.values[[row[s] for s in human.systems]], totals.max_order)  # in the judgments' order
+        out.append(plane_of_totals(mine, human, pre, alphas, orders, coef, brevity, wordiness))
+    return out
 
 
 def checked_grid(
