@@ -15,7 +15,7 @@ the counting kernel's matches are weighted as on the whole corpus at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +31,18 @@ _TOKEN = (1 << SHIFT) - 1
 
 
 @dataclass(frozen=True)
+class ChunkWeights:
+    """A chunk's reference n-grams for the counting kernel: ``gid[i * max_order + n - 1]``, the id of the n-gram
+    of order n starting at token i (-1 past the end of its text); ``info``, ``order`` (0-based) and ``zero``
+    (mteval's extra weight of bigrams ``0 x``, see :func:`ngrameval.ngrams.count._zero_extra`) by id."""
+
+    gid: NDArray[np.int32]
+    info: NDArray[np.float64]
+    order: NDArray[np.int8]
+    zero: Callable[[NDArray[np.int32]], NDArray[np.float64]]
+
+
+@dataclass(frozen=True)
 class _Interned:
     """A piece's distinct reference n-grams: per local id its order (1-based), prefix (local id, -1 for
     unigrams), count and last token (an id of the piece's own vocabulary); ``gid``: the kernel's per-position ids."""
@@ -39,16 +51,19 @@ class _Interned:
     order: NDArray[np.int8]
     prefix: NDArray[np.int32]
     count: IntArray
-    token: IntArray
+    token: NDArray[np.int32]
 
 
 def _intern(ids: NDArray[np.int32], off: IntArray, max_order: int) -> _Interned:
     gid_b, count_b, prefix_b, order_b = _overlap.intern(ids, off, max_order)
     gid = np.frombuffer(gid_b, dtype=np.int32)
     count = np.frombuffer(count_b, dtype=np.int64)
-    token = np.zeros(len(count), dtype=np.int64)
-    at = np.flatnonzero(gid >= 0)
-    token[gid[at]] = ids[at // max_order + at % max_order]  # the n-gram's last token
+    token = np.zeros(len(count), dtype=np.int32)
+    grid = gid.reshape(-1, max_order)
+    for n in range(max_order):  # the n-gram's last token, an order at a time (small temporaries)
+        col = grid[:, n]
+        at = np.flatnonzero(col >= 0)
+        token[col[at]] = ids[at + n]
     return _Interned(gid, np.frombuffer(order_b, dtype=np.int8), np.frombuffer(prefix_b, dtype=np.int32), count, token)
 
 
@@ -194,6 +209,10 @@ class NistWeights:
             hit = self.zero_ids[at] == gram
             out[hit] = self.zero_values[at[hit]]
         return out
+
+    def chunk(self, index: int, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> ChunkWeights:
+        """The weights of a chunk's reference n-grams by global id (``index`` is not needed: every chunk is here)."""
+        return ChunkWeights(self.global_ids(names, ids, off), self.info, self.order, self.zero)
 
     def global_ids(self, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> NDArray[np.int32]:
         """Per position ``i`` and order ``n``, ``out[i * max_order + n - 1]``: the global id of the reference

@@ -5,9 +5,9 @@ with ``jobs``) and its rows are folded into the running sum one segment after th
 (:func:`ngrameval.distributed.cluster.fold`, as numpy's axis-0 sum adds them), so corpus scores are bit for bit
 those of the whole files in memory.
 
-- NIST takes two passes: the first streams the references and counts their n-grams
-  (:class:`~ngrameval.refcounts.RefCounts`: memory ~20-40 bytes per distinct reference n-gram of orders 1..n), the
-  second weights each chunk's matches with those counts.
+- NIST takes two passes: the first streams the references and counts their n-grams on disk
+  (:mod:`ngrameval.refspill`: unigram counts in memory, higher orders in files of up to 104 bytes a reference
+  token, counted a group of hash buckets at a time), the second weights each chunk's matches with those counts.
 - CIDEr/CIDEr-D are refused: their document frequencies and per-segment scores need every reference at once
   (score them in memory).
 - ``--sentence``: each chunk's sentence scores go to a spill file (8 bytes per segment, system and metric) and
@@ -50,6 +50,7 @@ from ngrameval.ngrams.count import References, count_rows
 from ngrameval.ngrams.stats import MetricRows, stats_scorer, stats_width
 from ngrameval.ngrams.texts import Texts
 from ngrameval.refcounts import NistWeights, RefCounts
+from ngrameval.refspill import SpilledCounts, SpilledWeights
 from ngrameval.text.pipeline import Preprocess
 
 DEFAULT_CHUNK = 50_000  # segments a chunk when streaming was chosen automatically
@@ -174,7 +175,7 @@ def nist_tables(specs: Sequence[MetricSpec]) -> dict[Preprocess, RefCounts]:
     return {pre: RefCounts(order) for pre, (order, _) in _with_nist(specs).items()}
 
 
-def add_references(tables: dict[Preprocess, RefCounts], refs: Sequence[Sequence[str]]) -> None:
+def add_references(tables: Mapping[Preprocess, RefCounts | SpilledCounts], refs: Sequence[Sequence[str]]) -> None:
     """Count the reference n-grams of ``refs`` (segment-major) into every table, under its text setting."""
     for pre, table in tables.items():
         built = References.build(refs, pre, chunk_size=max(len(refs), 1))
@@ -182,16 +183,34 @@ def add_references(tables: dict[Preprocess, RefCounts], refs: Sequence[Sequence[
             table.add(built.encoder.names(), ch.ids, ch.off)
 
 
-def count_references(files: Files, specs: Sequence[MetricSpec], size: int) -> dict[Preprocess, NistWeights]:
-    """NIST's first pass: the reference n-gram counts of every text setting of a NIST spec, over all chunks."""
-    tables = nist_tables(specs)
-    for chunk in read_chunks(files, size, refs_only=True):
-        add_references(tables, chunk.refs)
-    return {pre: table.weights() for pre, table in tables.items()}
+def count_references(files: Files, specs: Sequence[MetricSpec], size: int) -> dict[Preprocess, SpilledWeights]:
+    """NIST's first pass: the reference n-gram counts of every text setting of a NIST spec, over all chunks,
+    on disk (:mod:`ngrameval.refspill`); the caller closes the weights."""
+    tables: dict[Preprocess, SpilledCounts] = {}
+    weights: dict[Preprocess, SpilledWeights] = {}
+    try:
+        for pre, (order, _) in _with_nist(specs).items():
+            tables[pre] = SpilledCounts(order)
+        for chunk in read_chunks(files, size, refs_only=True):
+            add_references(tables, chunk.refs)
+        for pre, table in tables.items():
+            weights[pre] = table.weights()
+        return weights
+    except BaseException:
+        for w in weights.values():
+            w.close()
+        raise
+    finally:
+        for table in tables.values():
+            table.close()  # the files of weights made are theirs now
 
 
 def nist_values(
-    systems: Sequence[Sequence[str]], refs: Sequence[Sequence[str]], pre: Preprocess, weights: NistWeights
+    systems: Sequence[Sequence[str]],
+    refs: Sequence[Sequence[str]],
+    pre: Preprocess,
+    weights: NistWeights | SpilledWeights,
+    index: int = 0,
 ) -> list[NDArray[np.float64]]:
     """The :class:`~ngrameval.ngrams.stats.Stats` values (counted with NIST, order ``weights.max_order``) of every
     system on one chunk, information weights from the whole corpus: the rows ``overlap_stats(..., nist=True)``
@@ -202,8 +221,8 @@ def nist_values(
     hyps = [Texts(*built.encoder.encode(h)) for h in systems]
     ref_texts = Texts(ch.ids, ch.off)
     base = count_rows(hyps, ref_texts, ch.seg, n)
-    gid = weights.global_ids(built.encoder.names(), ch.ids, ch.off)
-    matched = _overlap.overlap(ch.ids, ch.off, ch.seg, [(h.ids, h.off) for h in hyps], n, gid)
+    w = weights.chunk(index, built.encoder.names(), ch.ids, ch.off)
+    matched = _overlap.overlap(ch.ids, ch.off, ch.seg, [(h.ids, h.off) for h in hyps], n, w.gid)
     n_seg = len(ch.seg) - 1
     owner = np.repeat(np.arange(n_seg), np.diff(ch.seg))
     ref_count = np.bincount(owner, weights=ch.lens > 0, minlength=n_seg)
@@ -214,9 +233,9 @@ def nist_values(
         seg_i = np.frombuffer(m_seg, dtype=np.int64)
         gram = np.frombuffer(m_gram, dtype=np.int32)
         clip = np.frombuffer(m_clip, dtype=np.int64)
-        flat = np.bincount(seg_i * n + weights.order[gram], weights=weights.info[gram] * clip, minlength=n_seg * n)
+        flat = np.bincount(seg_i * n + w.order[gram], weights=w.info[gram] * clip, minlength=n_seg * n)
         full[:, 3 + 4 * n : 3 + 5 * n] = flat.reshape(-1, n)
-        full[:, 3 + 5 * n] = np.bincount(seg_i, weights=weights.zero(gram) * clip, minlength=n_seg)
+        full[:, 3 + 5 * n] = np.bincount(seg_i, weights=w.zero(gram) * clip, minlength=n_seg)
         full[:, 3 + 5 * n + 1] = ref_count
         full[:, 3 + 5 * n + 2] = 1.0
         out.append(full)
@@ -224,7 +243,11 @@ def nist_values(
 
 
 def chunk_rows(
-    chunk: Chunk, specs: Sequence[MetricSpec], weights: dict[Preprocess, NistWeights], jobs: int | None
+    chunk: Chunk,
+    specs: Sequence[MetricSpec],
+    weights: Mapping[Preprocess, NistWeights | SpilledWeights],
+    jobs: int | None,
+    index: int = 0,
 ) -> list[MetricRows]:
     """The rows of every spec on one chunk (NIST weighted by ``weights``), unnamed: see :func:`finish`."""
     out: list[MetricRows | None] = [None] * len(specs)
@@ -236,7 +259,7 @@ def chunk_rows(
             out[k] = r
     texts = list(chunk.systems.values())
     for pre, table in weights.items():
-        values = tuple(nist_values(texts, chunk.refs, pre, table))
+        values = tuple(nist_values(texts, chunk.refs, pre, table, index))
         order = table.max_order
         for k in counted[pre]:
             metric = specs[k].metric
@@ -298,9 +321,9 @@ def score_files(
     try:
         with contextlib.ExitStack() as stack, _summed_warnings():
             sinks: dict[tuple[int, int], io.BufferedWriter] = {}
-            for chunk in read_chunks(files, chunk_size):
+            for index, chunk in enumerate(read_chunks(files, chunk_size)):
                 try:
-                    rows = chunk_rows(chunk, specs, weights, jobs)
+                    rows = chunk_rows(chunk, specs, weights, jobs, index)
                 except InputError as exc:
                     where = f" (segments counted from line {chunk.start + 1}, where a chunk of {chunk_size} starts)"
                     raise type(exc)(f"{exc}{where}") from None
@@ -326,6 +349,9 @@ def score_files(
         if spill is not None:
             spill.cleanup()
         raise
+    finally:
+        for w in weights.values():
+            w.close()
 
 
 _COUNTED = re.compile(r"(\d+) of (\d+) ")

@@ -1,0 +1,344 @@
+"""NIST's reference n-gram counts on disk, for streamed scoring in bounded memory (mteval-v13a.pl:
+info(w1..wn) = log2(count(w1..wn-1) / count(w1..wn)) over every reference of the test set).
+
+:class:`~ngrameval.refcounts.RefCounts` holds every distinct reference n-gram in memory (20-40 bytes each), which
+grows with the corpus: ~670M n-grams of orders 1..5 at 10M segments of the synthetic benchmark corpus. Here only
+unigram counts (by token) stay in memory; every higher-order n-gram goes to disk and is counted one bucket at a
+time:
+
+1. :meth:`SpilledCounts.add`, once per chunk of references: the chunk's distinct n-grams (``_overlap.intern``)
+   with their counts, named by global token ids, are appended to one file per order, sorted by *bucket* — a hash
+   of their first two tokens — so an n-gram and its prefix (from the bigram up) always share a bucket.
+2. :meth:`SpilledCounts.weights`: the buckets are taken in groups small enough for memory (``budget``); the
+   records of a group are read from every chunk, summed by n-gram (a sort), weighted with the count of their
+   prefix (a bigram's prefix is a unigram: the count in memory) and every record's weight is written back at the
+   record's place.
+3. :meth:`SpilledWeights.chunk`, once per chunk of the scoring pass in the same order: the chunk is interned
+   again (the same ids), and each of its n-grams gets its weight from the file, read in one piece per order.
+
+The weights are the floats :func:`ngrameval.ngrams.count._nist_info` computes on the whole corpus in memory
+(the same integer counts, the same operations), so streamed NIST equals in-memory NIST bit for bit.
+
+Memory: the vocabulary and the unigram counts, one chunk's n-grams, one group (about ``budget`` bytes of records;
+~4x that while it is sorted). Disk: per reference token and order n >= 2, 4n + 4 bytes of records and 8 of
+weight (at most 104 bytes a token for NIST-5, less where a chunk repeats its n-grams) in a temporary directory
+(``TMPDIR``), removed by :meth:`close`.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ngrameval.errors import InputError, LimitError
+from ngrameval.refcounts import SHIFT, ChunkWeights, IntArray, _intern, _Interned, _token_map
+
+BUCKET_BITS = 10
+BUCKETS = 1 << BUCKET_BITS  # hash buckets of the first two tokens (the top bits of a Fibonacci hash)
+BUDGET = 16 * 2**20  # bytes of records of one order read into memory at a time (a group of buckets)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_COUNT = np.int32  # a chunk's count of one n-gram: below its token count
+_CHANGED = "the references changed between the two passes of NIST (counting, then scoring)"
+
+
+def _bucket(first: NDArray[np.int32], second: NDArray[np.int32]) -> NDArray[np.uint16]:
+    """The bucket of n-grams starting with tokens ``first``, ``second``: the top 10 bits of a Fibonacci hash."""
+    key = (first.astype(np.uint64) << np.uint64(32)) | second.astype(np.uint32)
+    return ((key * _GOLDEN) >> np.uint64(64 - BUCKET_BITS)).astype(np.uint16)
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A chunk's distinct reference n-grams in global terms: per order n (index n - 1), ``sel`` (their local ids),
+    ``tokens`` (one row each, n global token ids), and for n >= 2 ``bucket`` and the stable bucket order ``perm``."""
+
+    interned: _Interned
+    sel: list[NDArray[np.intp]]
+    tokens: list[NDArray[np.int32]]
+    bucket: list[NDArray[np.uint16]]
+    perm: list[NDArray[np.intp]]
+
+
+def _piece(ids: NDArray[np.int32], off: IntArray, max_order: int, tokens_of: IntArray) -> _Piece:
+    """Intern a chunk and name each of its n-grams by its tokens (``tokens_of``: global id by local token id,
+    -1 unknown)."""
+    piece = _intern(ids, off, max_order)
+    row = np.empty(len(piece.count), dtype=np.int32)  # each local id's row among the n-grams of its order
+    sel: list[NDArray[np.intp]] = []
+    toks: list[NDArray[np.int32]] = []
+    bucket: list[NDArray[np.uint16]] = []
+    perm: list[NDArray[np.intp]] = []
+    for j in range(max_order):
+        s = np.flatnonzero(piece.order == j + 1)
+        row[s] = np.arange(len(s), dtype=np.int32)
+        t = np.empty((len(s), j + 1), dtype=np.int32)
+        if j:
+            t[:, :j] = toks[j - 1][row[piece.prefix[s]]]
+        t[:, j] = tokens_of[piece.token[s]]
+        sel.append(s)
+        toks.append(t)
+        b = _bucket(t[:, 0], t[:, 1]) if j else np.zeros(0, dtype=np.uint16)
+        bucket.append(b)
+        perm.append(np.argsort(b, kind="stable") if j else np.zeros(0, dtype=np.intp))
+    return _Piece(piece, sel, toks, bucket, perm)
+
+
+def _digest(tokens_of: IntArray, ids: NDArray[np.int32], off: IntArray) -> bytes:
+    """A chunk's references as global token ids and text boundaries, hashed: equal exactly when its n-grams are."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(tokens_of[ids[int(off[0]) : int(off[-1])]].astype(np.int64).tobytes())
+    h.update((off - off[0]).astype(np.int64).tobytes())
+    return h.digest()
+
+
+def _disk_error(path: str, exc: OSError) -> LimitError:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return LimitError(
+            f"{path}: no space left for NIST's reference n-gram files (up to 104 bytes a reference token); "
+            "set TMPDIR to a directory on a larger disk"
+        )
+    return LimitError(f"{path}: cannot write NIST's reference n-gram files: {exc.strerror or exc}")
+
+
+def _write(fh: BinaryIO, data: NDArray[np.generic]) -> None:
+    try:
+        fh.write(np.ascontiguousarray(data).tobytes())
+    except OSError as exc:
+        raise _disk_error(fh.name, exc) from None
+
+
+@dataclass
+class SpilledCounts:
+    """The reference n-gram counts of orders 1..``max_order`` of chunks added so far (see the module docstring);
+    ``budget``: bytes of records of one order held at a time in :meth:`weights`."""
+
+    max_order: int
+    budget: int = BUDGET
+    total_words: int = 0
+    vocab: dict[str, int] = field(default_factory=dict, repr=False)
+    unigrams: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    _dir: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
+    _files: list[tuple[BinaryIO, BinaryIO]] = field(default_factory=list, repr=False)
+    _counts: list[list[NDArray[np.int32]]] = field(default_factory=list, repr=False)  # [order][chunk] per bucket
+    _digests: list[bytes] = field(default_factory=list, repr=False)  # every chunk's, to check the second pass
+
+    def __post_init__(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="ngrameval-nist-")
+        try:
+            for n in range(2, self.max_order + 1):
+                tok = open(self._path("tok", n), "wb")  # noqa: SIM115 - closed by close()/weights()
+                self._files.append((tok, open(self._path("cnt", n), "wb")))  # noqa: SIM115
+                self._counts.append([])
+        except OSError as exc:
+            self.close()
+            raise _disk_error(self._dir.name if self._dir else tempfile.gettempdir(), exc) from None
+
+    def _path(self, kind: str, n: int) -> str:
+        assert self._dir is not None
+        return os.path.join(self._dir.name, f"{kind}{n}.bin")
+
+    def close(self) -> None:
+        """Remove the files (also after :meth:`weights`: its :class:`SpilledWeights` reads them until closed)."""
+        for tok, cnt in self._files:
+            tok.close()
+            cnt.close()
+        self._files = []
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+
+    def add(self, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> None:
+        """Count the reference texts ``ids[off[i]:off[i + 1]]`` (token ids whose strings are ``names``): one chunk."""
+        tokens_of = _token_map(self.vocab, names, grow=True)
+        if len(self.vocab) > 1 << SHIFT:
+            raise LimitError(f"more than {1 << SHIFT} distinct reference tokens: NIST cannot count them")
+        if int(off[-1] - off[0]) >= np.iinfo(_COUNT).max:
+            raise LimitError("a chunk of more than 2**31 reference tokens: give a smaller --chunk-size")
+        p = _piece(ids, off, self.max_order, tokens_of)
+        counts = p.interned.count
+        uni = p.tokens[0][:, 0]
+        if len(self.vocab) > len(self.unigrams):
+            self.unigrams = np.concatenate([self.unigrams, np.zeros(len(self.vocab) - len(self.unigrams), np.int64)])
+        self.unigrams[uni] += counts[p.sel[0]]  # distinct tokens: no repeated index
+        for j in range(1, self.max_order):
+            tok, cnt = self._files[j - 1]
+            _write(tok, p.tokens[j][p.perm[j]])
+            _write(cnt, counts[p.sel[j][p.perm[j]]].astype(_COUNT))
+            self._counts[j - 1].append(np.bincount(p.bucket[j], minlength=BUCKETS).astype(np.int32))
+        self.total_words += int(off[-1] - off[0])
+        self._digests.append(_digest(tokens_of, ids, off))
+
+    def weights(self) -> SpilledWeights:
+        """Count every bucket group and write each record's information weight (see the module docstring)."""
+        tables = [_offsets(c) for c in self._counts]
+        self._counts = []
+        try:
+            for tok, cnt in self._files:  # closing writes what is buffered: the disk may be full
+                tok.close()
+                cnt.close()
+            self._files = []
+            for n, table in enumerate(tables, start=2):
+                with open(self._path("info", n), "wb") as fh:
+                    fh.truncate(int(table[-1, -1]) * 8 if len(table) else 0)
+            for lo, hi in _groups(tables, self.budget):
+                self._weigh_group(tables, lo, hi)
+        except OSError as exc:
+            raise _disk_error(self._dir.name if self._dir else tempfile.gettempdir(), exc) from None
+        handed, self._dir = self._dir, None  # the weights read the files and remove them
+        assert handed is not None
+        return SpilledWeights(self.max_order, self.total_words, self.vocab, self.unigrams, handed, tables,
+                              list(self._digests))  # fmt: skip
+
+    def _weigh_group(self, tables: list[IntArray], lo: int, hi: int) -> None:
+        """The weights of the records of buckets ``lo..hi - 1``, order by order (a prefix's table first)."""
+        tables_keys: list[IntArray] = []  # per order from 2, the group's distinct n-grams as sorted keys
+        prev_count = self.unigrams
+        for n, table in enumerate(tables, start=2):
+            starts, lengths = table[:, lo], table[:, hi] - table[:, lo]
+            toks = _read(self._path("tok", n), np.int32, starts * n, lengths * n).reshape(-1, n)
+            key = toks[:, 0].astype(np.int64)
+            for k in range(1, n):  # key of the (k + 1)-gram: row of its k-gram prefix << SHIFT | its last token
+                key <<= SHIFT
+                key |= toks[:, k].astype(np.int64)
+                if k < n - 1:
+                    key = np.searchsorted(tables_keys[k - 1], key)
+            del toks
+            order = np.argsort(key)
+            ordered = key[order]
+            new = np.empty(len(ordered), dtype=bool)
+            new[:1] = True
+            np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+            first = np.flatnonzero(new)
+            if len(first) > 1 << SHIFT:
+                raise LimitError(
+                    f"more than {1 << SHIFT} distinct reference {n}-grams in a bucket: NIST cannot count them"
+                )
+            uniq = ordered[first]
+            cnt = _read(self._path("cnt", n), _COUNT, starts, lengths)
+            count = np.add.reduceat(cnt[order].astype(np.int64), first) if len(first) else np.zeros(0, np.int64)
+            row = np.empty(len(key), dtype=np.int64)
+            row[order] = np.cumsum(new) - 1
+            del order, ordered, new, cnt, key
+            context = prev_count[uniq >> SHIFT].astype(np.float64)  # as _nist_info: float context / int count
+            with np.errstate(divide="ignore"):
+                info = np.log2(context / count)
+            _write_pieces(self._path("info", n), info[row], starts, lengths)
+            tables_keys.append(uniq)
+            prev_count = count
+
+
+def _offsets(counts: Sequence[NDArray[np.int32]]) -> IntArray:
+    """Where the records of every chunk (row) and bucket (column) start in an order's file; column BUCKETS: where
+    the chunk's records end."""
+    table = np.zeros((len(counts), BUCKETS + 1), dtype=np.int64)
+    if counts:
+        np.cumsum(np.stack(counts), axis=1, out=table[:, 1:])
+        ends = np.cumsum(table[:, -1])
+        table[1:] += ends[:-1, None]
+    return table
+
+
+def _groups(tables: Sequence[IntArray], budget: int) -> list[tuple[int, int]]:
+    """Runs of consecutive buckets whose records of any one order fit in ``budget`` bytes (a bucket larger than
+    that is a group of its own)."""
+    if not tables:
+        return []
+    load = np.max([np.diff(t, axis=1).sum(axis=0) * (4 * n + 4) for n, t in enumerate(tables, start=2)], axis=0)
+    out, lo, size = [], 0, 0
+    for b, bytes_ in enumerate(load.tolist()):
+        if b > lo and size + bytes_ > budget:
+            out.append((lo, b))
+            lo, size = b, 0
+        size += bytes_
+    out.append((lo, BUCKETS))
+    return out
+
+
+def _read(path: str, dtype: type[np.generic], starts: IntArray, lengths: IntArray) -> NDArray[np.generic]:
+    size = np.dtype(dtype).itemsize
+    with open(path, "rb") as fh:
+        parts = []
+        for s, k in zip(starts.tolist(), lengths.tolist(), strict=True):
+            if k:
+                fh.seek(s * size)
+                parts.append(np.fromfile(fh, dtype=dtype, count=k))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def _write_pieces(path: str, values: NDArray[np.float64], starts: IntArray, lengths: IntArray) -> None:
+    with open(path, "r+b") as fh:
+        at = 0
+        for s, k in zip(starts.tolist(), lengths.tolist(), strict=True):
+            if k:
+                fh.seek(s * 8)
+                _write(fh, values[at : at + k])
+                at += k
+
+
+@dataclass
+class SpilledWeights:
+    """The information weights of every reference n-gram of the counted chunks, read back chunk by chunk
+    (:meth:`chunk`); :meth:`close` removes the files."""
+
+    max_order: int
+    total_words: int
+    vocab: dict[str, int] = field(repr=False)
+    unigrams: IntArray = field(repr=False)
+    _dir: tempfile.TemporaryDirectory[str] | None = field(repr=False)
+    _tables: list[IntArray] = field(repr=False)
+    _digests: list[bytes] = field(repr=False)
+
+    def close(self) -> None:
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+
+    def chunk(self, index: int, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> ChunkWeights:
+        """The weights of chunk ``index`` (0-based, the chunks of :meth:`SpilledCounts.add` in its order), whose
+        references are ``ids[off[i]:off[i + 1]]`` (token ids whose strings are ``names``)."""
+        tokens_of = _token_map(self.vocab, names, grow=False)
+        words = int(off[-1] - off[0])
+        if words and (
+            (tokens_of[ids[int(off[0]) : int(off[-1])]] < 0).any()
+            or index >= len(self._digests)
+            or self._digests[index] != _digest(tokens_of, ids, off)
+        ):
+            raise InputError(_CHANGED)
+        p = _piece(ids, off, self.max_order, tokens_of)
+        n_grams = len(p.interned.count)
+        info = np.empty(n_grams)
+        uni = p.sel[0]
+        total = np.full(len(uni), self.total_words).astype(np.float64)  # as _nist_info: unigrams' context
+        info[uni] = np.log2(total / self.unigrams[p.tokens[0][:, 0]])
+        assert self._dir is not None
+        for n, table in enumerate(self._tables if words else [], start=2):
+            path = os.path.join(self._dir.name, f"info{n}.bin")
+            values = _read(path, np.float64, table[index, :1], table[index, -1:] - table[index, :1])
+            info[p.sel[n - 1][p.perm[n - 1]]] = values
+        order = (p.interned.order - 1).astype(np.int8)
+        zero_ids = np.zeros(0, dtype=np.intp)
+        z = self.vocab.get("0", -1)
+        if self.max_order >= 2 and z >= 0 and self.unigrams[z] > 0:  # mteval's bigrams "0 x"
+            zero_ids = p.sel[1][p.tokens[1][:, 0] == z]
+        extra = np.log2(self.total_words / self.unigrams[z]) if len(zero_ids) else 0.0
+        return ChunkWeights(p.interned.gid, info, order, _zero(zero_ids, float(extra)))
+
+
+def _zero(ids: NDArray[np.intp], value: float) -> Callable[[NDArray[np.int32]], NDArray[np.float64]]:
+    """mteval's extra weight ``value`` of the n-grams ``ids`` (sorted), 0 for the others."""
+
+    def zero(gram: NDArray[np.int32]) -> NDArray[np.float64]:
+        out = np.zeros(len(gram))
+        if len(ids):
+            out[np.isin(gram, ids)] = value
+        return out
+
+    return zero
