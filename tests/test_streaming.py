@@ -189,7 +189,7 @@ def test_chunks_in_lockstep(tmp_path: Path) -> None:
 
 def _peak_rss_mb(tmp: Path, n: int) -> float:
     """Peak RSS of a subprocess streaming BLEU, ROUGE-L and NIST over ``n`` generated segments, each line drawn
-    from a pool of 3,000 (so NIST's distinct reference n-grams, which it must hold, stop growing)."""
+    from a pool of 3,000 (NIST's counts are on disk; its groups of buckets are small either way)."""
     rng = np.random.default_rng(n)
     vocab = np.array([f"w{i}" for i in range(300)])
     lens = rng.integers(5, 20, size=3000)
