@@ -227,3 +227,24 @@ def test_empty_files_and_nist_on_stdin(tmp_path: Path, capsys: pytest.CaptureFix
     assert capsys.readouterr().out == whole
     with pytest.raises(ConfigError, match="references twice"):
         score_files(Files({"h": str(tmp_path / "h")}, ["-"]), "nist", 5)
+
+
+def test_compare_streamed_equals_in_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``compare --chunk-size`` keeps the rows, not the text: the same p-values, intervals and output."""
+    files, _ = on_disk(tmp_path, 90, 5, ".gz")
+    args = ["compare", *files.systems.values(), "-r", *files.refs, "-m", "bleu,nist,chrf", "-f", "json"]
+    for extra in ([], ["--paired-bs", "--paired-bs-n", "200"], ["--baseline", "--paired-ar-n", "300"]):
+        assert main([*args, *extra]) == 0
+        whole = capsys.readouterr().out
+        assert main([*args, *extra, "--chunk-size", "7"]) == 0
+        assert capsys.readouterr().out == whole, extra
+        assert json.loads(whole)
+
+
+@pytest.mark.parametrize("command", ["score", "compare"])
+def test_chunk_size_is_refused_on_dask(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    files, _ = on_disk(tmp_path, 10, 6)
+    argv = [command, *files.systems.values(), "-r", *files.refs, "--chunk-size", "5", "--scheduler", "local:1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--chunk-size" in err and "--blocksize" in err

@@ -270,6 +270,16 @@ def _add_scheduler(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_chunk_size(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--chunk-size",
+        type=_number(int, 1, 2**40, "a whole number >= 1"),
+        metavar="N",
+        help=f"stream the files N segments at a time {what}; default: streamed 50,000 at a time when the inputs "
+        "exceed 256 MB, else read whole; the numbers never change; not with --scheduler (see --blocksize)",
+    )
+
+
 def _bytes(text: str) -> int:
     """``--blocksize``: a number of bytes with an optional K, M or G (powers of 1024)."""
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
@@ -370,7 +380,16 @@ def _with_intervals(results: Scores, ci: list[tuple[Any, Any]], n_metrics: int, 
     return out
 
 
+def _one_machine_chunks(args: argparse.Namespace) -> None:
+    """``--chunk-size`` streams on one machine: refused with ``--scheduler`` rather than silently ignored."""
+    if args.scheduler and args.chunk_size is not None:
+        raise InputError(
+            "--chunk-size streams files on one machine; with --scheduler, --blocksize sizes the partitions"
+        )
+
+
 def cmd_score(args: argparse.Namespace) -> int:
+    _one_machine_chunks(args)
     sentence = args.sentence and not args.scheduler  # on Dask, the workers write them (--shard-output)
     streamed = None
     if args.scheduler and not args.confidence:
@@ -381,7 +400,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
             specs = _specs(args, args.metrics)
             names, rows = commands.segment_rows(args, specs, _namer(args))
-        elif (streamed := _score_streamed(args, sentence)) is not None:
+        elif (streamed := _score_streamed(args, sentence, keep_rows=args.confidence)) is not None:
             names, rows = streamed.names, streamed.kept or streamed.rows  # kept: every segment's rows
         else:
             specs, refs, systems, source = _scoring_inputs(args)
@@ -407,9 +426,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score_streamed(args: argparse.Namespace, sentence: bool) -> Any:
-    """``score`` streamed in chunks (:mod:`ngrameval.streaming`, bounded memory) with ``--chunk-size`` or for large
-    input files; None: read the inputs in memory."""
+def _score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool) -> Any:
+    """``score`` (and ``compare``'s rows) streamed in chunks (:mod:`ngrameval.streaming`, bounded memory) with
+    ``--chunk-size`` or for large input files; None: read the inputs in memory."""
     from ngrameval import streaming
 
     if not args.refs:
@@ -429,7 +448,7 @@ def _score_streamed(args: argparse.Namespace, sentence: bool) -> Any:
         list(args.refs), args.source, args.tsv, args.missing_empty_refs, args.sentence_separator,
         "" if args.systems else _STDIN_HINT,
     )  # fmt: skip
-    return streaming.score_files(files, specs, size, args.jobs, sentence, keep_rows=args.confidence)
+    return streaming.score_files(files, specs, size, args.jobs, sentence, keep_rows=keep_rows)
 
 
 def _seed(text: str) -> int | None:
@@ -451,6 +470,7 @@ def _resample_jobs(args: argparse.Namespace) -> int | None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    _one_machine_chunks(args)
     from ngrameval.meta.significance import paired_test
     from ngrameval.report.significance import render_comparison
 
@@ -469,6 +489,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         from ngrameval.distributed import commands
 
         result = commands.compare(args, _specs(args, args.metrics), _namer(args), args.baseline, **options)
+    elif (streamed := _score_streamed(args, sentence=False, keep_rows=True)) is not None:
+        rows, names = streamed.kept, streamed.names
+        result = paired_test(rows, names, baseline=names[0] if args.baseline else None, **options)
     else:
         specs, refs, systems, source = _scoring_inputs(args)
         baseline = next(iter(systems)) if args.baseline else None
@@ -1215,13 +1238,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--confidence-n", type=_count, default=1000, metavar="N", help="bootstrap resamples (1000)")
     p.add_argument("--ci", type=_level, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--seed", type=_seed, default=12345, help="random seed of the resamples (default 12345)")
-    p.add_argument(
-        "--chunk-size",
-        type=_number(int, 1, 2**40, "a whole number >= 1"),
-        metavar="N",
-        help="stream the files N segments at a time in bounded memory (NIST: two passes); default: streamed "
-        "50,000 at a time when the inputs exceed 256 MB, else read whole; the scores never change",
-    )
+    _add_chunk_size(p, "in bounded memory (NIST: two passes, its counts on disk)")
     _add_scheduler(p)
     p.add_argument(
         "--shard-output",
@@ -1253,6 +1270,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument(
         "--baseline", action="store_true", help="compare each system with the first one only (sacreBLEU's layout)"
     )
+    _add_chunk_size(cp, "keeping every segment's summable statistics, not its text")
     _add_scheduler(cp)
     _add_text_options(cp)
     _add_output_options(cp)
