@@ -373,7 +373,7 @@ def test_base_commands_are_valid(d: dict[str, str], capsys: pytest.CaptureFixtur
 def test_memory_error_is_one_line(
     d: dict[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ngrameval.cli as cli
+    import ngrameval.cli.score as cli
 
     def boom(*args: object, **kwargs: object) -> None:
         raise MemoryError

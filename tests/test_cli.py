@@ -318,7 +318,7 @@ def test_renamed_options_keep_working_with_a_warning(tmp_path: Path, capsys: pyt
 
 def test_demo_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`ngrameval demo --report FILE` (the README's set-up command) writes the sample's self-contained report."""
-    from ngrameval.cli import _demo_report
+    from ngrameval.cli.report import _demo_report
 
     out = tmp_path / "demo.html"
     _demo_report(str(out), 2)

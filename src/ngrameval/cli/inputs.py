@@ -1,0 +1,246 @@
+"""What the subcommands read and print alike: metric specs, systems and references, judgments, external
+scores, output."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ngrameval.cli.options import _floats
+from ngrameval.errors import InputError
+from ngrameval.io import read_lines, read_refs, write_atomic
+from ngrameval.io.judgments import Judgment
+from ngrameval.io.read import STDIN, read_ids
+from ngrameval.metrics.registry import (
+    MetricSpec,
+    ignored_options,
+    parse_specs,
+)
+from ngrameval.text.pipeline import Preprocess
+
+if TYPE_CHECKING:
+    from ngrameval.meta.correlate import HumanScores
+
+
+def _digits(args: argparse.Namespace, default: int) -> int:
+    """``-w``: the decimals of text output; unset, the command's own default (scores 2, correlations 3, plane 1)."""
+    return default if args.width is None else int(args.width)
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def _specs(args: argparse.Namespace, text: str) -> list[MetricSpec]:
+    """The metric specs of ``text`` with the text and ROUGE options of the command line as defaults."""
+    pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem, args.normalize)
+    rouge = {"profile": args.rouge_profile, "alpha": args.rouge_alpha}
+    rouge.update(length_limit=args.length_limit, byte_limit=args.byte_limit)
+    rouge.update(sentences=args.rouge_sentences, stats=args.rouge_stats)
+    if args.rouge_multi:
+        rouge["multi"] = args.rouge_multi
+    specs = parse_specs(text, pre, rouge)
+    for spec in specs:  # an option that does not apply is said, not silently ignored
+        for option, reason in ignored_options(spec, pre):
+            warnings.warn(f"{option} does not apply to {spec.metric.display_name()}: {reason}", UserWarning, 2)
+    return specs
+
+
+def _scoring_inputs(
+    args: argparse.Namespace,
+) -> tuple[list[MetricSpec], list[list[str]], dict[str, list[str]], list[str] | None]:
+    """Metric specs, references, systems and (if given) the source of ``score`` and ``compare``."""
+    specs = _specs(args, args.metrics)
+    if not args.refs:
+        raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
+    refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
+    systems = _read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have", args.names,
+                            args.strip_names)  # fmt: skip
+    if args.sentence_separator:
+        sep = args.sentence_separator
+        refs = [[r.replace(sep, "\n") for r in rs] for rs in refs]
+        systems = {name: [h.replace(sep, "\n") for h in hyps] for name, hyps in systems.items()}
+    source = None
+    if args.source:
+        source = read_lines(args.source)
+        if len(source) != len(refs):
+            raise InputError(
+                f"{args.source} has {len(source)} lines but the references ({args.refs[0]}) have {len(refs)}"
+            )
+    return specs, refs, systems, source
+
+
+def _resample_jobs(args: argparse.Namespace) -> int | None:
+    """Threads for resampling: ``--jobs`` when given, else 1 — the weighted sums are matrix products that numpy's
+    BLAS already spreads over the cores (measured on 2 cores: 2 threads 0.84x of 1; benchmarks/bench_scale.py)."""
+    return 1 if args.jobs is None else int(args.jobs)
+
+
+def _system_paths(paths: Sequence[str]) -> list[str]:
+    """The system files to read: none means standard input (unless it is a terminal), a file given twice is read
+    once (as sacreBLEU does), with a warning."""
+    if not paths:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise InputError(
+                "no system file given (and standard input is a terminal); note that -r/--refs takes every file "
+                "after it: write 'SYSTEM... -r REF...', or end the references with --"
+            )
+        return [STDIN]
+    out: list[str] = []
+    seen: set[tuple[int, int] | str] = set()
+    for path in paths:
+        try:
+            st = os.stat(path)
+            key: tuple[int, int] | str = (st.st_dev, st.st_ino) if path != STDIN else STDIN
+        except OSError:
+            key = path  # missing: reading it reports the error
+        if key in seen:
+            warnings.warn(f"{path}: given twice; scored once", UserWarning, stacklevel=2)
+            continue
+        seen.add(key)
+        out.append(path)
+    return out
+
+
+def _shared(words: Sequence[str]) -> int:
+    """How many leading characters all ``words`` share."""
+    return next((k for k, chars in enumerate(zip(*words)) if len(set(chars)) > 1), min(map(len, words)))
+
+
+def _names(names: Sequence[str], given: Sequence[str] | None, strip: bool) -> list[str]:
+    """The systems' names: ``given`` (--names, one per file, distinct), or the file names without the prefix and
+    suffix they all share when ``strip`` (--strip-names: newstest2019.X.de-en -> X)."""
+    if given:
+        if len(given) != len(names):
+            raise InputError(f"--names gives {len(given)} names for {len(names)} system files")
+        twice = next((g for k, g in enumerate(given) if g in given[:k]), None)
+        if twice is not None:
+            raise InputError(f"--names: {twice!r} given twice; every system needs its own name")
+        return list(given)
+    if not strip or len(names) < 2:
+        return list(names)
+    head, tail = _shared(names), _shared([x[::-1] for x in names])
+    cut = [x[head : len(x) - tail] for x in names]
+    return cut if all(cut) and len(set(cut)) == len(cut) else list(names)
+
+
+def _namer(args: argparse.Namespace) -> Callable[[Sequence[str]], list[str]]:
+    """The system names of SYSTEM arguments under the command's ``--names``/``--strip-names``."""
+    return lambda paths: _names(paths, args.names, args.strip_names)
+
+
+def _read_systems(
+    paths: Sequence[str], n: int, against: str, names: Sequence[str] | None = None, strip: bool = False
+) -> dict[str, list[str]]:
+    systems: dict[str, list[str]] = {}
+    for name, path in _file_names(_system_paths(paths)).items():
+        lines = read_lines(path)
+        if len(lines) != n:
+            hint = "" if paths else _STDIN_HINT
+            shown = "standard input" if path == STDIN else path
+            raise InputError(f"{shown} has {len(lines)} lines but {against} {n}{hint}")
+        systems[name] = lines
+    return dict(zip(_names(list(systems), names, strip), systems.values(), strict=True))
+
+
+_STDIN_HINT = " (no system file given, so it was read from standard input; -r takes every file after it)"
+
+
+def _file_names(paths: Sequence[str]) -> dict[str, str]:
+    """System name -> path: the file name (``stdin`` for ``-``), primed when two files share it."""
+    out: dict[str, str] = {}
+    for path in paths:
+        name = "stdin" if path == STDIN else Path(path).name
+        while name in out:
+            name += "'"
+        out[name] = path
+    return out
+
+
+def _read_judgments(args: argparse.Namespace, dataset: str | None = None) -> list[Judgment]:
+    """The judgments of ``-j`` read with the judgment options (only the rows of ``dataset`` with --set-column)."""
+    from ngrameval.io.judgments import read_judgments
+
+    where = dict(_key_value(w) for w in args.where or [])
+    if dataset is not None:
+        where[args.set_column] = dataset
+
+    return read_judgments(
+        args.judgments,
+        system=args.system_column,
+        scores=[c for c in args.score_columns.split(",") if c] if args.score_columns else None,
+        segment=args.segment_column,
+        judge=args.judge_column,
+        criterion=args.criterion_column,
+        where=where,
+        layout=args.judgments_layout,
+        annotators=args.annotators,
+        valid=_low_high("--valid-scores", args.valid_scores) if args.valid_scores else None,
+        repeated=args.repeated,
+    )
+
+
+def _low_high(option: str, text: str) -> tuple[float, float]:
+    """``LOW,HIGH`` (``--scale``, ``--valid-scores``): two finite numbers, or a one-line error naming the option."""
+    values = _floats(option, text)
+    if len(values) != 2:
+        raise InputError(f"{option}: expected LOW,HIGH (e.g. 1,5), got {text!r}")
+    return values[0], values[1]
+
+
+def _judged(args: argparse.Namespace, systems: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[HumanScores]]:
+    """The systems (named by --names or --strip-names when read), and the human scores of every criterion read
+    with the judgment options."""
+    from ngrameval.meta.correlate import aggregate
+
+    judgments = _read_judgments(args)
+    n = len(next(iter(systems.values())))
+    segments = None
+    if args.segment_column or any(j.segment is not None for j in judgments):  # summeval: always per document
+        segments = read_ids(args.segment_ids) if args.segment_ids else [str(i) for i in range(1, n + 1)]
+        if len(segments) != n:
+            raise InputError(f"{args.segment_ids} has {len(segments)} ids but the outputs have {n} lines")
+    scale = _low_high("--scale", args.scale) if args.scale else None
+    criteria = list(dict.fromkeys(j.criterion for j in judgments))
+    return systems, [aggregate(judgments, c, list(systems), segments, scale) for c in criteria]
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, eq, value = text.partition("=")
+    if not eq:
+        raise InputError(f"--where: expected COLUMN=VALUE, got {text!r}")
+    return key, value
+
+
+def _read_external(args: argparse.Namespace, dataset: str | None = None) -> list[Any]:
+    """The metrics of every --scores file (the rows of ``dataset`` with --set-column); a file's segment column is
+    --segment-column when it has that column (else it holds system-level scores)."""
+    from ngrameval.io.scores import columns, read_scores
+
+    where = {args.set_column: dataset} if dataset is not None else None
+    return [m for path in args.scores or [] for m in read_scores(
+        path, system=args.system_column, metric=args.scores_metric_column, where=where,
+        segment=args.segment_column if args.segment_column in columns(path)[1] else None)]  # fmt: skip
+
+
+_INPUTS = ("systems", "refs", "source", "judgments", "segment_ids", "ratings", "corpus", "stopwords")
+
+
+def _input_paths(args: argparse.Namespace) -> list[str]:
+    """Every file a command reads (its positional and option arguments), to refuse writing over one."""
+    paths: list[str] = []
+    for name in _INPUTS:
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            paths.append(value)
+        elif isinstance(value, list):
+            paths += [v for v in value if isinstance(v, str)]
+    return paths

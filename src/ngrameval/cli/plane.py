@@ -1,0 +1,186 @@
+"""``ngrameval plane`` and ``refcurve``: the (alpha, N) plane and the reference-count curve."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+from ngrameval.cli.inputs import _digits, _emit, _input_paths, _judged, _read_external, _read_systems, _scoring_inputs
+from ngrameval.cli.options import (
+    _add_external_scores,
+    _add_jobs,
+    _add_judged_scoring,
+    _add_judgment_options,
+    _add_output_options,
+    _add_text_options,
+    _add_width,
+    _alpha_step,
+    _coefficients,
+    _count,
+    _order,
+    _plot_path,
+    _positive,
+    _Renamed,
+    _wordiness,
+)
+from ngrameval.errors import ConfigError, InputError
+from ngrameval.io import read_refs
+from ngrameval.io.write import check_not_input, dumps_json
+from ngrameval.text.normalize import normalize_texts
+from ngrameval.text.pipeline import Preprocess
+
+CURVE_COLUMNS = ("metric", "criterion", "level", "coefficient", "with_source", "k", "subsets", "mean", "std", "low",
+                 "high", "seed")  # fmt: skip
+
+
+def cmd_refcurve(args: argparse.Namespace) -> int:
+    from ngrameval.meta.subsets import reference_curve
+    from ngrameval.report.meta import curves_text, to_json
+
+    specs, refs, systems, source = _scoring_inputs(args)
+    systems, humans = _judged(args, systems)
+    curves = [c for h in humans for coef in _coefficients(args.coefficients) for c in reference_curve(
+        systems, refs, h, specs, level=args.level, coefficient_name=coef, n_subsets=args.subsets,
+        seed=args.seed, source=source, jobs=args.jobs)]  # fmt: skip
+    if args.format == "json":
+        text = to_json(curves)
+    elif args.format == "csv":
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(CURVE_COLUMNS)
+        w.writerows(
+            [c.metric, c.criterion, c.level, c.coefficient, c.with_source, p.k, p.subsets, repr(p.mean),
+             repr(p.std), repr(p.low), repr(p.high), c.seed]
+            for c in curves
+            for p in c.points
+        )  # fmt: skip
+        text = out.getvalue()
+    else:
+        text = "".join(curves_text([c for c in curves if c.criterion == h.criterion], _digits(args, 3)) for h in humans)
+    _emit(text, args.output)
+    return 0
+
+
+def cmd_plane(args: argparse.Namespace) -> int:
+    from ngrameval.meta.plane import alpha_grid
+    from ngrameval.meta.plane import planes as all_planes
+    from ngrameval.report.plane import plane_csv, plane_text, plot_plane
+
+    if not args.refs:
+        raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
+    refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
+    against = f"the references ({args.refs[0]}) have"
+    systems, humans = _judged(args, _read_systems(args.systems, len(refs), against, args.names, args.strip_names))
+    pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem, args.normalize)
+    if args.normalize:  # the character plane reads raw characters: normalise the texts themselves
+        systems = {name: list(normalize_texts(hyps, args.normalize)) for name, hyps in systems.items()}
+        refs = [list(normalize_texts(r, args.normalize)) for r in refs]
+    alphas = alpha_grid(args.alpha_step)
+    cells = [(h, coef) for h in humans for coef in _coefficients(args.coefficients)]
+    plots = [args.plot if len(cells) == 1 else _suffixed(args.plot, h.criterion + ("" if len(cells) == len(humans)
+             else f".{coef}")) for h, coef in cells] if args.plot else []  # fmt: skip
+    for path in plots:
+        check_not_input(path, _input_paths(args), "--plot")
+    planes = all_planes(systems, refs, cells, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1),
+                        brevity=args.brevity, wordiness=args.wordiness, unit=args.unit, jobs=args.jobs)  # fmt: skip
+    beside = _plane_external(args, cells, planes, systems, len(refs))
+    if args.format == "json":
+        text = dumps_json([{**dataclasses.asdict(p), "values": p.values, **({"external": e} if args.scores else {})}
+                           for p, e in zip(planes, beside)])  # fmt: skip
+    elif args.format == "csv":  # one header, then every plane's cells
+        if args.scores:
+            raise ConfigError("plane --scores adds a table beside each plane: use -f text or -f json")
+        text = "".join(plane_csv(p) if k == 0 else plane_csv(p).split("\n", 1)[1] for k, p in enumerate(planes))
+    else:
+        text = "\n".join(plane_text(p, _digits(args, 1)) + "".join(
+            f"  beside the best cell (AEv alpha={p.best_alpha:g}, N={p.best_order}: {p.best_value:.4f}): {e['metric']}"
+            f" {e['value']:.4f} ({e['signature']})\n" for e in ex) for p, ex in zip(planes, beside))  # fmt: skip
+    _emit(text, args.output)
+    for p, path in zip(planes, plots):
+        plot_plane(p, path)
+        sys.stderr.write(f"ngrameval: wrote {path}\n")
+    return 0
+
+
+def _plane_external(
+    args: argparse.Namespace, cells: list[Any], planes: list[Any], systems: dict[str, list[str]], n_lines: int
+) -> list[list[dict[str, Any]]]:
+    """Per plane, the coefficient of every --scores metric against the same criterion and systems."""
+    if not args.scores:
+        return [[] for _ in planes]
+    import numpy as np
+
+    from ngrameval.io.scores import to_rows
+    from ngrameval.meta.correlate import coefficient
+
+    ids = cells[0][0].segments or tuple(str(i) for i in range(1, n_lines + 1))
+    rows = to_rows(_read_external(args), list(systems), ids)
+    out = []
+    for h, coef in cells:
+        keep = ~np.isnan(h.system)
+        out.append([{"metric": r.metric, "signature": r.signature, "value": coefficient(r.corpus()[keep],
+                     h.system[keep], coef)[0]} for r in rows])  # fmt: skip
+    return out
+
+
+def _suffixed(path: str, name: str) -> str:
+    p = Path(path)
+    return str(p.with_name(f"{p.stem}.{name}{p.suffix}"))
+
+
+def add_parser(sub: Any) -> None:
+    """``plane`` and ``refcurve``."""
+    q = sub.add_parser("plane", help="R^2 of every AEv(alpha, N) against human judgments, in the paper's layout")
+    q.add_argument("systems", nargs="+", metavar="SYSTEM", help="system output files, one segment a line")
+    q.add_argument("-r", "--refs", nargs="+", metavar="REF", help="reference files (one per stream)")
+    q.add_argument("--tsv", action="store_true", help="reference files are TSV (one segment a line)")
+    q.add_argument("--missing-empty-refs", action="store_true", help="an empty reference is a missing one")
+    q.add_argument("--alpha-step", type=_alpha_step, default=0.1, help="grid step of alpha in [0, 1] (default 0.1)")
+    q.add_argument("--max-order", type=_order, default=4, help="N = 1 .. this (default 4)")
+    _add_jobs(q)
+    q.add_argument(
+        "--unit",
+        choices=("word", "char"),
+        default="word",
+        help="n-grams of words (the -tok tokens; default) or characters (chrF's: whitespace removed)",
+    )
+    q.add_argument("--coefficients", default="r2", help="r2 (default), pearson, spearman, kendall-b/c; a plane each")
+    q.add_argument("--coefficient", dest="coefficients", action=_Renamed, new="--coefficients")
+    q.add_argument("-B", "--brevity", type=_positive, default=1.0, help="AEv brevity constant B (default 1)")
+    q.add_argument(
+        "-W",
+        "--wordiness",
+        type=_wordiness,
+        default=2.0,
+        help="AEv wordiness constant W > 0 or inf (default 2)",
+    )
+    q.add_argument(
+        "--plot",
+        metavar="IMAGE",
+        type=_plot_path,
+        help="draw the heat map here: .png, .svg or .pdf (needs ngrameval[plot])",
+    )
+    _add_judgment_options(q)
+    _add_external_scores(q)
+    _add_text_options(q)
+    q.add_argument("-f", "--format", choices=("text", "json", "csv"), default="text", help="output format")
+    _add_width(q, 1)
+    q.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+    q.set_defaults(func=cmd_plane)
+
+    q = sub.add_parser("refcurve", help="correlation as 1, 2, ... all references are used (with/without the source)")
+    _add_judged_scoring(q)
+    q.add_argument(
+        "--coefficients", default="pearson", help="pearson (default), r2, spearman, kendall-b/c; a curve each"
+    )
+    q.add_argument("--coefficient", dest="coefficients", action=_Renamed, new="--coefficients")
+    q.add_argument("--subsets", type=_count, default=10, help="reference subsets per count (default 10)")
+    _add_judgment_options(q)
+    _add_text_options(q)
+    _add_output_options(q, width=3)
+    q.set_defaults(func=cmd_refcurve)

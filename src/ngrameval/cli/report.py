@@ -1,0 +1,156 @@
+"""``ngrameval report``, ``metrics`` and ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ngrameval.cli.inputs import _digits, _emit, _judged, _scoring_inputs
+from ngrameval.cli.options import (
+    _add_judgment_options,
+    _add_output_options,
+    _add_scoring_options,
+    _add_text_options,
+    _add_width,
+    _coefficients,
+    _count,
+    _level,
+    _Renamed,
+    _seed,
+)
+from ngrameval.io import write_atomic
+from ngrameval.io.write import dumps_json
+from ngrameval.metrics.registry import (
+    parse_specs,
+    valid_names,
+)
+from ngrameval.report.render import render
+
+if TYPE_CHECKING:
+    from ngrameval.meta.correlate import HumanScores
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from ngrameval.metrics.registry import TEXT_OPTIONS, describe
+    from ngrameval.report.table import table
+
+    rows = describe()
+    if args.format == "json":
+        sys.stdout.write(
+            dumps_json([dict(zip(("metric", "option", "default", "valid"), r, strict=True)) for r in rows])
+        )
+        return 0
+    lines = [f"Metric specs: NAME[:OPTION=VALUE,...] ({valid_names()}); 'rouge' stands for every rouge-* name.", ""]
+    lines += table(["metric", "option", "default", "valid values"], [list(r) for r in rows], left=4)
+    lines += ["", "Text options of every spec but chrf/chrf++/ter (default: -tok, -lc, --stem, --stopwords):"]
+    lines += [f"  {key}: {valid}" for key, valid in TEXT_OPTIONS.items()]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _demo_report(path: str, width: int) -> None:
+    """``demo --report``: the HTML report of the bundled sample (its metrics, the relevance judgments)."""
+    from ngrameval.demo import PLANE_CRITERION, REPORT_METRICS, load_sample, sample_human
+    from ngrameval.report.html import render_html
+    from ngrameval.report.html_data import build_report
+
+    systems, refs = load_sample()
+    humans = [sample_human(PLANE_CRITERION)]
+    title, command = "ngrameval demo: the SummEval sample", f"ngrameval demo --report {path}"
+    data = build_report(systems, refs, parse_specs(REPORT_METRICS), humans=humans, title=title, command=command)
+    write_atomic(path, render_html(data, width))
+    sys.stderr.write(f"ngrameval: wrote {path}\n")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ngrameval.demo import run_demo
+    from ngrameval.report.plane import plane_text
+    from ngrameval.report.significance import render_comparison
+
+    results, ranking, best = run_demo()
+    if args.report:
+        _demo_report(args.report, _digits(args, 2))
+    if args.format != "text":
+        _emit(render(results, args.format, _digits(args, 2)), args.output)
+        return 0
+    header = (
+        "ngrameval demo: 16 summarisation systems x 20 SummEval documents (11 references each),\n"
+        "scored with BLEU, NIST, the AEv(alpha, N) members Soricut & Brill (2004) found best and ROUGE (as\n"
+        "ROUGE-1.5.5 computes it, F; plain mean over documents),\n"
+        "then ranked by BLEU with significance tests between every pair of systems,\n"
+        "and the (alpha, N) plane searched for the member that best explains the experts' relevance scores.\n\n"
+    )
+    w = _digits(args, 2)
+    text = render(results, args.format, w) + "\n" + render_comparison(ranking, "text", w, pairs=False)
+    text += "\n" + plane_text(best)
+    _emit(header + text, args.output)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ngrameval.report.html import render_html
+    from ngrameval.report.html_data import ReportOptions, build_report, command_line
+
+    specs, refs, systems, source = _scoring_inputs(args)
+    humans: list[HumanScores] = []
+    if args.judgments:
+        systems, humans = _judged(args, systems)
+    test = "bs" if args.paired_bs else "ar"
+    opts = ReportOptions(
+        test=test, n_resamples=args.paired_bs_n if test == "bs" else args.paired_ar_n, n_confidence=args.confidence_n,
+        seed=args.seed, correction=args.correction, alpha=args.sig_level, confidence=args.ci,
+        coefficients=tuple(_coefficients(args.coefficients)), n_corr_resamples=args.correlation_confidence_n,
+        examples=args.examples, max_pairs=args.max_pairs,
+    )  # fmt: skip
+    data = build_report(systems, refs, specs, source=source, humans=humans, options=opts, title=args.title,
+                        command=command_line("ngrameval report", vars(args)), jobs=args.jobs)  # fmt: skip
+    _emit(render_html(data, _digits(args, 2)), args.output)
+    if args.output:
+        sys.stderr.write(f"ngrameval: wrote {args.output}\n")
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    """``report``, ``metrics`` and ``demo``."""
+    rp = sub.add_parser("report", help="one self-contained HTML page: scores, significance, correlations, analysis")
+    _add_scoring_options(rp)
+    rp.add_argument("--paired-bs", action="store_true", help="paired bootstrap instead of approximate randomisation")
+    rp.add_argument("--paired-ar-n", type=_count, default=10_000, metavar="N", help="AR trials (default 10000)")
+    rp.add_argument("--paired-bs-n", type=_count, default=1_000, metavar="N", help="bootstrap resamples (1000)")
+    rp.add_argument(
+        "--confidence-n", type=_count, default=1_000, metavar="N",
+        help="bootstrap resamples of the scores' intervals (1000)",
+    )  # fmt: skip
+    rp.add_argument("--ci", type=_level, default=0.95, help="confidence level of the intervals (default 0.95)")
+    rp.add_argument("--seed", type=_seed, default=12345, help="random seed of every resampling (default 12345)")
+    rp.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm", help="(default holm)")
+    rp.add_argument("--sig-level", type=_level, default=0.05, help="significance level after correction (0.05)")
+    rp.add_argument(
+        "--coefficients",
+        default="pearson,spearman",
+        help="correlations (default pearson,spearman; kendall-b is slower)",
+    )
+    rp.add_argument(
+        "--correlation-confidence-n", type=_count, default=1000, metavar="N",
+        help="bootstrap resamples of the correlations' intervals (correlate --confidence-n; 1000)",
+    )  # fmt: skip
+    rp.add_argument("--n-resamples", type=_count, dest="correlation_confidence_n", metavar="N", action=_Renamed,
+                    new="--correlation-confidence-n")  # fmt: skip
+    rp.add_argument("--examples", type=_count, default=5, help="example segments per direction and pair (5)")
+    rp.add_argument("--max-pairs", type=_count, default=3, help="analysed pairs: the first system vs the next N (3)")
+    rp.add_argument("--title", default="ngrameval report", help="the page title")
+    _add_judgment_options(rp, required=False)
+    _add_text_options(rp)
+    _add_width(rp, 2)
+    rp.add_argument("-o", "--output", metavar="FILE", help="write the HTML here (atomically) instead of stdout")
+    rp.set_defaults(func=cmd_report)
+
+    ms = sub.add_parser("metrics", help="every metric spec with its options, defaults and valid values")
+    ms.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
+    ms.set_defaults(func=cmd_metrics)
+
+    d = sub.add_parser("demo", help="score the bundled SummEval sample")
+    d.add_argument("--report", metavar="HTML", help="also write the HTML report of the sample here")
+    _add_output_options(d)
+    d.set_defaults(func=cmd_demo)
