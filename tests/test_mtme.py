@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ngrameval.cli import main
+from ngrameval.errors import ConfigError
 from ngrameval.io.judgments import read_judgments
 from ngrameval.io.scores import read_scores, systems_and_segments, to_rows
 from ngrameval.meta.correlate import aggregate, correlate, sentence_matrix
@@ -112,6 +113,13 @@ def test_acc_eq_clusters_match_mtme_decisions(lp: str, key: str, digits: int | N
     rows, human = _segment_level(lp, digits)
     diffs = compare_tie_calibrated(rows, human, level="segment", grouping="item", n_resamples=1000, seed=1)
     _same_decisions(diffs, G[key][lp])
+
+
+@pytest.mark.parametrize("n", [0, -3])
+def test_acc_eq_comparison_checks_its_resamples(n: int) -> None:
+    rows, human = _segment_level(LPS17[0], None)
+    with pytest.raises(ConfigError, match="n_resamples >= 1"):
+        compare_tie_calibrated(rows, human, n_resamples=n)
 
 
 def _band(p: float) -> float:

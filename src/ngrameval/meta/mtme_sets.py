@@ -235,6 +235,8 @@ def compare_tie_calibrated(
 
     if len(rows) < 2:
         raise ConfigError("comparing correlations needs at least two metrics")
+    if n_resamples < 1:
+        raise ConfigError(f"need n_resamples >= 1, got {n_resamples}")
     used = resolve_seed(seed)
     xs, _ = points(rows, human, level)
     if level == "system":
