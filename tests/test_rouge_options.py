@@ -198,6 +198,25 @@ def test_normalize_in_api_functions_spec_and_cli(tmp_path: Path, capsys: pytest.
     assert normalize_texts(COMPOSED, None) is COMPOSED
 
 
+@pytest.mark.parametrize("unit", ["word", "char"])
+def test_plane_honours_normalize(unit: str) -> None:
+    """The API's plane normalises like every scorer (the character plane too): decomposed outputs against
+    composed references give the plane of composed outputs under NFC, another one without it."""
+    from ngrameval.meta.correlate import HumanScores
+    from ngrameval.meta.plane import plane
+
+    human = HumanScores("q", ("a", "b", "c"), np.array([1.0, 2.0, 3.0]), None, 3, 0)
+    composed = {"a": ["café fermé"], "b": ["le café est fermé"], "c": COMPOSED[:1]}
+    decomposed = {k: [unicodedata.normalize("NFD", t) for t in v] for k, v in composed.items()}
+    refs = [[COMPOSED[0]]]
+    grid = {"alphas": (0.0, 0.5, 1.0), "orders": (1, 2), "unit": unit, "coefficient_name": "pearson"}
+    want = plane(composed, refs, human, **grid)
+    nfc = plane(decomposed, refs, human, pre=ne.Preprocess(normalize="nfc"), **grid)
+    raw = plane(decomposed, refs, human, **grid)
+    assert np.array_equal(nfc.values, want.values, equal_nan=True)
+    assert not np.array_equal(raw.values, want.values, equal_nan=True)
+
+
 # ---------------------------------------------------------------- recall, precision and F
 
 

@@ -31,7 +31,6 @@ from ngrameval.cli.options import (
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io import read_refs
 from ngrameval.io.write import check_not_input, dumps_json
-from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Preprocess
 
 CURVE_COLUMNS = ("metric", "criterion", "level", "coefficient", "with_source", "k", "subsets", "mean", "std", "low",
@@ -77,9 +76,6 @@ def cmd_plane(args: argparse.Namespace) -> int:
     against = f"the references ({args.refs[0]}) have"
     systems, humans = _judged(args, _read_systems(args.systems, len(refs), against, args.names, args.strip_names))
     pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem, args.normalize)
-    if args.normalize:  # the character plane reads raw characters: normalise the texts themselves
-        systems = {name: list(normalize_texts(hyps, args.normalize)) for name, hyps in systems.items()}
-        refs = [list(normalize_texts(r, args.normalize)) for r in refs]
     alphas = alpha_grid(args.alpha_step)
     cells = [(h, coef) for h in humans for coef in _coefficients(args.coefficients)]
     plots = [args.plot if len(cells) == 1 else _suffixed(args.plot, h.criterion + ("" if len(cells) == len(humans)

@@ -37,8 +37,9 @@ UNITS = ("word", "char")  # what a plane's n-grams are made of (``--unit``)
 def unit_text(unit: str, pre: Preprocess) -> Preprocess:
     """The text setting of a plane over ``unit``: ``word`` keeps ``pre`` (n-grams of its tokenizer's tokens);
     ``char`` is the character plane, ``pre`` with the ``char`` tokenizer: every character a token, whitespace
-    removed as chrF removes it (sacreBLEU's default ``whitespace=False``), ``pre.lowercase`` kept (chrF ``-lc``).
-    The same as ``-tok char``; a character plane takes no other tokenizer, stop words or stemming.
+    removed as chrF removes it (sacreBLEU's default ``whitespace=False``), ``pre.lowercase`` (chrF ``-lc``) and
+    ``pre.normalize`` kept. The same as ``-tok char``; a character plane takes no other tokenizer, stop words or
+    stemming.
 
     >>> unit_text("char", Preprocess(lowercase=True)).signature()
     'tok:char|case:lc|stop:no|stem:no'
@@ -52,7 +53,7 @@ def unit_text(unit: str, pre: Preprocess) -> Preprocess:
             "a character plane (unit char) reads characters: leave the tokenizer at its default and give no "
             f"stop words or stemming (got {pre.signature()})"
         )
-    return Preprocess("char", pre.lowercase)
+    return Preprocess("char", pre.lowercase, normalize=pre.normalize)
 
 
 def alpha_grid(step: float) -> tuple[float, ...]:
