@@ -168,6 +168,38 @@ def test_single_system_report_has_intervals_and_no_tests() -> None:
     assert "nothing to compare" in render_html(data)
 
 
+def test_planes_of_every_criterion_from_one_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several criteria: the plane counts the systems once; a criterion that cannot have a plane (a judged system
+    without output) says why, and the others keep theirs."""
+    import importlib
+
+    from ngrameval.meta.correlate import HumanScores
+
+    plane_module = importlib.import_module("ngrameval.meta.plane")  # ngrameval.meta.plane is also a function
+
+    calls = []
+    counted = plane_module.corpus_totals
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return counted(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(plane_module, "corpus_totals", counting)
+    systems = {"a": ["a cat", "the dog"], "b": ["a cat sat", "the dog ran"], "c": ["a cat sat on", "a dog ran off"]}
+    refs = [["a cat sat on the mat"], ["the dog ran off"]]
+    humans = [HumanScores(name, ("a", "b", "c"), np.array(v), None, 3, 0)
+              for name, v in (("fluency", [1.0, 2.0, 4.0]), ("adequacy", [3.0, 1.0, 2.0]))]  # fmt: skip
+    options = ReportOptions(n_confidence=20, n_resamples=20, n_corr_resamples=20)
+    data = build_report(systems, refs, parse_specs("bleu", Preprocess()), humans=humans, options=options)
+    assert len(calls) == 1 and all(isinstance(h.plane, Plane) for h in data.humans)
+    assert [h.plane.criterion for h in data.humans if h.plane] == ["fluency", "adequacy"]
+    calls.clear()
+    missing = HumanScores("coherence", ("a", "b", "z"), np.array([1.0, 2.0, 3.0]), None, 3, 0)
+    data = build_report(systems, refs, parse_specs("bleu", Preprocess()), humans=[humans[0], missing], options=options)
+    assert isinstance(data.humans[0].plane, Plane) and data.humans[1].plane is None
+    assert any("(alpha, N) plane: no output for judged system(s) z" in n for n in data.humans[1].notes)
+
+
 def test_matches_agree_with_counting_in_python() -> None:
     systems = {"a": ["the cat sat on the mat", "a b a b a", ""], "b": ["the cat the cat", "a a a", "x y"]}
     refs = [["the cat sat", "on the mat the cat"], ["a b", "b a b"], ["x"]]

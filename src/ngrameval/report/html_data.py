@@ -17,7 +17,7 @@ from ngrameval.errors import InputError
 from ngrameval.meta import analysis as an
 from ngrameval.meta.correlate import Correlation, HumanScores, correlate
 from ngrameval.meta.metric_difference import MetricDifference, compare_correlations
-from ngrameval.meta.plane import Plane, plane
+from ngrameval.meta.plane import Plane, plane, planes
 from ngrameval.meta.resample import resolve_seed
 from ngrameval.meta.significance import (
     DEFAULT_SEED,
@@ -115,13 +115,26 @@ def _intervals(rows: Sequence[MetricRows], names: Sequence[str], opts: ReportOpt
     return tuple(out)
 
 
+def _planes(
+    systems: Mapping[str, Sequence[str]], refs: Sequence[Sequence[str]], humans: Sequence[HumanScores], pre: Preprocess
+) -> list[Plane | str]:
+    """Every criterion's (alpha, N) plane from one count of the systems they judge; when that fails, each
+    criterion on its own, so that one that cannot have a plane says why (a message) and the others still do."""
+    try:
+        return list(planes(systems, refs, [(h, "r2") for h in humans], pre=pre))
+    except InputError:
+        pass
+    out: list[Plane | str] = []
+    for human in humans:
+        try:
+            out.append(plane(systems, refs, human, pre=pre))
+        except InputError as exc:
+            out.append(str(exc))
+    return out
+
+
 def _human_section(
-    rows: Sequence[MetricRows],
-    human: HumanScores,
-    systems: Mapping[str, Sequence[str]],
-    refs: Sequence[Sequence[str]],
-    pre: Preprocess,
-    opts: ReportOptions,
+    rows: Sequence[MetricRows], human: HumanScores, found: Plane | str, opts: ReportOptions
 ) -> HumanSection:
     corr: list[Correlation] = []
     notes: list[str] = []
@@ -143,12 +156,9 @@ def _human_section(
                                          n_resamples=opts.n_corr_resamples, seed=opts.seed)  # fmt: skip
         except InputError as exc:
             notes.append(f"metric-vs-metric tests: {exc}")
-    found = None
-    try:
-        found = plane(systems, refs, human, pre=pre)
-    except InputError as exc:
-        notes.append(f"(alpha, N) plane: {exc}")
-    return HumanSection(human, tuple(corr), diffs, found, tuple(notes))
+    if isinstance(found, str):
+        notes.append(f"(alpha, N) plane: {found}")
+    return HumanSection(human, tuple(corr), diffs, None if isinstance(found, str) else found, tuple(notes))
 
 
 def build_report(
@@ -181,7 +191,8 @@ def build_report(
     else:
         metrics = _intervals(rows, names, opts)
     pre = specs[0].pre
-    sections = tuple(_human_section(rows, h, systems, seg_refs, pre, opts) for h in humans)
+    found = _planes(systems, seg_refs, humans, pre) if humans else []
+    sections = tuple(_human_section(rows, h, f, opts) for h, f in zip(humans, found, strict=True))
     text = Preprocess(pre.tokenize, pre.lowercase)  # the analysis shows words: no stemming, no stop-word removal
     enc = an.encode(systems, seg_refs, text)
     lengths = tuple(an.bucket_scores(r, names, an.reference_lengths(enc), by="mean reference length") for r in rows)
