@@ -87,14 +87,15 @@ def test_wmt19_shards_equal_serial(client: Client, tmp_path: Path, capsys: pytes
     parts = nd.from_text_shards({n: str(tmp_path / n) for n in files}, [str(tmp_path / "ref" / "*.txt")])
     expected = [(x.system, x.metric, x.score, x.signature) for x in score(files, ref, metrics)]
     assert plain(nd.score(parts, metrics, client)) == expected
-    # the command line, pointed at the running scheduler, prints what the serial run prints
+    # the command line, pointed at the running scheduler, prints what the serial run prints (BLEU's breakdown too)
     sys_args = [str(tmp_path / n) for n in files]
-    argv = ["score", *sys_args, "-r", str(tmp_path / "ref"), "-m", metrics, "-b"]
-    assert main([*argv, "--scheduler", client.scheduler.address]) == 0
-    on_dask = capsys.readouterr().out
-    assert main(["score", *(str(p) for p in outputs), "-r", str(WMT / "newstest2019-deen-ref.en"), "-m", metrics,
-                 "-b", "--jobs", "1"]) == 0  # fmt: skip
-    assert on_dask == capsys.readouterr().out
+    for layout in (["-b"], ["--names", *files], ["--names", *files, "-f", "json"]):
+        argv = ["score", *sys_args, "-r", str(tmp_path / "ref"), "-m", metrics, *layout]
+        assert main([*argv, "--scheduler", client.scheduler.address]) == 0
+        on_dask = capsys.readouterr().out
+        assert main(["score", *(str(p) for p in outputs), "-r", str(WMT / "newstest2019-deen-ref.en"), "-m", metrics,
+                     *layout, "--jobs", "1"]) == 0  # fmt: skip
+        assert on_dask == capsys.readouterr().out, layout
 
 
 def test_nist_equals_serial(client: Client) -> None:

@@ -225,15 +225,10 @@ def score(
 ) -> list[Score]:
     """Corpus scores of every system under every metric, computed on ``client`` (default: the current
     Dask client or scheduler); equal to :func:`ngrameval.api.score` on the concatenated partitions."""
-    from ngrameval.api import Score
+    from ngrameval.api import scores_of
 
     rows: list[MetricRows] = compute(corpus_rows(partitions, specs, max_cells), client, progress)
-    names = system_names(partitions)
-    return [
-        Score(name, r.metric, float(r.scorer(r.values[k].sum(axis=0))), r.signature, r.fraction)
-        for k, name in enumerate(names)
-        for r in rows
-    ]
+    return list(scores_of(rows, system_names(partitions)))
 
 
 def compute(graph: Delayed, client: Client | None, progress: bool) -> Any:

@@ -68,7 +68,7 @@ def _progress(args: argparse.Namespace) -> bool:
 def score(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -> list[Score]:
     """``score --scheduler``: corpus scores; with ``--sentence``, each shard's sentence scores are written by
     its worker into ``--shard-output DIR`` and the corpus scores printed."""
-    from ngrameval.api import Score
+    from ngrameval.api import scores_of
     from ngrameval.distributed import cluster, gather
 
     if args.sentence and not args.shard_output:
@@ -85,11 +85,7 @@ def score(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -
         graph = gather.write_sentences(parts, specs, args.shard_output, fmt=fmt, digits=digits,
                                        max_cells=args.max_cells)  # fmt: skip
         rows = cluster.compute(graph, client, _progress(args))
-    return [
-        Score(name, r.metric, float(r.scorer(r.values[k].sum(axis=0))), r.signature, r.fraction)
-        for k, name in enumerate(parts.system_names)
-        for r in rows
-    ]
+    return list(scores_of(rows, parts.system_names))
 
 
 def segment_rows(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -> tuple[
