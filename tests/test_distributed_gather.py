@@ -191,3 +191,40 @@ def test_dataframe_from_parquet_equals_bag(client: Client, tmp_path: Path) -> No
     systems, refs, src = columns(records)
     want = [(x.system, x.metric, x.score, x.signature) for x in score(systems, refs, metrics, source=src)]
     assert [(x.system, x.metric, x.score, x.signature) for x in nd.score(parts, metrics, client)] == want
+
+
+def test_workers_warnings_are_said_on_the_client(client: Client, tmp_path: Path) -> None:
+    """PINC's undefined scores (empty candidates) raised in two partitions: one warning on the client, counts
+    added up, as one machine says it — for score, --confidence, compare, --sentence and paraphrase."""
+    import subprocess
+    import sys
+
+    hyps = ["a b c", "", "x y", "p q", "", ""]
+    refs = ["a b d", "q", "x y z", "p q r", "s", "t"]
+    src = ["a b c", "q r", "x", "p", "u v", "w"]
+    for name, lines in (("h", hyps), ("r", refs), ("s", src)):
+        (tmp_path / name).mkdir()
+        for k in range(2):
+            (tmp_path / name / f"{k}.txt").write_text("\n".join(lines[3 * k : 3 * k + 3]) + "\n")
+            (tmp_path / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "out").mkdir()
+    dask = ["--scheduler", client.scheduler.address]
+    one = [str(tmp_path / "h.txt"), "-r", str(tmp_path / "r.txt"), "--source", str(tmp_path / "s.txt")]
+    shards = [str(tmp_path / "h"), "-r", str(tmp_path / "r"), "--source", str(tmp_path / "s")]
+    runs = {
+        "score": (["score", "-m", "pinc,bleu"], []),
+        "confidence": (["score", "-m", "pinc", "--confidence", "--confidence-n", "20"], []),
+        "sentence": (["score", "-m", "pinc", "--sentence"], ["--shard-output", str(tmp_path / "out")]),
+    }
+    for name, (argv, extra) in runs.items():
+        said = []
+        for files, more in ((one, []), (shards, [*dask, *extra])):
+            run = subprocess.run([sys.executable, "-m", "ngrameval", *argv, *files, *more], capture_output=True,
+                                 text=True, check=True)  # fmt: skip
+            said.append([line for line in run.stderr.splitlines() if "warning" in line])
+        assert said[0] == said[1] == ["ngrameval: warning: PINC: 3 of 6 score(s) undefined (empty candidate); "
+                                      "reported as 0"], (name, said)  # fmt: skip
+    parts = nd.from_text_shards({"h": str(tmp_path / "h")}, [str(tmp_path / "r")], source=str(tmp_path / "s"))
+    with pytest.warns(UserWarning, match="PINC: 3 of 6 score") as caught:
+        nd.paraphrase(parts, client)
+    assert sum("PINC" in str(w.message) for w in caught) == 1

@@ -28,7 +28,7 @@ import os
 import re
 import tempfile
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
@@ -367,16 +367,22 @@ def _summed_warnings() -> Iterator[None]:
             yield
         finally:
             warnings.resetwarnings()
+    say_summed([(w.category, str(w.message)) for w in caught], stacklevel=4)
+
+
+def say_summed(items: Iterable[tuple[type[Warning], str]], stacklevel: int = 2) -> None:
+    """Warn each message of ``items`` once, the counts of ``"N of M "`` messages alike added up (the warnings of
+    every chunk or Dask partition said as the whole corpus at once says them)."""
     said: dict[tuple[type[Warning], str], list[int]] = {}
-    for w in caught:
-        m = _COUNTED.search(str(w.message))
-        key = (w.category, _COUNTED.sub("{} of {} ", str(w.message), count=1) if m else str(w.message))
+    for category, message in items:
+        m = _COUNTED.search(message)
+        key = (category, _COUNTED.sub("{} of {} ", message, count=1) if m else message)
         counts = said.setdefault(key, [0, 0])
         if m:
             counts[0] += int(m[1])
             counts[1] += int(m[2])
     for (category, text), (n, total) in said.items():
-        warnings.warn(text.format(n, total) if "{} of {} " in text else text, category, stacklevel=3)
+        warnings.warn(text.format(n, total) if "{} of {} " in text else text, category, stacklevel=stacklevel)
 
 
 class _Kept:

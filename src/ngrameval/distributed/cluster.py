@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import glob
 import os
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -29,6 +30,8 @@ import numpy as np
 
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError
 from ngrameval.ngrams.stats import MetricRows
+
+Said = tuple[tuple[type[Warning], str], ...]  # warnings raised in a task: (category, message)
 
 if TYPE_CHECKING:
     from dask.delayed import Delayed
@@ -76,6 +79,7 @@ class Summed:
     n_refs: frozenset[int]
     partitions: int
     segments: int
+    said: Said = ()  # the warnings raised on the workers, said once on the client (:func:`say`)
 
 
 def check_specs(specs: Sequence[MetricSpec], nist: bool = False) -> None:
@@ -94,20 +98,39 @@ def partition_rows(
     specs: Sequence[MetricSpec],
     max_cells: int | None = None,
     weights: Mapping[Preprocess, NistWeights] | None = None,
-) -> tuple[list[MetricRows], frozenset[int]]:
-    """The summable rows of one partition (on a worker) and the reference counts per segment seen;
-    ``max_cells`` is the client's bound (:mod:`ngrameval.limits`), set on the worker for this task;
-    ``weights``: NIST's information weights of the whole corpus (:func:`reference_counts`)."""
+) -> tuple[list[MetricRows], frozenset[int], Said]:
+    """The summable rows of one partition (on a worker), the reference counts per segment seen and the
+    warnings raised; ``max_cells`` is the client's bound (:mod:`ngrameval.limits`), set on the worker for this
+    task; ``weights``: NIST's information weights of the whole corpus (:func:`reference_counts`)."""
     from ngrameval.api import measure
     from ngrameval.streaming import Chunk, chunk_rows
 
-    with named_errors(part), bounded(max_cells):
+    with named_errors(part), bounded(max_cells), kept_warnings() as said:
         if weights:
             chunk = Chunk(0, part.systems, part.refs, part.source)
             rows = chunk_rows(chunk, specs, dict(weights), 1)
         else:
             rows = measure(dict(part.systems), part.refs, specs, part.source)
-    return rows, frozenset(len(r) for r in part.refs)
+    return rows, frozenset(len(r) for r in part.refs), tuple(said)
+
+
+@contextmanager
+def kept_warnings() -> Iterator[list[tuple[type[Warning], str]]]:
+    """The warnings raised inside (a task on a worker, whose own stderr goes to its log), in the list yielded
+    once the block ends, to travel with the task's result and be said on the client (:func:`say`)."""
+    said: list[tuple[type[Warning], str]] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield said
+    said.extend((w.category, str(w.message)) for w in caught)
+
+
+def say(said: Said) -> None:
+    """The workers' warnings, each message once on the client, with the counts of its partitions added up
+    (:func:`ngrameval.streaming.say_summed`)."""
+    from ngrameval.streaming import say_summed
+
+    say_summed(said, stacklevel=3)
 
 
 def partition_counts(part: Partition, specs: Sequence[MetricSpec]) -> dict[Preprocess, RefCounts]:
@@ -166,9 +189,13 @@ def named_errors(part: Partition) -> Iterator[None]:
         raise type(exc)(f"{part.name}: {exc}") from None
 
 
-def fold(acc: Summed | None, part: tuple[list[MetricRows], frozenset[int]]) -> Summed:
-    """``acc`` plus a partition's rows, added one segment after the other (numpy's axis-0 sum does the same)."""
-    rows, n_refs = part
+def fold(
+    acc: Summed | None, part: tuple[list[MetricRows], frozenset[int]] | tuple[list[MetricRows], frozenset[int], Said]
+) -> Summed:
+    """``acc`` plus a partition's rows (and warnings), added one segment after the other (numpy's axis-0 sum does
+    the same)."""
+    rows, n_refs = part[0], part[1]
+    said = part[2] if len(part) == 3 else ()
     n_seg = len(rows[0].values[0]) if rows and rows[0].values else 0
     out = []
     for k, r in enumerate(rows):
@@ -181,8 +208,8 @@ def fold(acc: Summed | None, part: tuple[list[MetricRows], frozenset[int]]) -> S
             )
         out.append(replace(r, values=summed))
     if acc is None:
-        return Summed(tuple(out), n_refs, 1, n_seg)
-    return Summed(tuple(out), acc.n_refs | n_refs, acc.partitions + 1, acc.segments + n_seg)
+        return Summed(tuple(out), n_refs, 1, n_seg, said)
+    return Summed(tuple(out), acc.n_refs | n_refs, acc.partitions + 1, acc.segments + n_seg, acc.said + said)
 
 
 def corpus_rows(
@@ -192,6 +219,15 @@ def corpus_rows(
     :class:`Partition` objects, e.g. from :func:`from_text_shards`, :func:`from_bag` or
     :func:`from_dataframe`. Compute it with ``dask.compute`` or :func:`score`; ``max_cells``: the bound of
     :mod:`ngrameval.limits` on the workers (default: theirs)."""
+    from ngrameval.api import checked_specs
+
+    specs = checked_specs(specs)
+    graph: Delayed = _dask().delayed(named_sum, pure=True)(summed(partitions, specs, max_cells), specs)
+    return graph
+
+
+def summed(partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str, max_cells: int | None = None) -> Delayed:
+    """Lazy: the :class:`Summed` rows and warnings of every partition (see :func:`corpus_rows`)."""
     from ngrameval.api import checked_specs
 
     dask = _dask()
@@ -205,8 +241,7 @@ def corpus_rows(
     for p in partitions:
         rows = dask.delayed(partition_rows, pure=True)(p, specs, max_cells, weights)
         acc = dask.delayed(fold, pure=True)(acc, rows)
-    graph: Delayed = dask.delayed(named_sum, pure=True)(acc, specs)
-    return graph
+    return cast("Delayed", acc)
 
 
 def named_sum(acc: Summed, specs: Sequence[MetricSpec]) -> list[MetricRows]:
@@ -225,10 +260,12 @@ def score(
 ) -> list[Score]:
     """Corpus scores of every system under every metric, computed on ``client`` (default: the current
     Dask client or scheduler); equal to :func:`ngrameval.api.score` on the concatenated partitions."""
-    from ngrameval.api import scores_of
+    from ngrameval.api import checked_specs, scores_of
 
-    rows: list[MetricRows] = compute(corpus_rows(partitions, specs, max_cells), client, progress)
-    return list(scores_of(rows, system_names(partitions)))
+    specs = checked_specs(specs)
+    acc: Summed = compute(summed(partitions, specs, max_cells), client, progress)
+    say(acc.said)
+    return list(scores_of(named_sum(acc, specs), system_names(partitions)))
 
 
 def compute(graph: Delayed, client: Client | None, progress: bool) -> Any:

@@ -82,22 +82,22 @@ def score(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -
             return cluster.score(parts, specs, client, _progress(args), args.max_cells)
         fmt = "text" if args.format in ("markdown", "latex") else args.format
         digits = 2 if args.width is None else int(args.width)
-        graph = gather.write_sentences(parts, specs, args.shard_output, fmt=fmt, digits=digits,
-                                       max_cells=args.max_cells)  # fmt: skip
-        rows = cluster.compute(graph, client, _progress(args))
-    return list(scores_of(rows, parts.system_names))
+        graph = gather.written(parts, specs, args.shard_output, fmt=fmt, digits=digits, max_cells=args.max_cells)
+        acc = cluster.compute(graph, client, _progress(args))
+    cluster.say(acc.said)
+    return list(scores_of(cluster.named_sum(acc, specs), parts.system_names))
 
 
 def segment_rows(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -> tuple[
     list[str], list[MetricRows]
 ]:  # fmt: skip
     """``score --scheduler --confidence``: the system names and every segment's rows, gathered for the bootstrap."""
-    from ngrameval.distributed import cluster, gather
+    from ngrameval.distributed import gather
 
     if args.sentence:
         raise ConfigError("--confidence and --sentence together do not work with --scheduler")
     with job(args, names) as (client, parts):
-        rows = cluster.compute(gather.segment_rows(parts, specs, args.max_cells), client, _progress(args))
+        rows = gather.gathered(parts, specs, client, _progress(args), args.max_cells)
         return list(parts.system_names), rows
 
 

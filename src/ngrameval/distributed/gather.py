@@ -20,22 +20,26 @@ NIST is refused by ``compare`` here as by the corpus path (its information weigh
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ngrameval.distributed.cluster import (
     Partition,
+    Said,
     _dask,
     bounded,
     check_specs,
     compute,
     fold,
+    kept_warnings,
     named_errors,
     partition_rows,
+    say,
     system_names,
 )
 from ngrameval.errors import ConfigError, InputError
@@ -55,14 +59,28 @@ if TYPE_CHECKING:
 
 
 def _assembled(
-    parts: Sequence[tuple[list[MetricRows], frozenset[int]]], specs: Sequence[MetricSpec]
-) -> list[MetricRows]:
-    """The per-segment rows of every partition, concatenated in order and named as one machine names them."""
+    parts: Sequence[tuple[list[MetricRows], frozenset[int], Said]], specs: Sequence[MetricSpec]
+) -> tuple[list[MetricRows], Said]:
+    """The per-segment rows of every partition, concatenated in order and named as one machine names them, and
+    the partitions' warnings."""
     from ngrameval.api import named
     from ngrameval.distributed.local import concatenated
 
     rows = [replace(r, values=v) for r, v in zip(parts[0][0], concatenated([p[0] for p in parts]))]
-    return named(rows, specs, sorted(frozenset().union(*(p[1] for p in parts))))
+    return named(rows, specs, sorted(frozenset().union(*(p[1] for p in parts)))), sum((p[2] for p in parts), ())
+
+
+def gathered(
+    partitions: Sequence[Delayed],
+    specs: Sequence[MetricSpec] | str,
+    client: Client | None = None,
+    progress: bool = False,
+    max_cells: int | None = None,
+) -> list[MetricRows]:
+    """:func:`segment_rows` computed on ``client``, the workers' warnings said here."""
+    rows, said = compute(_segment_graph(partitions, specs, max_cells), client, progress)
+    say(said)
+    return cast("list[MetricRows]", rows)
 
 
 def segment_rows(
@@ -70,6 +88,14 @@ def segment_rows(
 ) -> Delayed:
     """Lazy: the per-segment rows of every metric and system (as :func:`ngrameval.api.measure` gives them for
     the concatenated partitions), gathered on the client: see the module docstring for their size."""
+    graph: Delayed = _dask().delayed(operator.itemgetter(0), pure=True)(_segment_graph(partitions, specs, max_cells))
+    return graph
+
+
+def _segment_graph(
+    partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str, max_cells: int | None = None
+) -> Delayed:
+    """Lazy: the rows of :func:`segment_rows` and the workers' warnings."""
     from ngrameval.api import checked_specs
 
     dask = _dask()
@@ -95,18 +121,27 @@ def compare(
     ``partitions`` under ``specs``, equal to the one-machine result (rows gathered, then resampled here)."""
     from ngrameval.meta.significance import paired_test
 
-    rows = compute(segment_rows(partitions, specs, max_cells), client, progress)
+    rows = gathered(partitions, specs, client, progress, max_cells)
     return paired_test(rows, system_names(partitions), **options)
 
 
-def _paraphrase_rows(part: Partition, tokenize: str, lowercase: bool, pinc: PINC, max_cells: int | None) -> SegmentRows:
+def _paraphrase_rows(
+    part: Partition, tokenize: str, lowercase: bool, pinc: PINC, max_cells: int | None
+) -> tuple[SegmentRows, Said]:
     from ngrameval.paraphrase import segment_rows as paraphrase_rows
 
     if part.source is None:
         raise InputError(f"{part.name}: paraphrase needs the source of every partition")
-    with named_errors(part), bounded(max_cells):
-        return paraphrase_rows(dict(part.systems), part.source, part.refs, tokenize=tokenize, lowercase=lowercase,
+    with named_errors(part), bounded(max_cells), kept_warnings() as said:
+        rows = paraphrase_rows(dict(part.systems), part.source, part.refs, tokenize=tokenize, lowercase=lowercase,
                                pinc=pinc)  # fmt: skip
+    return rows, tuple(said)
+
+
+def _paraphrase_concatenated(parts: Sequence[tuple[SegmentRows, Said]]) -> tuple[SegmentRows, Said]:
+    from ngrameval.paraphrase import SegmentRows
+
+    return SegmentRows.concatenate([p[0] for p in parts]), sum((p[1] for p in parts), ())
 
 
 def paraphrase(
@@ -122,7 +157,7 @@ def paraphrase(
 ) -> ParaphraseResult:
     """:func:`ngrameval.paraphrase.paraphrase` of partitions with a source (``from_text_shards(...,
     source=...)``), equal to the one-machine result; ``ratings`` cover the concatenated segments."""
-    from ngrameval.paraphrase import SegmentRows, paraphrase_scores
+    from ngrameval.paraphrase import paraphrase_scores
 
     dask = _dask()
     if not partitions:
@@ -130,7 +165,8 @@ def paraphrase(
     if not isinstance(pinc, PINC):
         raise ConfigError(f"pinc must be a PINC configuration, got {type(pinc).__name__}")
     parts = [dask.delayed(_paraphrase_rows, pure=True)(p, tokenize, lowercase, pinc, max_cells) for p in partitions]
-    segs = compute(dask.delayed(SegmentRows.concatenate, pure=True)(parts), client, progress)
+    segs, said = compute(dask.delayed(_paraphrase_concatenated, pure=True)(parts), client, progress)
+    say(said)
     return paraphrase_scores(segs, ratings=ratings, tokenize=tokenize, lowercase=lowercase, pinc=pinc)
 
 
@@ -185,20 +221,21 @@ def plane(
 
 def _rows_written(
     part: Partition, specs: Sequence[MetricSpec], max_cells: int | None, path: str, fmt: str, digits: int
-) -> tuple[list[MetricRows], frozenset[int]]:
+) -> tuple[list[MetricRows], frozenset[int], Said]:
     """``partition_rows`` of ``part``, its sentence scores written to ``path`` first (atomically; segments
     numbered from 1 within the shard)."""
     from ngrameval.api import named, scores_of
     from ngrameval.io.write import write_atomic
     from ngrameval.report.render import render
 
-    rows, n_refs = partition_rows(part, specs, max_cells)
-    scores = scores_of(named(rows, specs, sorted(n_refs)), list(part.systems), sentence=True)
+    rows, n_refs, said = partition_rows(part, specs, max_cells)
+    with kept_warnings() as more:  # what scoring the sentences says, for the client too
+        scores = scores_of(named(rows, specs, sorted(n_refs)), list(part.systems), sentence=True)
     write_atomic(path, render(scores, fmt, digits, sentence=True))
-    return rows, n_refs
+    return rows, n_refs, said + tuple(more)
 
 
-def write_sentences(
+def written(
     partitions: Sequence[Delayed],
     specs: Sequence[MetricSpec] | str,
     out_dir: str,
@@ -207,11 +244,11 @@ def write_sentences(
     digits: int = 2,
     max_cells: int | None = None,
 ) -> Delayed:
-    """Lazy: the corpus rows of :func:`ngrameval.distributed.cluster.corpus_rows`, each partition's sentence
-    scores written by its worker to ``out_dir/<label>.<ext>`` (the partition's label: the file name of its
-    first reference shard; ``out_dir`` must be visible to the workers; ``ext``: txt, json, csv, ...)."""
+    """Lazy: the :class:`~ngrameval.distributed.cluster.Summed` rows and warnings of every partition, each
+    partition's sentence scores written by its worker to ``out_dir/<label>.<ext>`` (the partition's label: the
+    file name of its first reference shard; ``out_dir`` must be visible to the workers; ``ext``: txt, json, csv,
+    ...)."""
     from ngrameval.api import checked_specs
-    from ngrameval.distributed.cluster import named_sum
 
     dask = _dask()
     specs = checked_specs(specs)
@@ -229,5 +266,24 @@ def write_sentences(
         path = os.path.join(out_dir, f"{label}.{ext}")
         rows = dask.delayed(_rows_written, pure=True)(p, specs, max_cells, path, fmt, digits)
         acc = dask.delayed(fold, pure=True)(acc, rows)
-    graph: Delayed = dask.delayed(named_sum, pure=True)(acc, specs)
+    return cast("Delayed", acc)
+
+
+def write_sentences(
+    partitions: Sequence[Delayed],
+    specs: Sequence[MetricSpec] | str,
+    out_dir: str,
+    *,
+    fmt: str = "text",
+    digits: int = 2,
+    max_cells: int | None = None,
+) -> Delayed:
+    """Lazy: the corpus rows of :func:`ngrameval.distributed.cluster.corpus_rows`, each partition's sentence
+    scores written by its worker to ``out_dir/<label>.<ext>`` (see :func:`written`)."""
+    from ngrameval.api import checked_specs
+    from ngrameval.distributed.cluster import named_sum
+
+    specs = checked_specs(specs)
+    acc = written(partitions, specs, out_dir, fmt=fmt, digits=digits, max_cells=max_cells)
+    graph: Delayed = _dask().delayed(named_sum, pure=True)(acc, specs)
     return graph
