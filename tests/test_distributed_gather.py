@@ -161,6 +161,14 @@ def test_cli_compare_paraphrase_sentences(client: Client, tmp_path: Path, capsys
     assert main(["score", str(whole / "a"), "-r", str(whole / "ref"), "-m", "bleu,rouge-l", "-f", "csv", "--names",
                  pat["a"]]) == 0  # fmt: skip
     assert corpus == capsys.readouterr().out
+    # the API: the corpus rows of corpus_rows, the files written again alike
+    parts = nd.from_text_shards({"a": pat["a"]}, [pat["ref"]])
+    api = tmp_path / "api"
+    api.mkdir()
+    (rows,) = client.compute(nd.write_sentences(parts, "bleu", str(api), fmt="csv")).result()
+    (want_rows,) = client.compute(nd.corpus_rows(parts, "bleu")).result()
+    assert rows.values[0].tobytes() == want_rows.values[0].tobytes()
+    assert sorted(p.name for p in api.iterdir()) == [f"part-{k:02d}.txt.csv" for k in range(3)]
     # without a directory, or a directory without --sentence: a one-line error
     assert main([*argv[:-2], *on_dask]) == 2
     assert "--shard-output" in capsys.readouterr().err

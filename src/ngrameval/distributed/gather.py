@@ -270,20 +270,14 @@ def written(
 
 
 def write_sentences(
-    partitions: Sequence[Delayed],
-    specs: Sequence[MetricSpec] | str,
-    out_dir: str,
-    *,
-    fmt: str = "text",
-    digits: int = 2,
-    max_cells: int | None = None,
+    partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str, out_dir: str, **options: Any
 ) -> Delayed:
     """Lazy: the corpus rows of :func:`ngrameval.distributed.cluster.corpus_rows`, each partition's sentence
-    scores written by its worker to ``out_dir/<label>.<ext>`` (see :func:`written`)."""
+    scores written by its worker to ``out_dir/<label>.<ext>``; ``options``: ``fmt``, ``digits`` and
+    ``max_cells`` of :func:`written`."""
     from ngrameval.api import checked_specs
     from ngrameval.distributed.cluster import named_sum
 
     specs = checked_specs(specs)
-    acc = written(partitions, specs, out_dir, fmt=fmt, digits=digits, max_cells=max_cells)
-    graph: Delayed = _dask().delayed(named_sum, pure=True)(acc, specs)
+    graph: Delayed = _dask().delayed(named_sum, pure=True)(written(partitions, specs, out_dir, **options), specs)
     return graph
