@@ -248,3 +248,26 @@ def test_chunk_size_is_refused_on_dask(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--chunk-size" in err and "--blocksize" in err
+
+
+def test_undefined_counts_add_up_over_systems_and_chunks(tmp_path: Path) -> None:
+    """One warning per message whichever way the corpus is read, its total counting the systems and chunks
+    without an undefined score too."""
+    import warnings
+
+    write(tmp_path / "a", ["a b", "c d", "e f", "g h"])
+    write(tmp_path / "b", ["a b", "", "e f", ""])
+    write(tmp_path / "r", ["a b", "c d", "e f", "g h"])
+    write(tmp_path / "s", ["x y", "c d", "e", "g"])
+    files = Files({"a": str(tmp_path / "a"), "b": str(tmp_path / "b")}, [str(tmp_path / "r")], str(tmp_path / "s"))
+    said = []
+    for chunk in (None, 1, 2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if chunk is None:
+                data = {n: read_lines(p) for n, p in files.systems.items()}
+                score(data, read_lines(str(tmp_path / "r")), "pinc", source=read_lines(str(tmp_path / "s")))
+            else:
+                score_files(files, "pinc", chunk).close()
+        said.append([str(w.message) for w in caught])
+    assert said == [["PINC: 2 of 8 score(s) undefined (empty candidate); reported as 0"]] * 3

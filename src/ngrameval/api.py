@@ -25,7 +25,7 @@ from ngrameval.metrics.cider import Cider, cider_rows
 from ngrameval.metrics.coco import CocoRougeL, coco_rouge_rows
 from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.pinc import PINC
-from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.policy import FloatArray, summed_warnings
 from ngrameval.metrics.registry import (
     OWN_ROWS,
     SENTENCE_METRICS,
@@ -202,7 +202,8 @@ def measure(
             )
     if source is not None and len(source) != len(seg_refs):
         raise InputError(f"the source has {len(source)} segments but the references have {len(seg_refs)}")
-    with _progress.shown(progress), _progress.task("scoring", len(seg_refs) * len(specs), "seg") as advance:
+    task = _progress.task("scoring", len(seg_refs) * len(specs), "seg")
+    with summed_warnings(), _progress.shown(progress), task as advance:  # a warning once over systems and chunks
         return _measure_checked(systems, seg_refs, specs, source, jobs, advance)
 
 

@@ -25,10 +25,8 @@ import csv
 import io
 import json
 import os
-import re
 import tempfile
-import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
@@ -45,6 +43,7 @@ from ngrameval.io.write import json_ready, open_atomic
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.cider import Cider
 from ngrameval.metrics.nist import NIST
+from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import SENTENCE_METRICS, MetricSpec
 from ngrameval.ngrams.count import References, count_rows
 from ngrameval.ngrams.stats import MetricRows, stats_scorer, stats_width
@@ -319,7 +318,7 @@ def score_files(
     acc: Summed | None = None
     kept = _Kept()
     try:
-        with contextlib.ExitStack() as stack, _summed_warnings():
+        with contextlib.ExitStack() as stack, summed_warnings():
             sinks: dict[tuple[int, int], io.BufferedWriter] = {}
             for index, chunk in enumerate(read_chunks(files, chunk_size)):
                 try:
@@ -352,37 +351,6 @@ def score_files(
     finally:
         for w in weights.values():
             w.close()
-
-
-_COUNTED = re.compile(r"(\d+) of (\d+) ")
-
-
-@contextlib.contextmanager
-def _summed_warnings() -> Iterator[None]:
-    """The warnings of every chunk, each said once at the end: ``"PINC: 3 of 10 score(s) undefined ..."`` of
-    several chunks becomes one warning with the counts added, as the whole corpus at once says it."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            yield
-        finally:
-            warnings.resetwarnings()
-    say_summed([(w.category, str(w.message)) for w in caught], stacklevel=4)
-
-
-def say_summed(items: Iterable[tuple[type[Warning], str]], stacklevel: int = 2) -> None:
-    """Warn each message of ``items`` once, the counts of ``"N of M "`` messages alike added up (the warnings of
-    every chunk or Dask partition said as the whole corpus at once says them)."""
-    said: dict[tuple[type[Warning], str], list[int]] = {}
-    for category, message in items:
-        m = _COUNTED.search(message)
-        key = (category, _COUNTED.sub("{} of {} ", message, count=1) if m else message)
-        counts = said.setdefault(key, [0, 0])
-        if m:
-            counts[0] += int(m[1])
-            counts[1] += int(m[2])
-    for (category, text), (n, total) in said.items():
-        warnings.warn(text.format(n, total) if "{} of {} " in text else text, category, stacklevel=stacklevel)
 
 
 class _Kept:

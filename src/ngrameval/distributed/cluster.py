@@ -118,17 +118,20 @@ def partition_rows(
 def kept_warnings() -> Iterator[list[tuple[type[Warning], str]]]:
     """The warnings raised inside (a task on a worker, whose own stderr goes to its log), in the list yielded
     once the block ends, to travel with the task's result and be said on the client (:func:`say`)."""
+    from ngrameval.metrics.policy import counting_zeros
+
     said: list[tuple[type[Warning], str]] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        yield said
+        with counting_zeros():  # the client adds the partitions' counts up: it needs every total
+            yield said
     said.extend((w.category, str(w.message)) for w in caught)
 
 
 def say(said: Said) -> None:
     """The workers' warnings, each message once on the client, with the counts of its partitions added up
-    (:func:`ngrameval.streaming.say_summed`)."""
-    from ngrameval.streaming import say_summed
+    (:func:`ngrameval.metrics.policy.say_summed`)."""
+    from ngrameval.metrics.policy import say_summed
 
     say_summed(said, stacklevel=3)
 

@@ -3,8 +3,12 @@ caller is told how many scores that hit through :class:`~ngrameval.errors.Undefi
 
 from __future__ import annotations
 
+import contextlib
 import math
+import re
+import threading
 import warnings
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,15 +47,65 @@ def exceed_penalty(over: FloatArray, limit: FloatArray) -> FloatArray:
 
 
 def warn_undefined(undefined: NDArray[np.bool_], metric: str, why: str) -> None:
-    """Warn once, with the count, when any score was undefined and set to 0."""
+    """Warn once, with the count, when any score was undefined and set to 0 (also when none was, inside
+    :func:`counting_zeros`: a sum over pieces needs every piece's total)."""
     n = int(np.count_nonzero(undefined))
-    if n:
+    if n or _zeros:
         total = undefined.size
         warnings.warn(
             f"{metric}: {n} of {total} score(s) undefined ({why}); reported as 0",
             UndefinedMetricWarning,
             stacklevel=3,
         )
+
+
+_COUNTED = re.compile(r"(\d+) of (\d+) ")
+_zeros_lock = threading.Lock()
+_zeros = 0  # open counting_zeros() blocks
+
+
+@contextlib.contextmanager
+def counting_zeros() -> Iterator[None]:
+    """Inside, :func:`warn_undefined` also says ``"0 of M"``: the counts of pieces (systems, chunks, Dask
+    partitions) are added up by :func:`say_summed`, and the total M must count the pieces without any."""
+    global _zeros
+    with _zeros_lock:
+        _zeros += 1
+    try:
+        yield
+    finally:
+        with _zeros_lock:
+            _zeros -= 1
+
+
+@contextlib.contextmanager
+def summed_warnings() -> Iterator[None]:
+    """The warnings raised inside, each said once at the end: ``"PINC: 3 of 10 score(s) undefined ..."`` of
+    several systems, chunks or partitions becomes one warning with the counts added (:func:`say_summed`), so
+    scoring in memory, streamed or on Dask says the same."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with counting_zeros():
+            yield
+    say_summed([(w.category, str(w.message)) for w in caught], stacklevel=4)
+
+
+def say_summed(items: Iterable[tuple[type[Warning], str]], stacklevel: int = 2) -> None:
+    """Warn each message of ``items`` once, the counts of ``"N of M "`` messages alike added up; a count of 0
+    is said only to an enclosing :func:`counting_zeros` (which adds it to its own)."""
+    said: dict[tuple[type[Warning], str], list[int]] = {}
+    for category, message in items:
+        m = _COUNTED.search(message)
+        key = (category, _COUNTED.sub("{} of {} ", message, count=1) if m else message)
+        counts = said.setdefault(key, [0, 0])
+        if m:
+            counts[0] += int(m[1])
+            counts[1] += int(m[2])
+    for (category, text), (n, total) in said.items():
+        counted = "{} of {} " in text
+        if counted and n == 0 and not _zeros:
+            continue
+        warnings.warn(text.format(n, total) if counted else text, category, stacklevel=stacklevel)
 
 
 def divide(num: FloatArray, den: FloatArray) -> FloatArray:
