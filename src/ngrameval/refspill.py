@@ -91,10 +91,11 @@ def _piece(ids: NDArray[np.int32], off: IntArray, max_order: int, tokens_of: Int
     return _Piece(piece, sel, toks, bucket, perm)
 
 
-def _digest(tokens_of: IntArray, ids: NDArray[np.int32], off: IntArray) -> bytes:
-    """A chunk's references as global token ids and text boundaries, hashed: equal exactly when its n-grams are."""
+def _digest(tokens: IntArray, off: IntArray) -> bytes:
+    """A chunk's references as global token ids (``tokens``) and text boundaries, hashed: equal exactly when its
+    n-grams are."""
     h = hashlib.blake2b(digest_size=16)
-    h.update(tokens_of[ids[int(off[0]) : int(off[-1])]].astype(np.int64).tobytes())
+    h.update(tokens.astype(np.int64).tobytes())
     h.update((off - off[0]).astype(np.int64).tobytes())
     return h.digest()
 
@@ -174,7 +175,7 @@ class SpilledCounts:
             _write(cnt, counts[p.sel[j][p.perm[j]]].astype(_COUNT))
             self._counts[j - 1].append(np.bincount(p.bucket[j], minlength=BUCKETS).astype(np.int32))
         self.total_words += int(off[-1] - off[0])
-        self._digests.append(_digest(tokens_of, ids, off))
+        self._digests.append(_digest(tokens_of[ids[int(off[0]) : int(off[-1])]], off))
 
     def weights(self) -> SpilledWeights:
         """Count every bucket group and write each record's information weight (see the module docstring)."""
@@ -305,11 +306,10 @@ class SpilledWeights:
         """The weights of chunk ``index`` (0-based, the chunks of :meth:`SpilledCounts.add` in its order), whose
         references are ``ids[off[i]:off[i + 1]]`` (token ids whose strings are ``names``)."""
         tokens_of = _token_map(self.vocab, names, grow=False)
-        words = int(off[-1] - off[0])
+        tokens = tokens_of[ids[int(off[0]) : int(off[-1])]]
+        words = len(tokens)
         if words and (
-            (tokens_of[ids[int(off[0]) : int(off[-1])]] < 0).any()
-            or index >= len(self._digests)
-            or self._digests[index] != _digest(tokens_of, ids, off)
+            (tokens < 0).any() or index >= len(self._digests) or self._digests[index] != _digest(tokens, off)
         ):
             raise InputError(_CHANGED)
         p = _piece(ids, off, self.max_order, tokens_of)

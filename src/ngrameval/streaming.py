@@ -326,7 +326,7 @@ def score_files(
                 except InputError as exc:
                     where = f" (segments counted from line {chunk.start + 1}, where a chunk of {chunk_size} starts)"
                     raise type(exc)(f"{exc}{where}") from None
-                acc = fold(acc, (rows, frozenset(len(r) for r in chunk.refs)))
+                acc = fold(acc, (rows, frozenset(len(r) for r in chunk.refs), ()))
                 if spill is not None:
                     for j, r in enumerate(rows):
                         for k in range(len(r.values)):
@@ -337,7 +337,7 @@ def score_files(
                     kept.add(rows)
         if acc is None:  # empty files: scored as in memory (zeros, with the same warnings)
             empty = Chunk(0, {name: [] for name in files.systems}, [], [] if files.source else None)
-            acc = fold(None, (chunk_rows(empty, specs, weights, jobs), frozenset()))
+            acc = fold(None, (chunk_rows(empty, specs, weights, jobs), frozenset(), ()))
         n_refs = sorted(acc.n_refs)
         summed = named(list(acc.rows), specs, n_refs)
         full = None

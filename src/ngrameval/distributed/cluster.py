@@ -192,13 +192,10 @@ def named_errors(part: Partition) -> Iterator[None]:
         raise type(exc)(f"{part.name}: {exc}") from None
 
 
-def fold(
-    acc: Summed | None, part: tuple[list[MetricRows], frozenset[int]] | tuple[list[MetricRows], frozenset[int], Said]
-) -> Summed:
-    """``acc`` plus a partition's rows (and warnings), added one segment after the other (numpy's axis-0 sum does
-    the same)."""
-    rows, n_refs = part[0], part[1]
-    said = part[2] if len(part) == 3 else ()
+def fold(acc: Summed | None, part: tuple[list[MetricRows], frozenset[int], Said]) -> Summed:
+    """``acc`` plus a partition's rows and warnings, the rows added one segment after the other (numpy's axis-0
+    sum does the same)."""
+    rows, n_refs, said = part
     n_seg = len(rows[0].values[0]) if rows and rows[0].values else 0
     out = []
     for k, r in enumerate(rows):
