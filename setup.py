@@ -4,6 +4,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 FLAGS = ["-O3", "-std=c99", "-Wall", "-Wextra", "-Wno-unused-parameter"]  # GCC and Clang (Linux, macOS)
+HEADERS = ["src/ngrameval/_hash.h", "src/ngrameval/_scan.h"]
 MSVC_FLAGS = ["/O2", "/std:c11"]  # Windows wheels (the kernels are plain C99 with GCC builtins guarded)
 
 
@@ -19,8 +20,8 @@ class BuildExt(build_ext):
 
 setup(
     ext_modules=[
-        Extension(f"ngrameval.{name}", sources=[f"src/ngrameval/{name}.c"], depends=["src/ngrameval/_hash.h"])
-        for name in ("_overlap", "_rouge", "_text", "_ter")
+        Extension(f"ngrameval.{name}", sources=[f"src/ngrameval/{name}.c"], depends=HEADERS)
+        for name in ("_overlap", "_rouge", "_text", "_direct", "_ter")
     ],
     cmdclass={"build_ext": BuildExt},
 )

@@ -76,18 +76,19 @@ def timed(fn: Callable[[], object], repeat: int, best: bool = False) -> tuple[fl
 
 def stages(hyps: list[str], refs: list[list[str]], repeat: int, best: bool) -> dict[str, float]:
     """Seconds of each stage of ngrameval's corpus BLEU (13a) on these texts, as ``ngrameval score`` runs them:
-    ``read`` (the files, with ``io.read_lines`` / ``read_refs``), ``tokenize`` (13a tokens -> ids, references and
-    hypotheses), ``count`` (the n-gram kernel and the rows), ``score`` (corpus and sentence BLEU), ``bleu`` (one
-    ``ngrameval.bleu`` call from the lists; it adds the argument checks to the three stages before), and
-    ``text_mb`` (the UTF-8 megabytes tokenized)."""
-    import numpy as np
+    ``read`` (the files, with ``io.read_lines`` / ``read_refs``), ``tokenize`` (13a tokens interned per segment:
+    the direct kernel with ``max_order=0``), ``count`` (the same kernel counting n-grams too, less ``tokenize``),
+    ``rows`` (its output as :class:`Stats` rows), ``score`` (corpus and sentence BLEU), ``bleu`` (one
+    ``ngrameval.bleu`` call from the lists; it adds the argument checks to the stages before), and ``text_mb``
+    (the UTF-8 megabytes tokenized)."""
+    from functools import partial
 
-    from ngrameval import BLEU, bleu
+    from ngrameval import BLEU, _direct, bleu
     from ngrameval.io import read_lines, read_refs
-    from ngrameval.ngrams.count import References, count_rows
+    from ngrameval.ngrams.direct import direct_stats
     from ngrameval.ngrams.stats import Stats
-    from ngrameval.ngrams.texts import Texts
     from ngrameval.text.pipeline import Preprocess
+    from ngrameval.text.tokenize import line_prep
 
     n_refs = len(refs[0])
     with tempfile.TemporaryDirectory() as d:
@@ -98,23 +99,24 @@ def stages(hyps: list[str], refs: list[list[str]], repeat: int, best: bool) -> d
         text_mb = sum(os.path.getsize(p) for p in paths) / 1e6
         t_read, _ = timed(lambda: (read_lines(paths[0]), read_refs(paths[1:])), repeat, best)
 
-    def tokenize() -> tuple[References, list[Texts]]:
-        built = References.build(refs, Preprocess())
-        return built, [Texts(*built.encoder.encode(hyps[ch.start : ch.stop])) for ch in built.chunks]
-
-    t_tok, out = timed(tokenize, repeat, best)
-    built, hyp_texts = cast(tuple[References, list[Texts]], out)
-
-    def count() -> Stats:
-        rows = [count_rows([h], Texts(ch.ids, ch.off), ch.seg, 4)[0] for ch, h in zip(built.chunks, hyp_texts)]
-        return Stats(np.concatenate(rows), 4)
-
-    t_count, out = timed(count, repeat, best)
-    stats = cast(Stats, out)
+    mode, prep_line = cast(tuple[int, Callable[..., str]], line_prep("13a"))
+    prep = partial(prep_line, lowercase=False)
+    t_tok, _ = timed(lambda: _direct.counts([hyps], refs, mode, False, 0, prep), repeat, best)
+    t_kernel, _ = timed(lambda: _direct.counts([hyps], refs, mode, False, 4, prep), repeat, best)
+    t_rows, out = timed(lambda: direct_stats([hyps], refs, Preprocess(), 4), repeat, best)
+    (stats,) = cast(list[Stats], out)
     metric = BLEU()
     t_score, _ = timed(lambda: (float(metric(stats.total())), metric(stats)), repeat, best)
     t_bleu, _ = timed(lambda: bleu(hyps, refs), repeat, best)
-    return {"read": t_read, "tokenize": t_tok, "count": t_count, "score": t_score, "bleu": t_bleu, "text_mb": text_mb}
+    return {
+        "read": t_read,
+        "tokenize": t_tok,
+        "count": t_kernel - t_tok,
+        "rows": t_rows - t_kernel,
+        "score": t_score,
+        "bleu": t_bleu,
+        "text_mb": text_mb,
+    }
 
 
 def run(
@@ -209,15 +211,15 @@ def main() -> None:
         print(
             f"\nngrameval corpus BLEU (13a) by stage, {stat} of {args.repeat} runs (seconds; tokenize: MB/s of text):\n"
         )
-        print("| segments | refs | read files | tokenize | MB/s | count | score | `bleu()` from lists |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("| segments | refs | read files | tokenize | MB/s | count | rows | score | `bleu()` from lists |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for n in args.segments:
             for k in args.refs:
                 hyps, refs = make_corpus(n, k, seed=n + k)
                 t = stages(hyps, refs, args.repeat, args.best)
                 print(
                     f"| {n:,} | {k} | {t['read']:.3f} | {t['tokenize']:.3f} | {t['text_mb'] / t['tokenize']:.0f} "
-                    f"| {t['count']:.3f} | {t['score']:.3f} | {t['bleu']:.3f} |",
+                    f"| {t['count']:.3f} | {t['rows']:.3f} | {t['score']:.3f} | {t['bleu']:.3f} |",
                     flush=True,
                 )
     if args.peak_memory:

@@ -27,15 +27,14 @@
 #include <string.h>
 
 #include "_hash.h"
+#include "_scan.h"
 
 #define CAPSULE_NAME "ngrameval._text.vocab"
 
 /* A slot of the open-addressing table. A token of at most 7 code points below 256 is its own key (the
    points and the length packed in 64 bits), so probing for it reads the slot and nothing else; that
-   matters once the vocabulary outgrows the caches. Longer tokens have key LONG_TOKEN and are compared
+   matters once the vocabulary outgrows the caches. Longer tokens have key LONG_TOKEN (_scan.h) and are compared
    with their arena entry. */
-#define LONG_TOKEN UINT64_MAX
-
 typedef struct {
     uint64_t key;
     uint32_t tag;     /* the hash's high half: most probes for a long token that miss stop here */
@@ -91,26 +90,7 @@ static PyObject *vocab_new(PyObject *self, PyObject *noargs) {
    of the code points only, so a token gets the same hash (and id) from a 1-byte and from a UCS-4 source. */
 #define ID_LIMIT "more than 2**31-1 distinct tokens (or a token that long): above the 32-bit id bound of the tokenizer; split the input"
 
-#define HASH_SEED 0x9e3779b97f4a7c15ULL
-
-static inline uint64_t hash_step(uint64_t h, Py_UCS4 c) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-    return h ^ (h >> 29);
-}
-
-static inline uint64_t hash_end(uint64_t h, Py_ssize_t n) {
-    h = hash_step(h, (Py_UCS4)n);
-    return h ^ (h >> 32);
-}
-
 static inline uint64_t hash_tok(const Py_UCS4 *s, Py_ssize_t n) {
-    uint64_t h = HASH_SEED;
-    for (Py_ssize_t i = 0; i < n; i++) h = hash_step(h, s[i]);
-    return hash_end(h, n);
-}
-
-static inline uint64_t hash_tok_u8(const uint8_t *s, Py_ssize_t n) {
     uint64_t h = HASH_SEED;
     for (Py_ssize_t i = 0; i < n; i++) h = hash_step(h, s[i]);
     return hash_end(h, n);
@@ -226,107 +206,6 @@ static inline int32_t vocab_id(vocab_t *v, const Py_UCS4 *s, Py_ssize_t n, int g
     return vocab_find(v, s, n, key_hash(key, s, n), key, grow, 1);
 }
 
-/* The key (token_key) and hash (key_hash) of the token of bytes s[0..n) (Latin-1 code points); `end` bounds
-   what may be read past s + n. */
-static inline uint64_t key_u8(const uint8_t *s, size_t n, const uint8_t *end, uint64_t *h) {
-    if (n > 7) {
-        *h = hash_tok_u8(s, (Py_ssize_t)n);
-        return LONG_TOKEN;
-    }
-    uint64_t w = 0;
-#if defined(_WIN32) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-    if (end - s >= 8) {
-        memcpy(&w, s, 8); /* little-endian: byte i lands in bits 8i.. as token_key packs it */
-        w &= (UINT64_C(1) << (8 * n)) - 1;
-    } else
-#endif
-    {
-        for (size_t i = 0; i < n; i++) w |= (uint64_t)s[i] << (8 * i);
-    }
-    uint64_t key = w | (uint64_t)n << 56;
-    *h = mix64(key);
-    return key;
-}
-
-#if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
-
-/* Growable scratch buffers. */
-typedef struct {
-    Py_UCS4 *p;
-    size_t len, cap;
-} ubuf_t;
-
-static int ubuf_reserve(ubuf_t *b, size_t cap) {
-    if (cap <= b->cap) return 0;
-    size_t c = b->cap ? b->cap : 256;
-    while (c < cap) c *= 2;
-    Py_UCS4 *p = (Py_UCS4 *)realloc(b->p, c * sizeof(Py_UCS4));
-    if (!p) return -1;
-    b->p = p;
-    b->cap = c;
-    return 0;
-}
-
-typedef struct {
-    char *p;
-    size_t len, cap;  /* in bytes */
-} bbuf_t;
-
-static int bbuf_push(bbuf_t *b, const void *x, size_t size) {
-    if (b->len + size > b->cap) {
-        size_t c = b->cap ? b->cap * 2 : 65536;
-        while (c < b->len + size) c *= 2;
-        char *p = (char *)realloc(b->p, c);
-        if (!p) return -1;
-        b->p = p;
-        b->cap = c;
-    }
-    memcpy(b->p + b->len, x, size);
-    b->len += size;
-    return 0;
-}
-
-static inline int is_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
-static inline int is_dot_comma(Py_UCS4 c) { return c == '.' || c == ','; }
-
-/* Rule 1: the ASCII symbols that v13a pads: 0x20-0x26, 0x28-0x2B, '/', 0x3A-0x40, 0x5B-0x60, 0x7B-0x7E. */
-static inline int is_padded(Py_UCS4 c) {
-    return (c >= 0x20 && c <= 0x26) || (c >= 0x28 && c <= 0x2B) || c == 0x2F || (c >= 0x3A && c <= 0x40) ||
-           (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
-}
-
-/* One non-overlapping left-to-right substitution of a two-character rule (2, 3 or 4) from `in` to `out`. */
-static int rule_pass(int rule, const ubuf_t *in, ubuf_t *out) {
-    if (ubuf_reserve(out, in->len * 2 + 2) < 0) return -1;
-    const Py_UCS4 *s = in->p;
-    Py_UCS4 *o = out->p;
-    size_t n = in->len, k = 0, i = 0;
-    while (i < n) {
-        if (i + 1 < n) {
-            Py_UCS4 a = s[i], b = s[i + 1];
-            int hit = rule == 2   ? (!is_digit(a) && is_dot_comma(b))
-                      : rule == 3 ? (is_dot_comma(a) && !is_digit(b))
-                                  : (is_digit(a) && b == '-');
-            if (hit) {
-                if (rule == 3) {
-                    o[k++] = ' '; o[k++] = a; o[k++] = ' '; o[k++] = b;
-                } else {
-                    o[k++] = a; o[k++] = ' '; o[k++] = b; o[k++] = ' ';
-                }
-                i += 2;
-                continue;
-            }
-        }
-        o[k++] = s[i++];
-    }
-    out->len = k;
-    return 0;
-}
-
 /* Intern the whitespace-separated tokens of s[0..n); append ids. Returns the token count, -1 on OOM, -3 past
    the 32-bit bound. */
 static Py_ssize_t split_intern(vocab_t *v, const Py_UCS4 *s, size_t n, int grow, bbuf_t *ids) {
@@ -351,8 +230,6 @@ static inline Py_UCS4 rouge_char(Py_UCS4 c) {
     if (c >= 'A' && c <= 'Z') return c + 32;
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : 0;
 }
-
-enum { MODE_PLAIN = 0, MODE_V13A = 1, MODE_ROUGE = 2 };
 
 /*
  * encode(vocab, text, mode, grow) -> (ids int32[T], off int64[L + 1])
@@ -430,43 +307,25 @@ done:
     return result;
 }
 
-/* Texts whose scan runs in one stretch without the GIL: up to CHUNK_TEXTS texts or CHUNK_CHARS code points. */
-#define CHUNK_TEXTS 4096
-#define CHUNK_CHARS (1 << 20)
+/* Tokens of a 1-byte line waiting for their ids: their slots are prefetched when they are found, and looked up
+   (in order, so ids still follow first appearance) a batch later, which hides the vocabulary's cache misses. */
+#define PENDING 32
 
-/* ---- encode_lines: one pass over each line's characters (v13a or plain), no joined text ------------------
-
-   A line whose characters are all below 256 (a 1-byte str) is scanned once with a class per byte. Under
-   v13a, rule 1 makes every padded symbol a token of its own, flanked by spaces, so no rule 2-4 pair contains
-   one. The line thus falls into words -- runs of characters that are neither whitespace nor padded -- with
-   whitespace between them, and every rule pair lies inside one word or pairs a word's first or last
-   character with the whitespace next to it (rules only insert spaces, so this holds after every pass). A
-   whitespace character takes part in a pair only as the non-digit of rule 2's first or rule 3's second
-   character, and it never starts a rule 3 match; so each word is rewritten exactly as " " + word + " " would
-   be on its own. A word without '.', ',' and '-' is left as it is (one token, interned straight from the
-   line's bytes); any other word goes through rule_pass as `encode` runs it on the whole line. Lines of wider
-   strings take `encode`'s path (rule 1 and rule_pass over the line). */
-
-enum { CL_WORD = 0, CL_SPECIAL = 1, CL_SPACE = 2, CL_PAD = 3 };
-static uint8_t CLASS_V13A[256], CLASS_PLAIN[256];
-
-static void init_classes(void) {
-    for (int c = 0; c < 256; c++) {
-        uint8_t k = Py_UNICODE_ISSPACE((Py_UCS4)c) ? CL_SPACE : CL_WORD;
-        CLASS_PLAIN[c] = k;
-        if (k == CL_WORD && is_padded((Py_UCS4)c)) k = CL_PAD;
-        if (c == '.' || c == ',' || c == '-') k = CL_SPECIAL;
-        CLASS_V13A[c] = k;
-    }
-}
+typedef struct {
+    const uint8_t *s;
+    size_t n;
+    uint64_t key, h;
+} pending_t;
 
 typedef struct {
     vocab_t *v;
     int grow;
     int32_t *ids;
     size_t n_ids, cap_ids;
-    ubuf_t a, b;  /* rule_pass scratch */
-    bbuf_t low;   /* a lower-cased line */
+    ubuf_t a, b;   /* rule_pass scratch */
+    bbuf_t low;    /* a lower-cased line */
+    pending_t pend[PENDING];
+    int n_pend;
 } lines_out_t;
 
 /* Appends one id (a token's, or -1 when absent and not growing); -1 on OOM. */
@@ -504,89 +363,43 @@ static int put_split(lines_out_t *o, const Py_UCS4 *s, size_t n) {
     return 0;
 }
 
-/* A v13a word holding '.', ',' or '-': rules 2-4 on " " + word + " ", then its tokens. */
-static int put_rule_word(lines_out_t *o, const uint8_t *w, size_t n) {
-    if (ubuf_reserve(&o->a, n + 2) < 0) return -1;
-    o->a.p[0] = ' ';
-    for (size_t i = 0; i < n; i++) o->a.p[i + 1] = w[i];
-    o->a.p[n + 1] = ' ';
-    o->a.len = n + 2;
-    if (rule_pass(2, &o->a, &o->b) < 0 || rule_pass(3, &o->b, &o->a) < 0 || rule_pass(4, &o->a, &o->b) < 0) return -1;
-    return put_split(o, o->b.p, o->b.len);
-}
-
-/* Tokens of a 1-byte line waiting for their ids: their slots are prefetched when they are found, and looked up
-   (in order, so ids still follow first appearance) a batch later, which hides the vocabulary's cache misses. */
-#define PENDING 32
-
-typedef struct {
-    const uint8_t *s;
-    size_t n;
-    uint64_t key, h;
-} pending_t;
-
-static inline int resolve(lines_out_t *o, pending_t *pend, int n_pend) {
-    for (int q = 0; q < n_pend; q++) {
-        int got = put_found(o, vocab_find(o->v, pend[q].s, (Py_ssize_t)pend[q].n, pend[q].h, pend[q].key, o->grow, 0));
+/* The ids of the pending tokens, in order. */
+static inline int resolve(lines_out_t *o) {
+    for (int q = 0; q < o->n_pend; q++) {
+        const pending_t *p = o->pend + q;
+        int got = put_found(o, vocab_find(o->v, p->s, (Py_ssize_t)p->n, p->h, p->key, o->grow, 0));
         if (got < 0) return got;
     }
+    o->n_pend = 0;
     return 0;
 }
 
-static inline void pend_token(const vocab_t *v, pending_t *p, const uint8_t *s, size_t n, const uint8_t *end) {
+/* scan_bytes' token sink: the token joins the batch (its slot prefetched). */
+static inline int vocab_token(void *sink, const uint8_t *s, size_t n, const uint8_t *end) {
+    lines_out_t *o = (lines_out_t *)sink;
+    int got;
+    if (o->n_pend == PENDING && (got = resolve(o)) < 0) return got;
+    pending_t *p = o->pend + o->n_pend++;
     p->s = s;
     p->n = n;
     p->key = key_u8(s, n, end, &p->h);
-    PREFETCH(v->slots + (p->h & (v->cap - 1)));
+    PREFETCH(o->v->slots + (p->h & (o->v->cap - 1)));
+    return 0;
+}
+
+/* scan_bytes' word sink: the batch first, then the word's tokens after rules 2-4. */
+static int vocab_word(void *sink, const uint8_t *w, size_t n) {
+    lines_out_t *o = (lines_out_t *)sink;
+    int got = resolve(o);
+    if (got < 0) return got;
+    if (rules_on_word(w, n, &o->a, &o->b) < 0) return -1;
+    return put_split(o, o->b.p, o->b.len);
 }
 
 /* The tokens of a 1-byte line s[0..n) under a class table (CLASS_V13A or CLASS_PLAIN). */
 static int scan_u8(lines_out_t *o, const uint8_t *s, size_t n, const uint8_t *cls) {
-    const uint8_t *end = s + n;
-    pending_t pend[PENDING];
-    int n_pend = 0, got;
-    size_t i = 0;
-    while (i < n) {
-        uint8_t k = cls[s[i]];
-        if (k == CL_SPACE) {
-            i++;
-            continue;
-        }
-        if (n_pend > PENDING - 2) { /* room for the two tokens a word may add */
-            if ((got = resolve(o, pend, n_pend)) < 0) return got;
-            n_pend = 0;
-        }
-        if (k == CL_PAD) {
-            pend_token(o->v, pend + n_pend++, s + i, 1, end);
-            i++;
-            continue;
-        }
-        size_t a = i;
-        int special = 0;
-        while (i < n && (k = cls[s[i]]) <= CL_SPECIAL) {
-            special |= k;
-            i++;
-        }
-        if (!special) {
-            pend_token(o->v, pend + n_pend++, s + a, i - a, end);
-            continue;
-        }
-        /* The commonest special words, without rule passes: one character ('.', ',' or '-') is itself; a word
-           whose only special character is a final '.' or ',' loses it (rule 2 after a non-digit, rule 3 before
-           the space after it otherwise): "word," -> "word" ",". */
-        size_t m = i - a, j = 0;
-        uint8_t last = s[i - 1];
-        if (last == '.' || last == ',')
-            while (j < m - 1 && cls[s[a + j]] != CL_SPECIAL) j++;
-        if (m == 1 || j == m - 1) {
-            if (m > 1) pend_token(o->v, pend + n_pend++, s + a, m - 1, end);
-            pend_token(o->v, pend + n_pend++, s + i - 1, 1, end);
-            continue;
-        }
-        if ((got = resolve(o, pend, n_pend)) < 0 || (got = put_rule_word(o, s + a, i - a)) < 0) return got;
-        n_pend = 0;
-    }
-    return resolve(o, pend, n_pend);
+    int got = scan_bytes(o, vocab_token, vocab_word, s, n, cls);
+    return got < 0 ? got : resolve(o);
 }
 
 /* A line of any kind as `encode` treats it: rule 1 (v13a) into UCS-4, rules 2-4, split. */
@@ -607,74 +420,6 @@ static int scan_wide(lines_out_t *o, int kind, const void *data, Py_ssize_t len,
     if (!v13a) return put_split(o, o->a.p, o->a.len);
     if (rule_pass(2, &o->a, &o->b) < 0 || rule_pass(3, &o->b, &o->a) < 0 || rule_pass(4, &o->a, &o->b) < 0) return -1;
     return put_split(o, o->b.p, o->b.len);
-}
-
-/* ASCII-case-insensitive: does s[0..n) start with the lower-case `word`? */
-static int starts_with_ci(const uint8_t *s, size_t n, const char *word) {
-    size_t m = strlen(word);
-    if (n < m) return 0;
-    for (size_t i = 0; i < m; i++) {
-        uint8_t c = s[i];
-        if (c >= 'A' && c <= 'Z') c += 32;
-        if (c != (uint8_t)word[i]) return 0;
-    }
-    return 1;
-}
-
-/* Whether a 1-byte v13a line needs the tokenizer's own preprocessing first: a line break, "<skipped>" or one
-   of the four entities (in any ASCII case: lower-casing comes first). */
-static int needs_prep_u8(const uint8_t *s, size_t n) {
-    if (memchr(s, '\n', n)) return 1;
-    static const char *const entities[] = {"quot;", "amp;", "lt;", "gt;"};
-    for (const uint8_t *p = s; (p = (const uint8_t *)memchr(p, '&', (size_t)(s + n - p))) != NULL; p++)
-        for (int e = 0; e < 4; e++)
-            if (starts_with_ci(p + 1, (size_t)(s + n - p - 1), entities[e])) return 1;
-    for (const uint8_t *p = s; (p = (const uint8_t *)memchr(p, '<', (size_t)(s + n - p))) != NULL; p++)
-        if (starts_with_ci(p + 1, (size_t)(s + n - p - 1), "skipped>")) return 1;
-    return 0;
-}
-
-/* The string to scan for line t: the line itself, or what `prep` (the tokenizer's exact Python preprocessing of
-   one line) makes of it where the scanner alone would not be exact: under v13a a line break, "<skipped>" or
-   an entity; with `lowercase` any non-ASCII line; a wider line under v13a holding '\n', '&' or '<'. New
-   reference, *prepared set when prep ran; NULL with an exception. */
-static PyObject *line_source(PyObject *s, Py_ssize_t t, int v13a, int lowercase, PyObject *prep, int *prepared) {
-    *prepared = 0;
-    if (!PyUnicode_Check(s)) {
-        PyErr_Format(PyExc_TypeError, "line %zd is %.100s, not str", t + 1, Py_TYPE(s)->tp_name);
-        return NULL;
-    }
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(s) < 0) return NULL;
-#endif
-    int need = lowercase && !PyUnicode_IS_ASCII(s);
-    if (!need && v13a) {
-        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
-        if (PyUnicode_KIND(s) == PyUnicode_1BYTE_KIND) {
-            need = needs_prep_u8((const uint8_t *)PyUnicode_DATA(s), (size_t)len);
-        } else {
-            for (const char *c = "\n&<"; *c && !need; c++) {
-                Py_ssize_t at = PyUnicode_FindChar(s, (Py_UCS4)*c, 0, len, 1);
-                if (at == -2) return NULL;
-                need = at >= 0;
-            }
-        }
-    }
-    if (!need) {
-        Py_INCREF(s);
-        return s;
-    }
-    PyObject *out = PyObject_CallFunctionObjArgs(prep, s, NULL);
-    if (out && !PyUnicode_CheckExact(out)) {
-        PyErr_Format(PyExc_TypeError, "line %zd: the tokenizer's preprocessing gave %.100s, not str", t + 1,
-                     Py_TYPE(out)->tp_name);
-        Py_CLEAR(out);
-    }
-#if PY_VERSION_HEX < 0x030C0000
-    if (out && PyUnicode_READY(out) < 0) Py_CLEAR(out);
-#endif
-    *prepared = 1;
-    return out;
 }
 
 /* The tokens of one line (from line_source); 0, -1 on OOM, -3 past the bound. */
@@ -730,7 +475,7 @@ static PyObject *encode_lines(PyObject *self, PyObject *args) {
     }
     int v13a = mode == MODE_V13A;
     Py_ssize_t n = PyTuple_GET_SIZE(seq);
-    lines_out_t o = {v, grow, NULL, 0, 0, {0}, {0}, {0}};
+    lines_out_t o = {.v = v, .grow = grow};
     int64_t *off = (int64_t *)malloc((size_t)(n + 1) * sizeof(int64_t));
     PyObject *result = NULL, *chunk[CHUNK_TEXTS];
     int prepared[CHUNK_TEXTS];

@@ -3,7 +3,6 @@ text setting. Scores are fractions in [0, 1] (NIST: its own scale); x100 happens
 
 from __future__ import annotations
 
-import itertools
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -13,8 +12,8 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
+from ngrameval import _direct, validate
 from ngrameval import progress as _progress
-from ngrameval import validate
 from ngrameval._version import __version__
 from ngrameval.distributed.local import measure_chunked, resolve_jobs
 from ngrameval.errors import ConfigError, InputError, InputTypeError
@@ -39,6 +38,7 @@ from ngrameval.metrics.registry import (
 from ngrameval.metrics.rouge import ItemScores, Rouge, item_scores
 from ngrameval.metrics.se import SE, se_scores
 from ngrameval.metrics.ter import TER, ter_rows
+from ngrameval.ngrams import direct
 from ngrameval.ngrams.count import References, novelty_counts, overlap_stats
 from ngrameval.ngrams.stats import MetricRows, Stats, mean_of_rows, mean_rows, stats_scorer
 from ngrameval.ngrams.texts import Texts, flatten
@@ -115,10 +115,10 @@ class Scores(list[Score]):
 
 def segment_major(refs: RefsLike) -> list[list[str]]:
     """``refs[i]`` = the references of segment i; a flat list of strings means one reference each."""
-    kinds = set(map(type, refs)) if isinstance(refs, list | tuple) else {object}  # (a generator is read once)
-    if kinds <= {list} and set(map(type, itertools.chain.from_iterable(refs))) <= {str}:
+    kind = _direct.layout(refs) if isinstance(refs, list | tuple) else 2  # (a generator is read once)
+    if kind == 1:
         return list(cast(list[list[str]], refs))  # already segment-major lists of str (no loop)
-    if kinds <= {str}:
+    if kind == 0:
         return [[r] for r in cast(Sequence[str], refs)]
     out: list[list[str]] = []
     for i, r in enumerate(refs):
@@ -254,25 +254,32 @@ def _measure_checked(
                 out[i] = MetricRows(om.display_name(), signature(spec, n_refs), True, values, om)
         if len(rouge) + len(own) == len(group):
             continue
-        built = References.build(seg_refs, pre)
         counted = [(i, sp, sp.metric) for i, sp in group if not isinstance(sp.metric, SENTENCE_METRICS)]
+        novelty = any(isinstance(sp.metric, PINC | SE) for _, sp in group)
+        nist = any(m.needs_info for _, _, m in counted)
+        # corpus-wide token ids where PINC/SE or the counting needs them; else counted straight from the lines
+        built = References.build(seg_refs, pre) if novelty or not direct.applies(pre, nist) else None
         if counted:
             # one count for every metric of this text setting
             order = max(m.order_needed for _, _, m in counted)
-            nist = any(m.needs_info for _, _, m in counted)
-            values = tuple(st.values for st in overlap_stats(texts, built, max_order=order, nist=nist))
+            stats = (
+                direct.direct_stats(texts, seg_refs, pre, order)
+                if built is None
+                else overlap_stats(texts, built, max_order=order, nist=nist)
+            )
+            values = tuple(st.values for st in stats)
             for i, spec, metric in counted:
                 scorer = stats_scorer(metric, order, nist)
                 details = _bleu_details(metric, order, nist) if isinstance(metric, BLEU) else None
                 out[i] = MetricRows(
-                    metric.display_name(), signature(spec, built.n_refs), spec.fraction, values, scorer, details
+                    metric.display_name(), signature(spec, n_refs), spec.fraction, values, scorer, details
                 )
         for i, spec in group:
-            if isinstance(spec.metric, PINC | SE):
+            if built is not None and isinstance(spec.metric, PINC | SE):
                 sent = sentence_scores(spec.metric, texts, built, source)
                 values = tuple(mean_rows(x) for x in sent)
                 name = spec.metric.display_name()
-                out[i] = MetricRows(name, signature(spec, built.n_refs), spec.fraction, values, mean_of_rows)
+                out[i] = MetricRows(name, signature(spec, n_refs), spec.fraction, values, mean_of_rows)
     return unique_names([out[i] for i in range(len(specs))])
 
 

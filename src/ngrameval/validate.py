@@ -10,13 +10,12 @@ and the position. Numeric options outside their documented range raise
 
 from __future__ import annotations
 
-import itertools
 import math
 import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ngrameval import _overlap
+from ngrameval import _direct, _overlap
 from ngrameval.errors import ConfigError, InputError, InputTypeError
 
 MAX_ORDER: int = _overlap.MAX_ORDER  # the highest n-gram order the counting kernel takes (100)
@@ -71,7 +70,7 @@ def texts(value: object, name: str, example: str = "") -> Sequence[str]:
     ('a b', 'c')
     """
     seq = _sequence(value, name, example or f"{name}=[{_short(value)}]")
-    if not set(map(type, seq)) <= {str}:
+    if _direct.layout(seq) != 0:
         _bad_element(seq, name)
     return seq
 
@@ -85,11 +84,11 @@ def references(value: object, name: str = "refs", example: str = "") -> list[str
     [['a', 'b'], ['c']]
     """
     seq = _sequence(value, name, example or f"{name}=[[{_short(value)}]]")
-    kinds = set(map(type, seq))
-    if kinds <= {str}:
+    kind = _direct.layout(seq)  # one C pass: every item a str (0), every item a non-empty list of str (1)
+    if kind == 0:
         return seq if isinstance(seq, list) else list(seq)
-    if kinds <= {list} and all(seq) and set(map(type, itertools.chain.from_iterable(seq))) <= {str}:
-        return list(seq)  # every segment a non-empty list of str: checked without a Python loop
+    if kind == 1:
+        return list(seq)
     out: list[list[str]] = []
     for i, refs in enumerate(seq):
         if isinstance(refs, str):

@@ -2,7 +2,8 @@
 
     python tests/sanitize/build_ext.py OUT_DIR [FLAG ...]
 
-writes OUT_DIR/ngrameval/_overlap*.so, _rouge*.so, _text*.so and _ter*.so (``OUT_DIR=src`` rebuilds in place).
+writes OUT_DIR/ngrameval/_overlap*.so, _rouge*.so, _text*.so, _direct*.so and _ter*.so (``OUT_DIR=src``
+rebuilds in place).
 tests/sanitize/run.sh uses it for the AddressSanitizer/UBSan build.
 """
 
@@ -25,11 +26,11 @@ def build(out_dir: str, extra: list[str]) -> None:
         Extension(
             f"ngrameval.{name}",
             sources=[str(src / f"{name}.c")],
-            depends=[str(src / "_hash.h")],
+            depends=[str(src / "_hash.h"), str(src / "_scan.h")],
             extra_compile_args=FLAGS + extra,
             extra_link_args=extra,
         )
-        for name in ("_overlap", "_rouge", "_text", "_ter")
+        for name in ("_overlap", "_rouge", "_text", "_direct", "_ter")
     ]
     dist = Distribution({"ext_modules": exts})
     cmd = dist.get_command_obj("build_ext")

@@ -103,6 +103,47 @@ def _zero_extra(
     return out
 
 
+@dataclass(frozen=True)
+class RefSide:
+    """What the rows of every system take from the references alone (``ref_lens`` per reference text, the
+    references of segment ``s`` being texts ``seg[s] .. seg[s + 1] - 1``)."""
+
+    ref_lens: IntArray
+    seg: IntArray
+    single: bool  # one reference per segment: its sums are itself
+    rtotal: IntArray
+    ref_mean: NDArray[np.float64]
+    ref_count: NDArray[np.float64]
+
+    @property
+    def n_segments(self) -> int:
+        return len(self.seg) - 1
+
+    @classmethod
+    def of(cls, ref_lens: IntArray, seg: IntArray, n: int) -> RefSide:
+        seg_count = np.diff(seg)
+        if bool(np.all(seg_count == 1)):
+            lens_f = ref_lens.astype(np.float64)
+            return cls(ref_lens, seg, True, ngram_totals(ref_lens, n), lens_f, (ref_lens > 0).astype(np.float64))
+        owner = np.repeat(np.arange(len(seg_count)), seg_count)
+        rtotal = np.zeros((len(seg_count), n), dtype=np.int64)
+        np.add.at(rtotal, owner, ngram_totals(ref_lens, n))
+        ref_mean = np.bincount(owner, weights=ref_lens, minlength=len(seg_count)) / seg_count
+        ref_count = np.asarray(np.bincount(owner, weights=ref_lens > 0, minlength=len(seg_count)), dtype=np.float64)
+        return cls(ref_lens, seg, False, rtotal, ref_mean, ref_count)
+
+    def fill(self, rows: NDArray[np.float64], hyp_len: IntArray, match: IntArray, rmatch: IntArray) -> None:
+        """Columns ``hyp_len`` .. ``rtotal`` of :class:`Stats` rows of one system (``match``/``rmatch``: ``(S, N)``)."""
+        n = match.shape[1]
+        rows[:, 0] = hyp_len
+        rows[:, 1] = self.ref_lens if self.single else _closest(self.ref_lens, self.seg, hyp_len)
+        rows[:, 2] = self.ref_mean
+        rows[:, 3 : 3 + n] = match
+        rows[:, 3 + n : 3 + 2 * n] = ngram_totals(hyp_len, n)
+        rows[:, 3 + 2 * n : 3 + 3 * n] = rmatch
+        rows[:, 3 + 3 * n : 3 + 4 * n] = self.rtotal
+
+
 def count_rows(
     hyps: Sequence[Texts], refs: Texts, seg: IntArray, max_order: int, nist: bool = False, zero_id: int = -1
 ) -> list[NDArray[np.float64]]:
@@ -120,39 +161,21 @@ def count_rows(
         zero = _zero_extra(zero_id, ids, np.frombuffer(gid, dtype=np.int32), count, prefix, n)
         order = np.frombuffer(order_b, dtype=np.int8).astype(np.int64) - 1
     per_sys = _overlap.overlap(refs.ids, refs.off, seg, [(h.ids, h.off) for h in hyps], n, gid)
-    ref_lens = refs.lens
-    seg_count = np.diff(seg)
-    single = bool(np.all(seg_count == 1))  # one reference per segment: its sums are itself
-    if single:
-        rtotal = ngram_totals(ref_lens, n)
-        ref_mean: NDArray[np.float64] = ref_lens.astype(np.float64)
-        ref_count = (ref_lens > 0).astype(np.float64)
-    else:
-        owner = np.repeat(np.arange(len(seg_count)), seg_count)
-        rtotal = np.zeros((len(seg_count), n), dtype=np.int64)
-        np.add.at(rtotal, owner, ngram_totals(ref_lens, n))
-        ref_mean = np.bincount(owner, weights=ref_lens, minlength=len(seg_count)) / seg_count
-        ref_count = np.asarray(np.bincount(owner, weights=ref_lens > 0, minlength=len(seg_count)), dtype=np.float64)
+    side = RefSide.of(refs.lens, seg, n)
     out = []
     for hyp, (match_b, rmatch_b, _, m_seg, m_gram, m_clip) in zip(hyps, per_sys):
-        rows = np.zeros((len(seg_count), stats_width(n, info is not None)))
-        hyp_len = hyp.lens
-        rows[:, 0] = hyp_len
-        rows[:, 1] = ref_lens if single else _closest(ref_lens, seg, hyp_len)
-        rows[:, 2] = ref_mean
-        rows[:, 3 : 3 + n] = np.frombuffer(match_b, dtype=np.int64).reshape(-1, n)
-        rows[:, 3 + n : 3 + 2 * n] = ngram_totals(hyp_len, n)
-        rows[:, 3 + 2 * n : 3 + 3 * n] = np.frombuffer(rmatch_b, dtype=np.int64).reshape(-1, n)
-        rows[:, 3 + 3 * n : 3 + 4 * n] = rtotal
+        rows = np.zeros((side.n_segments, stats_width(n, info is not None)))
+        match = np.frombuffer(match_b, dtype=np.int64).reshape(-1, n)
+        side.fill(rows, hyp.lens, match, np.frombuffer(rmatch_b, dtype=np.int64).reshape(-1, n))
         if info is not None:
             seg_i = np.frombuffer(m_seg, dtype=np.int64)
             gram = np.frombuffer(m_gram, dtype=np.int32)
             weight = info[gram] * np.frombuffer(m_clip, dtype=np.int64)
-            flat = np.bincount(seg_i * n + order[gram], weights=weight, minlength=len(seg_count) * n)
+            flat = np.bincount(seg_i * n + order[gram], weights=weight, minlength=side.n_segments * n)
             rows[:, 3 + 4 * n : 3 + 5 * n] = flat.reshape(-1, n)
             clip = np.frombuffer(m_clip, dtype=np.int64)
-            rows[:, 3 + 5 * n] = np.bincount(seg_i, weights=zero[gram] * clip, minlength=len(seg_count))
-            rows[:, 3 + 5 * n + 1] = ref_count
+            rows[:, 3 + 5 * n] = np.bincount(seg_i, weights=zero[gram] * clip, minlength=side.n_segments)
+            rows[:, 3 + 5 * n + 1] = side.ref_count
             rows[:, 3 + 5 * n + 2] = 1.0
         out.append(rows)
     return out

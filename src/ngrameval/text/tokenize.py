@@ -161,13 +161,19 @@ def _prep_none_line(line: str, lowercase: bool) -> str:
 _LINE_PREP = {"13a": (V13A, _prep_13a_line), "none": (PLAIN, _prep_none_line)}
 
 
+def line_prep(tokenize: str) -> tuple[int, Callable[..., str]] | None:
+    """The C scanner's mode and the preprocessing of one line (``prep(line, lowercase=...)``) for a tokenizer
+    the kernels scan line by line (``13a``, ``none``); None for the others."""
+    return _LINE_PREP.get(tokenize)
+
+
 def encode_lines(
     vocab: _text.VocabHandle, lines: Sequence[str], tokenize: str = "13a", lowercase: bool = False, grow: bool = True
 ) -> tuple[bytes, bytes]:
     """Token ids (int32) and line offsets (int64, ``len(lines) + 1``) of ``lines`` in ``vocab``: the result of
     ``_text.encode(vocab, *prepare(lines, tokenize, lowercase), grow)``; ``13a`` and ``none`` without the joined
     text (``_text.encode_lines``)."""
-    fast = _LINE_PREP.get(tokenize)
+    fast = line_prep(tokenize)
     if fast is None:
         text, mode = prepare(lines, tokenize, lowercase)
         return _text.encode(vocab, text, mode, grow)

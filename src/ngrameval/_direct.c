@@ -1,0 +1,597 @@
+/*
+ * ngrameval._direct: BLEU-family n-gram statistics straight from the lines, one segment at a time, without
+ * a vocabulary.
+ *
+ * A segment's texts (its references, then each system's hypothesis) are scanned by the v13a or plain rules of
+ * _scan.h, and their tokens interned in a table of that segment alone (a few dozen entries, in cache), so two
+ * tokens get the same local id exactly when their characters are equal. Counting then goes order by order
+ * over local ids and keeps only the n-grams that can match. An n-gram g that occurs in the hypothesis and in
+ * a reference (a *common* n-gram) has a common prefix and a common suffix, both of order n - 1, and so does
+ * every occurrence of g on either side; so the n-grams of order n are interned only at the positions whose
+ * two (n - 1)-grams are common, and every occurrence of every common n-gram is counted. The others add 0 to
+ *
+ *   match[n]  = sum over hyp n-grams g of min(count_hyp(g), max over refs of count_ref(g))
+ *   rmatch[n] = sum over refs r, n-grams g of r of min(count_r(g), count_hyp(g))
+ *
+ * the same numbers as ngrameval._overlap.overlap on the vocabulary's ids. When order n has no common n-gram,
+ * no higher order has one.
+ *
+ * counts(systems, refs, mode, lowercase, max_order, prep)
+ *     -> (hyp_len int64[K*S], ref_len int64[R], seg int64[S + 1], match int64[K*S*N], rmatch int64[K*S*N],
+ *         wide uint8[S])
+ *   systems: K sequences of S str; refs: S items, each the references of a segment (a str, or a list or tuple of
+ *   str), R in all: those of segment s have ref_len[seg[s] .. seg[s + 1]). mode 0 (split as it is) or 1
+ *   (mteval-v13a), lowercase and prep as in ngrameval._text.encode_lines. wide[s] is 1 where a text of segment
+ *   s is not a 1-byte str (after prep): its counts are left 0 for the caller to take another way
+ *   (ngrameval.ngrams.direct). max_order 0 only tokenizes (the lengths; benchmarks/bench_bleu.py times it so).
+ *
+ * layout(seq) -> 0 when every item of seq is a str, 1 when every item is a non-empty list of str, else 2 (the
+ *   fast answer to the argument checks of ngrameval.validate; exact types, as type(x) is str).
+ * The GIL is released while segments are scanned and counted (in chunks), and signals are checked.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_hash.h"
+#include "_scan.h"
+
+#define MAX_ORDER 100 /* as ngrameval._overlap */
+
+/* ---- one segment's tokens ---------------------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t key, h;
+    size_t at, len; /* a long token's bytes: bytes.p[at .. at + len) */
+} token_t;
+
+typedef struct {
+    int32_t *slots;  /* token ids; -1 where free */
+    size_t cap;      /* power of two, at least twice the tokens the segment can have */
+    size_t *used;    /* the slots taken, to free them for the next segment */
+    token_t *tok;    /* per token id */
+    int32_t n_ids;   /* distinct tokens so far */
+    bbuf_t bytes;    /* long tokens' bytes */
+    int32_t *ids;    /* token ids of the texts scanned so far */
+    size_t n;
+    ubuf_t a, b;     /* rules 2-4 */
+    bbuf_t low, word; /* a lower-cased line; a token of a rule word as bytes */
+} seg_t;
+
+/* Room for a segment of at most `chars` characters (so at most `chars` tokens), its table cleared. */
+static int seg_reset(seg_t *g, size_t chars) {
+    for (int32_t q = 0; q < g->n_ids; q++) g->slots[g->used[q]] = -1;
+    g->n_ids = 0;
+    g->bytes.len = 0;
+    g->n = 0;
+    size_t need = chars + 1;
+    if (g->cap < 2 * need) {
+        size_t cap = 64;
+        while (cap < 2 * need) cap *= 2;
+        int32_t *s = (int32_t *)malloc(cap * sizeof(int32_t));
+        size_t *u = (size_t *)malloc(cap * sizeof(size_t));
+        token_t *tok = (token_t *)malloc(cap * sizeof(token_t));
+        int32_t *ids = (int32_t *)malloc(cap * sizeof(int32_t));
+        if (!s || !u || !tok || !ids) {
+            free(s); free(u); free(tok); free(ids);
+            return -1;
+        }
+        memset(s, 0xff, cap * sizeof(int32_t));
+        free(g->slots); free(g->used); free(g->tok); free(g->ids);
+        g->slots = s;
+        g->used = u;
+        g->tok = tok;
+        g->ids = ids;
+        g->cap = cap;
+    }
+    return 0;
+}
+
+/* scan_bytes' token sink: the token's local id (a new one when its characters are new to the segment). */
+static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const uint8_t *end) {
+    seg_t *g = (seg_t *)sink;
+    /* a table of a few hundred slots: one multiply spreads a short token's key (its bytes) well enough */
+    uint64_t key = n <= 7 ? short_key(s, n, end) : LONG_TOKEN;
+    uint64_t h = key != LONG_TOKEN ? (key * 0x9e3779b97f4a7c15ULL) >> 32 : hash_tok_u8(s, (Py_ssize_t)n);
+    size_t mask = g->cap - 1, j = (size_t)h & mask;
+    int32_t id;
+    for (;; j = (j + 1) & mask) {
+        id = g->slots[j];
+        if (id < 0) {
+            token_t *e = g->tok + g->n_ids;
+            if (key == LONG_TOKEN) {
+                e->at = g->bytes.len;
+                if (bbuf_push(&g->bytes, s, n) < 0) return -1;
+            }
+            e->key = key;
+            e->h = h;
+            e->len = n;
+            g->used[g->n_ids] = j;
+            g->slots[j] = id = g->n_ids++;
+            break;
+        }
+        const token_t *e = g->tok + id;
+        if (e->key == key && (key != LONG_TOKEN || (e->h == h && e->len == n && !memcmp(g->bytes.p + e->at, s, n))))
+            break;
+    }
+    g->ids[g->n++] = id;
+    return 0;
+}
+
+/* scan_bytes' word sink: rules 2-4, then each piece (code points below 256: the line's bytes and spaces). */
+static int seg_word(void *sink, const uint8_t *w, size_t n) {
+    seg_t *g = (seg_t *)sink;
+    if (rules_on_word(w, n, &g->a, &g->b) < 0) return -1;
+    const Py_UCS4 *s = g->b.p;
+    size_t len = g->b.len, i = 0;
+    g->word.len = 0;
+    if (bbuf_push(&g->word, w, n) < 0) return -1; /* room for any piece: no piece is longer than the word */
+    uint8_t *piece = (uint8_t *)g->word.p;
+    while (i < len) {
+        while (i < len && Py_UNICODE_ISSPACE(s[i])) i++;
+        size_t a = i;
+        while (i < len && !Py_UNICODE_ISSPACE(s[i])) i++;
+        if (i > a) {
+            for (size_t k = a; k < i; k++) piece[k - a] = (uint8_t)s[k];
+            if (seg_token(g, piece, i - a, piece + (i - a)) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+/* The tokens of a 1-byte line (lower-cased first when `lower`: an ASCII line, as line_source leaves it). */
+static int seg_scan(seg_t *g, PyObject *line, int v13a, int lower) {
+    size_t len = (size_t)PyUnicode_GET_LENGTH(line);
+    if (!len) return 0;
+    const uint8_t *b = (const uint8_t *)PyUnicode_DATA(line);
+    if (lower) {
+        g->low.len = 0;
+        if (bbuf_push(&g->low, b, len) < 0) return -1;
+        uint8_t *p = (uint8_t *)g->low.p;
+        for (size_t i = 0; i < len; i++)
+            if (p[i] >= 'A' && p[i] <= 'Z') p[i] += 32;
+        b = p;
+    }
+    return scan_bytes(g, seg_token, seg_word, b, len, v13a ? CLASS_V13A : CLASS_PLAIN);
+}
+
+static void seg_free(seg_t *g) {
+    free(g->slots); free(g->used); free(g->tok); free(g->ids); free(g->bytes.p); free(g->a.p); free(g->b.p); free(g->low.p);
+    free(g->word.p);
+}
+
+/* ---- counting one segment ------------------------------------------------------------------------------ */
+
+#define EMPTY_KEY UINT64_MAX
+
+/* N-gram ids of a segment: a unigram's is its token's local id (below V); a longer n-gram's is V + its rank
+   among them, interned by the key (id of its (n-1)-gram prefix, last token id), so keys of different orders
+   never meet. */
+typedef struct {
+    /* per n-gram id */
+    int32_t *cmax, *rc, *rstamp, *hc, *hlist, *rlist, *pair_id, *pair_cnt;
+    int8_t *order;
+    uint8_t *in_hyp; /* per token id: occurs in the hypothesis */
+    /* n-grams of order >= 2 */
+    uint64_t *keys;
+    int32_t *vals;
+    size_t *used, n_used, cap, room;
+    size_t mask; /* this segment's part of the table: slots 0 .. mask (a power of two minus one, < cap) */
+} count_t;
+
+/* Room for `need` n-gram ids (and a table of at least 2 * need slots). */
+static int count_reserve(count_t *c, size_t need) {
+    if (need <= c->room) return 0;
+    size_t room = 64, cap;
+    while (room < need) room *= 2;
+    cap = 2 * room;
+#define GROW(f, type, n)                                     \
+    do {                                                     \
+        type *p = (type *)realloc(c->f, (n) * sizeof(type)); \
+        if (!p) return -1;                                   \
+        c->f = p;                                            \
+    } while (0)
+    GROW(cmax, int32_t, room); GROW(rc, int32_t, room); GROW(rstamp, int32_t, room); GROW(hc, int32_t, room);
+    GROW(hlist, int32_t, room); GROW(rlist, int32_t, room); GROW(pair_id, int32_t, room);
+    GROW(pair_cnt, int32_t, room); GROW(order, int8_t, room); GROW(in_hyp, uint8_t, room);
+    GROW(keys, uint64_t, cap); GROW(vals, int32_t, cap); GROW(used, size_t, cap);
+#undef GROW
+    for (size_t j = 0; j < cap; j++) c->keys[j] = EMPTY_KEY;
+    c->n_used = 0;
+    c->cap = cap;
+    c->room = room;
+    return 0;
+}
+
+static void count_free(count_t *c) {
+    free(c->cmax); free(c->rc); free(c->rstamp); free(c->hc); free(c->hlist); free(c->rlist); free(c->pair_id);
+    free(c->pair_cnt); free(c->order); free(c->in_hyp); free(c->keys); free(c->vals); free(c->used);
+}
+
+static inline size_t gram_slot(const count_t *c, uint64_t key) {
+    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & c->mask;
+}
+
+/* The id of the n-gram (prefix id, token id) of order n + 1, a new one (counts zeroed) when it is new. */
+static inline int32_t gram_add(count_t *c, int32_t prefix, int32_t tok, int32_t *G, size_t n) {
+    uint64_t key = (uint64_t)(uint32_t)prefix << 32 | (uint32_t)tok;
+    size_t j = gram_slot(c, key);
+    while (c->keys[j] != EMPTY_KEY) {
+        if (c->keys[j] == key) return c->vals[j];
+        j = (j + 1) & c->mask;
+    }
+    int32_t id = (*G)++;
+    c->keys[j] = key;
+    c->vals[j] = id;
+    c->used[c->n_used++] = j;
+    c->cmax[id] = c->hc[id] = 0;
+    c->rstamp[id] = -1;
+    c->order[id] = (int8_t)n;
+    return id;
+}
+
+/* The id of the n-gram (prefix id, token id), or -1 when no reference has it. */
+static inline int32_t gram_find(const count_t *c, int32_t prefix, int32_t tok) {
+    uint64_t key = (uint64_t)(uint32_t)prefix << 32 | (uint32_t)tok;
+    size_t j = gram_slot(c, key);
+    while (c->keys[j] != EMPTY_KEY) {
+        if (c->keys[j] == key) return c->vals[j];
+        j = (j + 1) & c->mask;
+    }
+    return -1;
+}
+
+/* match[n], rmatch[n] (n < N) of hypothesis h[0..H) against the references r[ro[j] .. ro[j + 1]) (j < R), token
+   ids below V; count_reserve must have made room for V + (ro[R] + H) * N ids. A reference n-gram is interned only
+   while its tokens occur in the hypothesis (no other can match), a hypothesis n-gram looked up only while its
+   prefix is a reference n-gram. */
+static void seg_counts(count_t *c, const int32_t *h, size_t H, const int32_t *r, const size_t *ro, size_t R, int32_t V,
+                       size_t N, int64_t *match, int64_t *rmatch) {
+    for (size_t q = 0; q < c->n_used; q++) c->keys[c->used[q]] = EMPTY_KEY;
+    c->n_used = 0;
+    size_t slots = 64; /* at least twice the n-grams of order >= 2 the references can add */
+    while (slots < 2 * (ro[R] * (N - 1) + 1) && slots < c->cap) slots *= 2;
+    c->mask = slots - 1;
+    memset(c->in_hyp, 0, (size_t)V);
+    memset(c->cmax, 0, (size_t)V * sizeof(int32_t));
+    memset(c->hc, 0, (size_t)V * sizeof(int32_t));
+    memset(c->rstamp, 0xff, (size_t)V * sizeof(int32_t));
+    memset(c->order, 0, (size_t)V);
+    for (size_t i = 0; i < H; i++) c->in_hyp[h[i]] = 1;
+    int32_t G = V;
+    size_t n_pairs = 0;
+    const int single = R == 1; /* its counts are the maxima, and the recall side equals the precision side */
+    for (size_t j = 0; j < R; j++) {
+        size_t nr = 0, e = ro[j + 1];
+        for (size_t p = ro[j]; p < e; p++) {
+            int32_t id = -1;
+            for (size_t n = 0; n < N && p + n < e; n++) {
+                int32_t tok = r[p + n];
+                if (!c->in_hyp[tok]) break;
+                id = n ? gram_add(c, id, tok, &G, n) : tok;
+                if (single) {
+                    c->cmax[id]++;
+                } else {
+                    if (c->rstamp[id] != (int32_t)j) {
+                        c->rstamp[id] = (int32_t)j;
+                        c->rc[id] = 0;
+                        c->rlist[nr++] = id;
+                    }
+                    c->rc[id]++;
+                }
+            }
+        }
+        for (size_t q = 0; q < nr; q++) {
+            int32_t id = c->rlist[q], k = c->rc[id];
+            c->pair_id[n_pairs] = id;
+            c->pair_cnt[n_pairs++] = k;
+            if (k > c->cmax[id]) c->cmax[id] = k;
+        }
+    }
+    size_t nh = 0;
+    for (size_t i = 0; i < H; i++) {
+        int32_t id = -1;
+        for (size_t n = 0; n < N && i + n < H; n++) {
+            id = n ? gram_find(c, id, h[i + n]) : h[i];
+            if (id < 0 || !c->cmax[id]) break; /* no longer n-gram from here is a reference n-gram */
+            c->hlist[nh] = id; /* kept (nh moves on) at its first occurrence only: no branch to mispredict */
+            nh += c->hc[id]++ == 0;
+        }
+    }
+    memset(match, 0, N * sizeof(int64_t));
+    memset(rmatch, 0, N * sizeof(int64_t));
+    for (size_t q = 0; q < nh; q++) {
+        int32_t id = c->hlist[q], hc = c->hc[id], m = c->cmax[id];
+        match[c->order[id]] += hc < m ? hc : m;
+    }
+    if (single) {
+        memcpy(rmatch, match, N * sizeof(int64_t));
+        return;
+    }
+    for (size_t q = 0; q < n_pairs; q++) {
+        int32_t id = c->pair_id[q], k = c->pair_cnt[q], hc = c->hc[id];
+        rmatch[c->order[id]] += k < hc ? k : hc;
+    }
+}
+
+/* ---- the call ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    Py_ssize_t K, S, R, N;
+    PyObject **sys; /* K tuples of S str */
+    PyObject *refs; /* a tuple of S items: a str, or a list or tuple of str */
+    int64_t *seg;
+    int64_t *hyp_len, *ref_len, *match, *rmatch;
+    uint8_t *wide;
+} call_t;
+
+/* A chunk of segments' sources (strong references), gathered with the GIL: per segment its references, then
+   one hypothesis per system. */
+typedef struct {
+    PyObject **src;
+    int *prepared;
+    size_t n, cap;
+} sources_t;
+
+static int sources_push(sources_t *q, PyObject *s, int prepared) {
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 1024;
+        PyObject **p = (PyObject **)realloc(q->src, cap * sizeof(PyObject *));
+        if (!p) return -1;
+        q->src = p;
+        int *f = (int *)realloc(q->prepared, cap * sizeof(int));
+        if (!f) return -1;
+        q->prepared = f;
+        q->cap = cap;
+    }
+    q->src[q->n] = s;
+    q->prepared[q->n++] = prepared;
+    return 0;
+}
+
+static void sources_clear(sources_t *q) {
+    for (; q->n; q->n--) Py_DECREF(q->src[q->n - 1]);
+}
+
+/* Reference j of segment s (borrowed); NULL with an exception when its list changed size since parse (prep is
+   Python code: it could). */
+static PyObject *ref_item(const call_t *a, Py_ssize_t s, Py_ssize_t j) {
+    PyObject *item = PyTuple_GET_ITEM(a->refs, s);
+    if (PyUnicode_Check(item)) return item;
+    Py_ssize_t n = PyList_Check(item) ? PyList_GET_SIZE(item) : PyTuple_GET_SIZE(item);
+    if (n != a->seg[s + 1] - a->seg[s]) {
+        PyErr_Format(PyExc_RuntimeError, "the references of segment %zd changed during the call", s + 1);
+        return NULL;
+    }
+    return PyList_Check(item) ? PyList_GET_ITEM(item, j) : PyTuple_GET_ITEM(item, j);
+}
+
+/* Segments first .. *stop (exclusive) of the next chunk: their sources and character counts; -1 with an
+   exception. */
+static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *stop, size_t *chars, int v13a,
+                  int lowercase, PyObject *prep) {
+    Py_ssize_t s = first, total = 0;
+    for (; s < a->S && (s == first || (q->n < CHUNK_TEXTS && total < CHUNK_CHARS)); s++) {
+        size_t here = 0;
+        int wide = 0;
+        for (Py_ssize_t t = a->seg[s]; t < a->seg[s + 1] + a->K; t++) {
+            int is_ref = t < a->seg[s + 1];
+            PyObject *line = is_ref ? ref_item(a, s, t - a->seg[s]) : PyTuple_GET_ITEM(a->sys[t - a->seg[s + 1]], s);
+            if (!line) return -1;
+            int prepared;
+            PyObject *src = line_source(line, is_ref ? t : s, v13a, lowercase, prep, &prepared);
+            if (!src) return -1;
+            if (sources_push(q, src, prepared) < 0) {
+                Py_DECREF(src);
+                PyErr_NoMemory();
+                return -1;
+            }
+            wide |= PyUnicode_KIND(src) != PyUnicode_1BYTE_KIND;
+            here += (size_t)PyUnicode_GET_LENGTH(src);
+        }
+        a->wide[s] = (uint8_t)wide;
+        chars[s - first] = here;
+        total += (Py_ssize_t)here;
+    }
+    *stop = s;
+    return 0;
+}
+
+/* Scans and counts segments first .. stop of a gathered chunk (no GIL needed); -1 on OOM, -3 past the bound. */
+static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py_ssize_t stop, const size_t *chars,
+                       int v13a, int lowercase, seg_t *g, count_t *c, size_t **ro, size_t *ro_cap, kstate_t *ks) {
+    size_t at = 0;
+    const size_t N = (size_t)a->N;
+    for (Py_ssize_t s = first; s < stop; s++) {
+        size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), texts = R + (size_t)a->K;
+        if (a->wide[s]) {
+            at += texts;
+            continue;
+        }
+        size_t ch = chars[s - first];
+        if (ch >= (size_t)K_MAX_ID) return -3;
+        if (seg_reset(g, ch) < 0) return -1;
+        if (R + 1 > *ro_cap) {
+            size_t *p = (size_t *)realloc(*ro, (R + 1) * sizeof(size_t));
+            if (!p) return -1;
+            *ro = p;
+            *ro_cap = R + 1;
+        }
+        (*ro)[0] = 0;
+        for (size_t j = 0; j < R; j++, at++) {
+            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at]) < 0) return -1;
+            (*ro)[j + 1] = g->n;
+            a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)((*ro)[j + 1] - (*ro)[j]);
+        }
+        size_t n_ref = g->n;
+        for (Py_ssize_t k = 0; k < a->K; k++, at++) {
+            g->n = n_ref;
+            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at]) < 0) return -1;
+            size_t row = (size_t)(k * a->S + s);
+            a->hyp_len[row] = (int64_t)(g->n - n_ref);
+            if (N && count_reserve(c, (size_t)g->n_ids + g->n * N + 1) < 0) return -1;
+            if (N)
+                seg_counts(c, g->ids + n_ref, g->n - n_ref, g->ids, *ro, R, g->n_ids, N, a->match + row * N,
+                           a->rmatch + row * N);
+        }
+        if (k_poll(ks, ch * N + 1) < 0) return -2;
+    }
+    return 0;
+}
+
+static int parse(call_t *a, PyObject *systems, PyObject *refs) {
+    a->S = PyTuple_GET_SIZE(refs);
+    a->seg = (int64_t *)malloc(((size_t)a->S + 1) * sizeof(int64_t));
+    if (!a->seg) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    a->seg[0] = 0;
+    for (Py_ssize_t s = 0; s < a->S; s++) {
+        PyObject *item = PyTuple_GET_ITEM(refs, s);
+        Py_ssize_t n;
+        if (PyUnicode_Check(item)) {
+            n = 1;
+        } else if (PyList_Check(item) || PyTuple_Check(item)) {
+            n = PyList_Check(item) ? PyList_GET_SIZE(item) : PyTuple_GET_SIZE(item);
+        } else {
+            PyErr_Format(PyExc_TypeError, "refs[%zd] must be a str or a list of str, not %.100s", s,
+                         Py_TYPE(item)->tp_name);
+            return -1;
+        }
+        if (!n) {
+            PyErr_Format(PyExc_ValueError, "segment %zd has no reference; every segment needs at least one", s + 1);
+            return -1;
+        }
+        a->seg[s + 1] = a->seg[s] + n;
+    }
+    a->R = a->seg[a->S];
+    a->K = PyTuple_GET_SIZE(systems);
+    a->sys = (PyObject **)calloc((size_t)(a->K ? a->K : 1), sizeof(PyObject *));
+    if (!a->sys) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < a->K; k++) {
+        a->sys[k] = PySequence_Tuple(PyTuple_GET_ITEM(systems, k));
+        if (!a->sys[k]) return -1;
+        if (PyTuple_GET_SIZE(a->sys[k]) != a->S) {
+            PyErr_Format(PyExc_ValueError, "system %zd has %zd texts, not one per segment (%zd)", k + 1,
+                         PyTuple_GET_SIZE(a->sys[k]), a->S);
+            return -1;
+        }
+    }
+    size_t KS = (size_t)(a->K * a->S), KSN = KS * (size_t)a->N;
+    a->hyp_len = (int64_t *)calloc(KS + 1, sizeof(int64_t));
+    a->ref_len = (int64_t *)calloc((size_t)a->R + 1, sizeof(int64_t));
+    a->match = (int64_t *)calloc(KSN + 1, sizeof(int64_t));
+    a->rmatch = (int64_t *)calloc(KSN + 1, sizeof(int64_t));
+    a->wide = (uint8_t *)calloc((size_t)a->S + 1, 1);
+    if (!a->hyp_len || !a->ref_len || !a->match || !a->rmatch || !a->wide) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *counts(PyObject *self, PyObject *args) {
+    PyObject *systems_o, *refs_o, *prep;
+    int mode, lowercase, max_order;
+    if (!PyArg_ParseTuple(args, "OOipiO", &systems_o, &refs_o, &mode, &lowercase, &max_order, &prep))
+        return NULL;
+    if (mode != MODE_PLAIN && mode != MODE_V13A) {
+        PyErr_Format(PyExc_ValueError, "counts: mode must be 0 (plain) or 1 (v13a), got %d", mode);
+        return NULL;
+    }
+    if (max_order < 0 || max_order > MAX_ORDER) {
+        PyErr_Format(PyExc_ValueError, "counts: max_order must be 0..%d, got %d", MAX_ORDER, max_order);
+        return NULL;
+    }
+    if (!PyCallable_Check(prep)) {
+        PyErr_SetString(PyExc_TypeError, "counts: prep must be callable");
+        return NULL;
+    }
+    call_t a = {.N = max_order};
+    sources_t q = {0};
+    seg_t g = {0};
+    count_t c = {0};
+    size_t *ro = NULL, ro_cap = 0, *chars = NULL;
+    kstate_t ks = {0};
+    PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
+    a.refs = refs;
+    if (!systems || !refs || parse(&a, systems, refs) < 0) goto done;
+    chars = (size_t *)malloc(((size_t)(a.S < CHUNK_TEXTS ? a.S : CHUNK_TEXTS) + 1) * sizeof(size_t));
+    if (!chars) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t first = 0, stop; first < a.S; first = stop) {
+        if (gather(&a, &q, first, &stop, chars, mode == MODE_V13A, lowercase, prep) < 0) goto done;
+        k_release(&ks);
+        int got = count_chunk(&a, &q, first, stop, chars, mode == MODE_V13A, lowercase, &g, &c, &ro, &ro_cap, &ks);
+        if (got == -1) k_nomem(&ks);
+        if (got == -3) k_limit(&ks, "a segment of more than 2**31-1 characters: above the 32-bit id bound; split it");
+        if (k_finish(&ks) < 0) goto done;
+        sources_clear(&q);
+    }
+    size_t KS = (size_t)(a.K * a.S), KSN = KS * (size_t)a.N;
+    result = Py_BuildValue("(y#y#y#y#y#y#)", (const char *)a.hyp_len, (Py_ssize_t)(KS * sizeof(int64_t)),
+                           (const char *)a.ref_len, (Py_ssize_t)((size_t)a.R * sizeof(int64_t)), (const char *)a.seg,
+                           (Py_ssize_t)(((size_t)a.S + 1) * sizeof(int64_t)), (const char *)a.match,
+                           (Py_ssize_t)(KSN * sizeof(int64_t)), (const char *)a.rmatch,
+                           (Py_ssize_t)(KSN * sizeof(int64_t)), (const char *)a.wide, a.S);
+done:
+    sources_clear(&q);
+    free(q.src); free(q.prepared);
+    seg_free(&g);
+    count_free(&c);
+    free(ro); free(chars);
+    if (a.sys)
+        for (Py_ssize_t k = 0; k < a.K; k++) Py_XDECREF(a.sys[k]);
+    free(a.sys); free(a.seg); free(a.hyp_len); free(a.ref_len); free(a.match); free(a.rmatch); free(a.wide);
+    Py_XDECREF(systems);
+    Py_XDECREF(refs);
+    return result;
+}
+
+/* layout(seq): 0 every item an exact str, 1 every item a non-empty exact list of exact str, 2 anything else. */
+static PyObject *layout(PyObject *self, PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "layout: a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), i = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    long kind = 0;
+    while (i < n && PyUnicode_CheckExact(items[i])) i++;
+    if (i < n) {
+        kind = i ? 2 : 1;
+        for (; kind == 1 && i < n; i++) {
+            PyObject *item = items[i];
+            if (!PyList_CheckExact(item) || !PyList_GET_SIZE(item)) {
+                kind = 2;
+                break;
+            }
+            for (Py_ssize_t j = 0; j < PyList_GET_SIZE(item); j++)
+                if (!PyUnicode_CheckExact(PyList_GET_ITEM(item, j))) {
+                    kind = 2;
+                    break;
+                }
+        }
+    }
+    Py_DECREF(seq);
+    return PyLong_FromLong(kind);
+}
+
+static PyMethodDef methods[] = {
+    {"counts", counts, METH_VARARGS, "BLEU-family n-gram counts of every system straight from the lines."},
+    {"layout", layout, METH_O, "0: all str, 1: all non-empty lists of str, 2: other."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_direct", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__direct(void) {
+    init_classes();
+    return PyModule_Create(&module);
+}

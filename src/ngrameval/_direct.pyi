@@ -1,0 +1,14 @@
+"""Type stub of the direct counting kernel (src/ngrameval/_direct.c)."""
+
+from collections.abc import Callable, Sequence
+
+def counts(
+    systems: Sequence[Sequence[str]],
+    refs: Sequence[str | Sequence[str]],
+    mode: int,
+    lowercase: bool,
+    max_order: int,
+    prep: Callable[[str], str],
+    /,
+) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes]: ...
+def layout(seq: Sequence[object], /) -> int: ...

@@ -1,0 +1,376 @@
+/*
+ * The line scanner shared by the tokenizer kernels (include after Python.h and _hash.h):
+ *   - the key and hash of a token of bytes (key_u8): a token of at most 7 bytes is its own 64-bit key;
+ *   - the mteval-v13a rules 2-4 (rule_pass) and the class of every byte under v13a and plain splitting;
+ *   - scan_bytes, one pass over a 1-byte line that hands each token (and each v13a word that needs rules 2-4)
+ *     to a sink: ngrameval._text interns them in a vocabulary, ngrameval._direct in one segment's table;
+ *   - line_source, the string to scan for a line (the tokenizer's own preprocessing where the scanner alone
+ *     would not be exact).
+ */
+#ifndef NGRAMEVAL_SCAN_H
+#define NGRAMEVAL_SCAN_H
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The key of a token longer than 7 code points (or holding one above 255): compared by its characters. */
+#define LONG_TOKEN UINT64_MAX
+
+#define HASH_SEED 0x9e3779b97f4a7c15ULL
+
+static inline uint64_t hash_step(uint64_t h, Py_UCS4 c) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+    return h ^ (h >> 29);
+}
+
+static inline uint64_t hash_end(uint64_t h, Py_ssize_t n) {
+    h = hash_step(h, (Py_UCS4)n);
+    return h ^ (h >> 32);
+}
+
+static inline uint64_t hash_tok_u8(const uint8_t *s, Py_ssize_t n) {
+    uint64_t h = HASH_SEED;
+    for (Py_ssize_t i = 0; i < n; i++) h = hash_step(h, s[i]);
+    return hash_end(h, n);
+}
+
+/* The key (token_key) of the token of bytes s[0..n) (Latin-1 code points), n <= 7, and (key_u8) of any token with
+   its hash (key_hash); `end` bounds what may be read past s + n. */
+static inline uint64_t short_key(const uint8_t *s, size_t n, const uint8_t *end) {
+    uint64_t w = 0;
+#if defined(_WIN32) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+    if (end - s >= 8) {
+        memcpy(&w, s, 8); /* little-endian: byte i lands in bits 8i.. as token_key packs it */
+        w &= (UINT64_C(1) << (8 * n)) - 1;
+    } else
+#endif
+    {
+        for (size_t i = 0; i < n; i++) w |= (uint64_t)s[i] << (8 * i);
+    }
+    return w | (uint64_t)n << 56;
+}
+
+static inline uint64_t key_u8(const uint8_t *s, size_t n, const uint8_t *end, uint64_t *h) {
+    if (n > 7) {
+        *h = hash_tok_u8(s, (Py_ssize_t)n);
+        return LONG_TOKEN;
+    }
+    uint64_t key = short_key(s, n, end);
+    *h = mix64(key);
+    return key;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+/* Growable scratch buffers. */
+typedef struct {
+    Py_UCS4 *p;
+    size_t len, cap;
+} ubuf_t;
+
+static inline int ubuf_reserve(ubuf_t *b, size_t cap) {
+    if (cap <= b->cap) return 0;
+    size_t c = b->cap ? b->cap : 256;
+    while (c < cap) c *= 2;
+    Py_UCS4 *p = (Py_UCS4 *)realloc(b->p, c * sizeof(Py_UCS4));
+    if (!p) return -1;
+    b->p = p;
+    b->cap = c;
+    return 0;
+}
+
+typedef struct {
+    char *p;
+    size_t len, cap;  /* in bytes */
+} bbuf_t;
+
+static inline int bbuf_push(bbuf_t *b, const void *x, size_t size) {
+    if (b->len + size > b->cap) {
+        size_t c = b->cap ? b->cap * 2 : 65536;
+        while (c < b->len + size) c *= 2;
+        char *p = (char *)realloc(b->p, c);
+        if (!p) return -1;
+        b->p = p;
+        b->cap = c;
+    }
+    memcpy(b->p + b->len, x, size);
+    b->len += size;
+    return 0;
+}
+
+static inline int is_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
+static inline int is_dot_comma(Py_UCS4 c) { return c == '.' || c == ','; }
+
+/* Rule 1: the ASCII symbols that v13a pads: 0x20-0x26, 0x28-0x2B, '/', 0x3A-0x40, 0x5B-0x60, 0x7B-0x7E. */
+static inline int is_padded(Py_UCS4 c) {
+    return (c >= 0x20 && c <= 0x26) || (c >= 0x28 && c <= 0x2B) || c == 0x2F || (c >= 0x3A && c <= 0x40) ||
+           (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
+}
+
+/* One non-overlapping left-to-right substitution of a two-character rule (2, 3 or 4) from `in` to `out`. */
+static inline int rule_pass(int rule, const ubuf_t *in, ubuf_t *out) {
+    if (ubuf_reserve(out, in->len * 2 + 2) < 0) return -1;
+    const Py_UCS4 *s = in->p;
+    Py_UCS4 *o = out->p;
+    size_t n = in->len, k = 0, i = 0;
+    while (i < n) {
+        if (i + 1 < n) {
+            Py_UCS4 a = s[i], b = s[i + 1];
+            int hit = rule == 2   ? (!is_digit(a) && is_dot_comma(b))
+                      : rule == 3 ? (is_dot_comma(a) && !is_digit(b))
+                                  : (is_digit(a) && b == '-');
+            if (hit) {
+                if (rule == 3) {
+                    o[k++] = ' '; o[k++] = a; o[k++] = ' '; o[k++] = b;
+                } else {
+                    o[k++] = a; o[k++] = ' '; o[k++] = b; o[k++] = ' ';
+                }
+                i += 2;
+                continue;
+            }
+        }
+        o[k++] = s[i++];
+    }
+    out->len = k;
+    return 0;
+}
+enum { MODE_PLAIN = 0, MODE_V13A = 1, MODE_ROUGE = 2 };
+
+/* Texts whose scan runs in one stretch without the GIL: up to CHUNK_TEXTS texts or CHUNK_CHARS code points. */
+#define CHUNK_TEXTS 4096
+#define CHUNK_CHARS (1 << 20)
+
+/* ---- Scanning a line: one pass over its characters (v13a or plain), no joined text ---------------------
+
+   A line whose characters are all below 256 (a 1-byte str) is scanned once with a class per byte. Under
+   v13a, rule 1 makes every padded symbol a token of its own, flanked by spaces, so no rule 2-4 pair contains
+   one. The line thus falls into words -- runs of characters that are neither whitespace nor padded -- with
+   whitespace between them, and every rule pair lies inside one word or pairs a word's first or last
+   character with the whitespace next to it (rules only insert spaces, so this holds after every pass). A
+   whitespace character takes part in a pair only as the non-digit of rule 2's first or rule 3's second
+   character, and it never starts a rule 3 match; so each word is rewritten exactly as " " + word + " " would
+   be on its own. A word without '.', ',' and '-' is left as it is (one token, interned straight from the
+   line's bytes); any other word goes through rule_pass as `encode` runs it on the whole line. Lines of wider
+   strings take `encode`'s path (rule 1 and rule_pass over the line). */
+
+/* A byte's class, as bits: 1 it belongs to a word, 2 it is a padded symbol (a token of its own), 4 it is '.', ','
+   or '-' (a word holding one may need rules 2-4). Whitespace is 0. */
+enum { CL_SPACE = 0, CL_WORD = 1, CL_PAD = 2, CL_SPECIAL = 5 };
+static uint8_t CLASS_V13A[256], CLASS_PLAIN[256];
+
+static inline void init_classes(void) {
+    for (int c = 0; c < 256; c++) {
+        uint8_t k = Py_UNICODE_ISSPACE((Py_UCS4)c) ? CL_SPACE : CL_WORD;
+        CLASS_PLAIN[c] = k;
+        if (k == CL_WORD && is_padded((Py_UCS4)c)) k = CL_PAD;
+        if (c == '.' || c == ',' || c == '-') k = CL_SPECIAL;
+        CLASS_V13A[c] = k;
+    }
+}
+
+/* The class bits of the (up to) 64 bytes s[0..min(len, 64)), one mask per bit: word, pad, special; bytes past
+   len are whitespace. Branch-free, so the scan does not mispredict at every word's end. */
+static inline void block_masks(const uint8_t *s, size_t len, const uint8_t *cls, uint64_t *W, uint64_t *P,
+                               uint64_t *S) {
+    uint64_t w = 0, p = 0, sp = 0;
+    if (len >= 64) {
+        for (unsigned j = 0; j < 64; j++) {
+            uint64_t c = cls[s[j]];
+            w |= (c & 1) << j;
+            p |= (c >> 1 & 1) << j;
+            sp |= (c >> 2 & 1) << j;
+        }
+    } else {
+        for (unsigned j = 0; j < (unsigned)len; j++) {
+            uint64_t c = cls[s[j]];
+            w |= (c & 1) << j;
+            p |= (c >> 1 & 1) << j;
+            sp |= (c >> 2 & 1) << j;
+        }
+    }
+    *W = w;
+    *P = p;
+    *S = sp;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CTZ64(x) ((unsigned)__builtin_ctzll(x))
+#else
+static inline unsigned CTZ64(uint64_t x) {
+    unsigned k = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        k++;
+    }
+    return k;
+}
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* What scan_bytes hands its sink: a token of bytes s[0..n) (`end` bounds what may be read past it, for key_u8),
+   or a v13a word w[0..n) holding '.', ',' or '-' that needs rules 2-4 (rules_on_word). 0, or < 0 to stop. */
+typedef int (*token_sink_fn)(void *sink, const uint8_t *s, size_t n, const uint8_t *end);
+typedef int (*word_sink_fn)(void *sink, const uint8_t *w, size_t n);
+
+/* The tokens of a 1-byte line s[0..n) under a class table (CLASS_V13A or CLASS_PLAIN), in order, to `token` and
+   `word` (see the note above CL_SPACE). The line is read 64 bytes at a time as class masks (block_masks); a
+   token's start and end are the next set and clear bits. Always inlined, so each caller's sinks are direct
+   calls. */
+static ALWAYS_INLINE int scan_bytes(void *sink, token_sink_fn token, word_sink_fn word, const uint8_t *s, size_t n,
+                                    const uint8_t *cls) {
+    const uint8_t *end = s + n;
+    uint64_t W, P, S; /* the masks of the block s[base .. base + 64) */
+    size_t base = 0, pos = 0;
+    int got;
+    if (!n) return 0;
+    block_masks(s, n, cls, &W, &P, &S);
+    for (;;) {
+        if (pos >= n) return 0; /* (a word that ran to the end left base past it, with stale masks) */
+        uint64_t m = pos - base < 64 ? (W | P) >> (pos - base) << (pos - base) : 0;
+        while (!m) {
+            base += 64;
+            if (base >= n) return 0;
+            block_masks(s + base, n - base, cls, &W, &P, &S);
+            m = W | P;
+        }
+        size_t a = base + CTZ64(m), off = a - base, i;
+        if (P >> off & 1) {
+            if ((got = token(sink, s + a, 1, end)) < 0) return got;
+            pos = a + 1;
+            continue;
+        }
+        uint64_t e = ~W >> off, sp = S >> off;
+        int special;
+        if (e) { /* the word ends in this block */
+            unsigned len = CTZ64(e);
+            i = a + len;
+            special = (sp & ((UINT64_C(1) << len) - 1)) != 0;
+        } else {
+            special = sp != 0;
+            for (;;) {
+                base += 64;
+                if (base >= n) {
+                    i = n;
+                    break;
+                }
+                block_masks(s + base, n - base, cls, &W, &P, &S);
+                if (~W) {
+                    unsigned len = CTZ64(~W);
+                    i = base + len;
+                    special |= (S & ((UINT64_C(1) << len) - 1)) != 0;
+                    break;
+                }
+                special |= S != 0;
+            }
+        }
+        pos = i;
+        if (!special) {
+            if ((got = token(sink, s + a, i - a, end)) < 0) return got;
+            continue;
+        }
+        /* The commonest special words, without rule passes: one character ('.', ',' or '-') is itself; a word
+           whose only special character is a final '.' or ',' loses it (rule 2 after a non-digit, rule 3 before
+           the space after it otherwise): "word," -> "word" ",". */
+        size_t m_len = i - a, j = 0;
+        uint8_t last = s[i - 1];
+        if (last == '.' || last == ',')
+            while (j < m_len - 1 && cls[s[a + j]] != CL_SPECIAL) j++;
+        if (m_len == 1 || j == m_len - 1) {
+            if (m_len > 1 && (got = token(sink, s + a, m_len - 1, end)) < 0) return got;
+            if ((got = token(sink, s + i - 1, 1, end)) < 0) return got;
+            continue;
+        }
+        if ((got = word(sink, s + a, m_len)) < 0) return got;
+    }
+}
+
+/* Rules 2-4 on " " + w[0..n) + " " (a v13a word), through scratch `a` into `b`, whose whitespace-separated
+   pieces are the word's tokens; -1 on OOM. */
+static inline int rules_on_word(const uint8_t *w, size_t n, ubuf_t *a, ubuf_t *b) {
+    if (ubuf_reserve(a, n + 2) < 0) return -1;
+    a->p[0] = ' ';
+    for (size_t i = 0; i < n; i++) a->p[i + 1] = w[i];
+    a->p[n + 1] = ' ';
+    a->len = n + 2;
+    return rule_pass(2, a, b) < 0 || rule_pass(3, b, a) < 0 || rule_pass(4, a, b) < 0 ? -1 : 0;
+}
+
+/* ASCII-case-insensitive: does s[0..n) start with the lower-case `word`? */
+static inline int starts_with_ci(const uint8_t *s, size_t n, const char *word) {
+    size_t m = strlen(word);
+    if (n < m) return 0;
+    for (size_t i = 0; i < m; i++) {
+        uint8_t c = s[i];
+        if (c >= 'A' && c <= 'Z') c += 32;
+        if (c != (uint8_t)word[i]) return 0;
+    }
+    return 1;
+}
+
+/* Whether a 1-byte v13a line needs the tokenizer's own preprocessing first: a line break, "<skipped>" or one
+   of the four entities (in any ASCII case: lower-casing comes first). */
+static inline int needs_prep_u8(const uint8_t *s, size_t n) {
+    if (memchr(s, '\n', n)) return 1;
+    static const char *const entities[] = {"quot;", "amp;", "lt;", "gt;"};
+    for (const uint8_t *p = s; (p = (const uint8_t *)memchr(p, '&', (size_t)(s + n - p))) != NULL; p++)
+        for (int e = 0; e < 4; e++)
+            if (starts_with_ci(p + 1, (size_t)(s + n - p - 1), entities[e])) return 1;
+    for (const uint8_t *p = s; (p = (const uint8_t *)memchr(p, '<', (size_t)(s + n - p))) != NULL; p++)
+        if (starts_with_ci(p + 1, (size_t)(s + n - p - 1), "skipped>")) return 1;
+    return 0;
+}
+
+/* The string to scan for line t: the line itself, or what `prep` (the tokenizer's exact Python preprocessing of
+   one line) makes of it where the scanner alone would not be exact: under v13a a line break, "<skipped>" or
+   an entity; with `lowercase` any non-ASCII line; a wider line under v13a holding '\n', '&' or '<'. New
+   reference, *prepared set when prep ran; NULL with an exception. */
+static inline PyObject *line_source(PyObject *s, Py_ssize_t t, int v13a, int lowercase, PyObject *prep, int *prepared) {
+    *prepared = 0;
+    if (!PyUnicode_Check(s)) {
+        PyErr_Format(PyExc_TypeError, "line %zd is %.100s, not str", t + 1, Py_TYPE(s)->tp_name);
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(s) < 0) return NULL;
+#endif
+    int need = lowercase && !PyUnicode_IS_ASCII(s);
+    if (!need && v13a) {
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+        if (PyUnicode_KIND(s) == PyUnicode_1BYTE_KIND) {
+            need = needs_prep_u8((const uint8_t *)PyUnicode_DATA(s), (size_t)len);
+        } else {
+            for (const char *c = "\n&<"; *c && !need; c++) {
+                Py_ssize_t at = PyUnicode_FindChar(s, (Py_UCS4)*c, 0, len, 1);
+                if (at == -2) return NULL;
+                need = at >= 0;
+            }
+        }
+    }
+    if (!need) {
+        Py_INCREF(s);
+        return s;
+    }
+    PyObject *out = PyObject_CallFunctionObjArgs(prep, s, NULL);
+    if (out && !PyUnicode_CheckExact(out)) {
+        PyErr_Format(PyExc_TypeError, "line %zd: the tokenizer's preprocessing gave %.100s, not str", t + 1,
+                     Py_TYPE(out)->tp_name);
+        Py_CLEAR(out);
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (out && PyUnicode_READY(out) < 0) Py_CLEAR(out);
+#endif
+    *prepared = 1;
+    return out;
+}
+
+#endif

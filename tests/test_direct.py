@@ -1,0 +1,192 @@
+"""Counting straight from the lines (``ngrameval._direct``, :mod:`ngrameval.ngrams.direct`) gives exactly the rows of
+the vocabulary path (``References.build`` + ``overlap_stats``) on any text, any number of references and systems,
+every order; the scanner it shares with ``_text.encode_lines`` (64-byte class masks) gives sacreBLEU's tokens on
+lines of every length around the block size; bad input is a clear error; the kernel stops on Ctrl-C and lets other
+threads run."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import textwrap
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sacrebleu.metrics.bleu import _get_tokenizer
+from tests.conftest import WORDS, broken_line, free_line, interrupt, line, ticks_beside
+
+from ngrameval import _direct, _text, bleu
+from ngrameval.ngrams.count import References, overlap_stats
+from ngrameval.ngrams.direct import applies, direct_stats
+from ngrameval.text.pipeline import Preprocess
+from ngrameval.text.tokenize import encode_lines, line_prep
+
+DATA = Path(__file__).parent / "data"
+
+latin1 = st.text(st.characters(max_codepoint=255, blacklist_characters="\n"), max_size=40)
+# lines long enough to cross one or more 64-byte blocks of the scanner, words of any length and kind
+long_word = st.one_of(st.sampled_from(WORDS), st.text("abc.,-'5", min_size=1, max_size=80))
+long_line = st.lists(st.tuples(long_word, st.sampled_from([" ", "  ", "\t", "\u00a0", ""])), max_size=40).map(
+    lambda parts: "".join(w + s for w, s in parts)
+)
+any_line = st.one_of(line, line, long_line, free_line, broken_line, latin1)
+
+
+@st.composite
+def systems_and_refs(draw: st.DrawFn) -> tuple[list[list[str]], list[list[str]]]:
+    n = draw(st.integers(0, 8))
+    k = draw(st.integers(1, 3))
+    systems = [[draw(any_line) for _ in range(n)] for _ in range(k)]
+    refs = [[draw(any_line) for _ in range(draw(st.integers(1, 4)))] for _ in range(n)]
+    return systems, refs
+
+
+def vocabulary_rows(systems: list[list[str]], refs: list[list[str]], pre: Preprocess, order: int) -> list[np.ndarray]:
+    return [st.values for st in overlap_stats(systems, References.build(refs, pre), order)]
+
+
+@pytest.mark.parametrize("tokenize", ["13a", "none"])
+@settings(max_examples=300, deadline=None)
+@given(data=systems_and_refs(), lowercase=st.booleans(), order=st.integers(1, 6))
+def test_rows_equal_the_vocabulary_path(
+    tokenize: str, data: tuple[list[list[str]], list[list[str]]], lowercase: bool, order: int
+) -> None:
+    systems, refs = data
+    pre = Preprocess(tokenize, lowercase)
+    got = [st.values for st in direct_stats(systems, refs, pre, order)]
+    want = vocabulary_rows(systems, refs, pre, order)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(long_line, max_size=6), lowercase=st.booleans())
+def test_scanner_gives_sacrebleu_tokens_across_blocks(lines: list[str], lowercase: bool) -> None:
+    tok = _get_tokenizer("13a")()
+    vocab = _text.vocab_new()
+    ids_b, off_b = encode_lines(vocab, lines, "13a", lowercase)
+    names = _text.tokens(vocab, 0)
+    ids = np.frombuffer(ids_b, dtype=np.int32).tolist()
+    off = np.frombuffer(off_b, dtype=np.int64).tolist()
+    got = [[names[i] for i in ids[a:b]] for a, b in itertools.pairwise(off)]
+    assert got == [tok(s.lower() if lowercase else s).split() for s in lines]
+
+
+@pytest.mark.parametrize("size", [1, 62, 63, 64, 65, 127, 128, 129, 192, 500])
+@pytest.mark.parametrize("tail", ["", " ", ".", "x,", "ab-cd.", "(", " z"])
+def test_words_ending_at_every_block_edge(size: int, tail: str) -> None:
+    # a word that ends exactly where a 64-byte block and the line end (the case that once read past the line)
+    hyp = "w" * size + tail
+    refs = [["w" * size + tail, "w " * size]]
+    pre = Preprocess()
+    got = direct_stats([[hyp]], refs, pre, 4)[0].values
+    np.testing.assert_array_equal(got, vocabulary_rows([[hyp]], refs, pre, 4)[0])
+
+
+def test_wide_segments_are_counted_and_placed_in_order() -> None:
+    systems = [["the cat €", "a b c", "Ünïcødé ☃ text", "x y"], ["the € cat", "b c", "☃", "y"]]
+    refs = [["the cat €"], ["a b c", "a c"], ["Ünïcødé text ☃"], ["x y z"]]
+    for tokenize in ("13a", "none"):
+        pre = Preprocess(tokenize, lowercase=True)
+        got = direct_stats(systems, refs, pre, 4)
+        for g, w in zip(got, vocabulary_rows(systems, refs, pre, 4), strict=True):
+            np.testing.assert_array_equal(g.values, w)
+    _, _, _, _, _, wide = _direct.counts(systems, refs, 1, False, 4, str)
+    assert np.frombuffer(wide, dtype=np.uint8).tolist() == [1, 0, 1, 0]
+
+
+def test_real_text_wmt17_and_summeval() -> None:
+    hyps = (DATA / "wmt17_sample.hyp.txt").read_text(encoding="utf-8").splitlines()
+    refs = [[r] for r in (DATA / "wmt17_sample.ref.txt").read_text(encoding="utf-8").splitlines()]
+    sample = Path(__file__).parents[1] / "src" / "ngrameval" / "data" / "summeval_sample.jsonl"
+    rows = [json.loads(x) for x in sample.read_text(encoding="utf-8").splitlines()]
+    names = sorted(rows[0]["systems"])
+    summ = [[r["systems"][m]["summary"] for r in rows] for m in names]
+    summ_refs = [r["references"] for r in rows]
+    for systems, seg_refs in (([hyps], refs), (summ, summ_refs)):
+        for pre in (Preprocess(), Preprocess(lowercase=True), Preprocess("none")):
+            got = direct_stats(systems, seg_refs, pre, 4)
+            for g, w in zip(got, vocabulary_rows(systems, seg_refs, pre, 4), strict=True):
+                np.testing.assert_array_equal(g.values, w)
+
+
+def test_api_uses_it_and_keeps_sacrebleu_scores() -> None:
+    import sacrebleu
+
+    hyps = (DATA / "wmt17_sample.hyp.txt").read_text(encoding="utf-8").splitlines()
+    refs = (DATA / "wmt17_sample.ref.txt").read_text(encoding="utf-8").splitlines()
+    assert applies(Preprocess(), nist=False) and not applies(Preprocess(), nist=True)
+    assert not applies(Preprocess(stem=True), nist=False) and not applies(Preprocess("intl"), nist=False)
+    ours = bleu(hyps, [[r] for r in refs])
+    assert ours.score * 100 == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score, abs=1e-9)
+
+
+def test_layout_of_segments() -> None:
+    assert _direct.layout([]) == 0
+    assert _direct.layout(["a", "b"]) == 0
+    assert _direct.layout([["a"], ["b", "c"]]) == 1
+    assert _direct.layout(("a",)) == 0
+    for other in (["a", ["b"]], [["a"], []], [["a"], ("b",)], [["a", 3]], [3], [b"a"], [["a"], "b"]):
+        assert _direct.layout(other) == 2, other  # type: ignore[arg-type]
+
+
+def test_bad_input_is_a_clear_error() -> None:
+    prep = partial(line_prep("13a")[1], lowercase=False)  # type: ignore[index]
+    with pytest.raises(TypeError, match="line 2 is int, not str"):
+        _direct.counts([["a", 3]], ["a", "b"], 1, False, 4, prep)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"refs\[1\] must be a str or a list of str, not int"):
+        _direct.counts([["a", "b"]], ["a", 3], 1, False, 4, prep)  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="segment 2 has no reference"):
+        _direct.counts([["a", "b"]], ["a", []], 1, False, 4, prep)
+    with pytest.raises(ValueError, match="system 1 has 1 texts"):
+        _direct.counts([["a"]], ["a", "b"], 1, False, 4, prep)
+    with pytest.raises(ValueError, match="mode must be 0"):
+        _direct.counts([["a"]], ["a"], 2, False, 4, prep)
+    with pytest.raises(ValueError, match=r"max_order must be 0\.\.100"):
+        _direct.counts([["a"]], ["a"], 1, False, 101, prep)
+    with pytest.raises(TypeError, match="preprocessing gave bytes"):
+        _direct.counts([["a &amp; b"]], ["a"], 1, False, 4, lambda s: s.encode())  # type: ignore[arg-type,return-value]
+
+
+def test_references_changed_by_the_preprocessing_are_refused() -> None:
+    refs = [["a &amp; b", "c"]]
+
+    def prep(s: str) -> str:
+        refs[0].append("d")  # Python code the kernel calls: it must not read past the list it sized
+        return s
+
+    with pytest.raises(RuntimeError, match="references of segment 1 changed"):
+        _direct.counts([["x"]], refs, 1, False, 4, prep)
+
+
+def test_long_counts_stop_on_sigint() -> None:
+    code = textwrap.dedent("""
+        from ngrameval import _direct
+        lines = ["w1 w2 w3 " * 300] * 400_000
+        print("start", flush=True)
+        _direct.counts([lines], lines, 1, False, 4, str)
+        print("finished", flush=True)
+    """)
+    err, elapsed = interrupt(code)
+    assert "KeyboardInterrupt" in err, err
+    assert elapsed < 5, elapsed
+
+
+def test_counts_release_the_gil() -> None:
+    lines = [" ".join(f"w{i % 5000}." for i in range(k, k + 30)) for k in range(60_000)]
+    ticks, alone = ticks_beside(lambda: _direct.counts([lines], lines, 1, False, 4, str))
+    assert ticks >= max(3, alone / 0.005 / 2), (ticks, alone)
+
+
+def test_order_zero_only_tokenizes() -> None:
+    systems, refs = [["a b c.", "d"]], [["a b", "c d e"], ["x"]]
+    full = _direct.counts(systems, refs, 1, False, 4, str)
+    tokens = _direct.counts(systems, refs, 1, False, 0, str)
+    assert tokens[:3] == full[:3]  # hyp_len, ref_len, seg
+    assert tokens[3] == tokens[4] == b""  # no n-gram counts
+    assert np.frombuffer(tokens[0], dtype=np.int64).tolist() == [4, 1]
