@@ -33,7 +33,8 @@ long_word = st.one_of(st.sampled_from(WORDS), st.text("abc.,-'5", min_size=1, ma
 long_line = st.lists(st.tuples(long_word, st.sampled_from([" ", "  ", "\t", "\u00a0", ""])), max_size=40).map(
     lambda parts: "".join(w + s for w, s in parts)
 )
-any_line = st.one_of(line, line, long_line, free_line, broken_line, latin1)
+long_latin1 = st.text(st.characters(max_codepoint=255, blacklist_characters="\n"), min_size=60, max_size=300)
+any_line = st.one_of(line, line, long_line, long_latin1, free_line, broken_line, latin1)
 
 
 @st.composite
@@ -47,6 +48,15 @@ def systems_and_refs(draw: st.DrawFn) -> tuple[list[list[str]], list[list[str]]]
 
 def vocabulary_rows(systems: list[list[str]], refs: list[list[str]], pre: Preprocess, order: int) -> list[np.ndarray]:
     return [st.values for st in overlap_stats(systems, References.build(refs, pre), order)]
+
+
+def line_tokens(lines: list[str], tokenize: str, lowercase: bool = False) -> list[list[str]]:
+    """The tokens of every line through ``_text.encode_lines`` (the scanner the direct kernel shares)."""
+    vocab = _text.vocab_new()
+    ids_b, off_b = encode_lines(vocab, lines, tokenize, lowercase)
+    names = _text.tokens(vocab, 0)
+    ids = np.frombuffer(ids_b, dtype=np.int32).tolist()
+    return [[names[i] for i in ids[a:b]] for a, b in itertools.pairwise(np.frombuffer(off_b, dtype=np.int64).tolist())]
 
 
 @pytest.mark.parametrize("tokenize", ["13a", "none"])
@@ -65,16 +75,27 @@ def test_rows_equal_the_vocabulary_path(
 
 
 @settings(max_examples=200, deadline=None)
-@given(lines=st.lists(long_line, max_size=6), lowercase=st.booleans())
+@given(lines=st.lists(st.one_of(long_line, long_latin1), max_size=6), lowercase=st.booleans())
 def test_scanner_gives_sacrebleu_tokens_across_blocks(lines: list[str], lowercase: bool) -> None:
     tok = _get_tokenizer("13a")()
-    vocab = _text.vocab_new()
-    ids_b, off_b = encode_lines(vocab, lines, "13a", lowercase)
-    names = _text.tokens(vocab, 0)
-    ids = np.frombuffer(ids_b, dtype=np.int32).tolist()
-    off = np.frombuffer(off_b, dtype=np.int64).tolist()
-    got = [[names[i] for i in ids[a:b]] for a, b in itertools.pairwise(off)]
-    assert got == [tok(s.lower() if lowercase else s).split() for s in lines]
+    assert line_tokens(lines, "13a", lowercase) == [tok(s.lower() if lowercase else s).split() for s in lines]
+
+
+def test_every_byte_at_every_place_of_a_block() -> None:
+    # each Latin-1 character at the start, inside and at the end of a 16- and a 64-byte stretch of a long line, so
+    # the 64-byte class masks (SSE2 where the machine has it, the table otherwise) meet every byte value everywhere
+    tok = _get_tokenizer("13a")()
+    lines = []
+    for code in range(256):
+        if chr(code) == "\n":
+            continue
+        for at in (0, 5, 15, 16, 31, 47, 62, 63):
+            body = list("ab,c d.e-f 9 x'y" * 8)
+            body[at] = chr(code)
+            body[at + 64] = chr(code)
+            lines.append("".join(body))
+    assert line_tokens(lines, "13a") == [tok(s).split() for s in lines]
+    assert line_tokens(lines, "none") == [s.split() for s in lines]
 
 
 @pytest.mark.parametrize("size", [1, 62, 63, 64, 65, 127, 128, 129, 192, 500])

@@ -175,27 +175,66 @@ static inline void init_classes(void) {
 
 /* The class bits of the (up to) 64 bytes s[0..min(len, 64)), one mask per bit: word, pad, special; bytes past
    len are whitespace. Branch-free, so the scan does not mispredict at every word's end. */
-static inline void block_masks(const uint8_t *s, size_t len, const uint8_t *cls, uint64_t *W, uint64_t *P,
-                               uint64_t *S) {
+static inline void block_masks_table(const uint8_t *s, size_t len, const uint8_t *cls, uint64_t *W, uint64_t *P,
+                                     uint64_t *S) {
     uint64_t w = 0, p = 0, sp = 0;
-    if (len >= 64) {
-        for (unsigned j = 0; j < 64; j++) {
-            uint64_t c = cls[s[j]];
-            w |= (c & 1) << j;
-            p |= (c >> 1 & 1) << j;
-            sp |= (c >> 2 & 1) << j;
-        }
-    } else {
-        for (unsigned j = 0; j < (unsigned)len; j++) {
-            uint64_t c = cls[s[j]];
-            w |= (c & 1) << j;
-            p |= (c >> 1 & 1) << j;
-            sp |= (c >> 2 & 1) << j;
-        }
+    unsigned m = len < 64 ? (unsigned)len : 64;
+    for (unsigned j = 0; j < m; j++) {
+        uint64_t c = cls[s[j]];
+        w |= (c & 1) << j;
+        p |= (c >> 1 & 1) << j;
+        sp |= (c >> 2 & 1) << j;
     }
     *W = w;
     *P = p;
     *S = sp;
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* Bytes of v (sign bit flipped: unsigned order as signed) in [lo, hi]. */
+static inline __m128i in_range(__m128i v, uint8_t lo, uint8_t hi) {
+    __m128i below = _mm_cmplt_epi8(v, _mm_set1_epi8((char)(lo ^ 0x80)));
+    __m128i above = _mm_cmpgt_epi8(v, _mm_set1_epi8((char)(hi ^ 0x80)));
+    return _mm_andnot_si128(_mm_or_si128(below, above), _mm_set1_epi8(-1));
+}
+
+/* block_masks_table for a whole block of 64 bytes, 16 at a time: the class tables as byte ranges (whitespace:
+   Python's str.isspace below 256; v13a's padded symbols: is_padded; special: ',' '-' '.'). */
+static inline void block_masks_sse2(const uint8_t *s, int v13a, uint64_t *W, uint64_t *P, uint64_t *S) {
+    uint64_t w = 0, p = 0, sp = 0;
+    for (unsigned k = 0; k < 64; k += 16) {
+        __m128i v = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + k)), _mm_set1_epi8((char)0x80));
+        __m128i space = _mm_or_si128(_mm_or_si128(in_range(v, 0x09, 0x0D), in_range(v, 0x1C, 0x20)),
+                                     _mm_or_si128(in_range(v, 0x85, 0x85), in_range(v, 0xA0, 0xA0)));
+        __m128i pad = _mm_setzero_si128(), special = _mm_setzero_si128();
+        if (v13a) {
+            pad = _mm_or_si128(_mm_or_si128(in_range(v, 0x21, 0x26), in_range(v, 0x28, 0x2B)),
+                               _mm_or_si128(in_range(v, 0x2F, 0x2F), in_range(v, 0x3A, 0x40)));
+            pad = _mm_or_si128(pad, _mm_or_si128(in_range(v, 0x5B, 0x60), in_range(v, 0x7B, 0x7E)));
+            special = in_range(v, 0x2C, 0x2E);
+        }
+        uint64_t not_word = (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(space, pad));
+        w |= (~not_word & 0xFFFF) << k;
+        p |= (uint64_t)(uint16_t)_mm_movemask_epi8(pad) << k;
+        sp |= (uint64_t)(uint16_t)_mm_movemask_epi8(special) << k;
+    }
+    *W = w;
+    *P = p;
+    *S = sp;
+}
+#endif
+
+static inline void block_masks(const uint8_t *s, size_t len, const uint8_t *cls, uint64_t *W, uint64_t *P,
+                               uint64_t *S) {
+#if defined(__SSE2__)
+    if (len >= 64 && (cls == CLASS_V13A || cls == CLASS_PLAIN)) {
+        block_masks_sse2(s, cls == CLASS_V13A, W, P, S);
+        return;
+    }
+#endif
+    block_masks_table(s, len, cls, W, P, S);
 }
 
 #if defined(__GNUC__) || defined(__clang__)
