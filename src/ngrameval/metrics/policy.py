@@ -9,6 +9,7 @@ import re
 import threading
 import warnings
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -115,6 +116,15 @@ def divide(num: FloatArray, den: FloatArray) -> FloatArray:
     return out
 
 
+def accumulate_last(ufunc: np.ufunc, a: NDArray[Any]) -> NDArray[Any]:
+    """``ufunc.accumulate(a, axis=-1)`` (cumulative sum, running and, ...) one column at a time: the same values,
+    and for the few orders of many segments far faster than numpy's accumulate along a short last axis."""
+    out = np.array(a, copy=True)
+    for j in range(1, out.shape[-1]):
+        ufunc(out[..., j - 1], out[..., j], out=out[..., j])
+    return out
+
+
 def smoothed_precisions(
     correct: FloatArray, total: FloatArray, method: str, value: float | None = None
 ) -> tuple[FloatArray, NDArray[np.bool_]]:
@@ -132,14 +142,15 @@ def smoothed_precisions(
     if method == "add-k":
         correct[..., 1:] += value
         total[..., 1:] += value
-    valid = np.cumprod(total > 0, axis=-1).astype(bool)
+    valid = accumulate_last(np.logical_and, total > 0)
     prec = np.where(valid, divide(correct, total), 0.0)
     zero = valid & (correct == 0)
     if method == "floor":
         prec = np.where(zero, divide(np.full_like(total, value), total), prec)
     elif method == "exp":
-        k = np.cumsum(zero, axis=-1)
-        prec = np.where(zero, divide(np.ones_like(total), 2.0**k * total), prec)
+        k = accumulate_last(np.add, zero.astype(np.int64))
+        scaled = np.ldexp(total, k)  # 2^k t, exactly (a power of two)
+        prec = np.where(zero, divide(np.ones_like(total), scaled), prec)
     return prec, valid
 
 
