@@ -226,7 +226,7 @@ class SpilledCounts:
             prev_count = count
 
 
-def ngram_keys(toks: NDArray[np.int32], prefix_keys: Sequence[IntArray]) -> tuple[IntArray, NDArray[np.bool_]]:
+def ngram_keys(toks: NDArray[np.integer], prefix_keys: Sequence[IntArray]) -> tuple[IntArray, NDArray[np.bool_]]:
     """The key of every n-gram (a row of ``toks``, n >= 2 tokens) among n-grams whose first two tokens hash alike:
     ``first << SHIFT | second`` for a bigram, else ``(row of its (n-1)-gram prefix in the sorted prefix_keys[n - 3])
     << SHIFT | last token``; and whether every prefix was there."""
