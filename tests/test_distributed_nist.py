@@ -5,6 +5,7 @@ reference n-grams only."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -18,11 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ngrameval import distributed as nd
-from ngrameval.api import Score, checked_specs, score
+from ngrameval.api import Score, checked_specs, measure, score
 from ngrameval.cli import main
 from ngrameval.distributed import nist as dn
 from ngrameval.distributed.cluster import Partition, Partitions
 from ngrameval.errors import ConfigError
+from ngrameval.ngrams.stats import MetricRows
 from ngrameval.refcounts import RefCounts
 from ngrameval.streaming import add_references
 
@@ -34,17 +36,22 @@ Row = tuple[str, str, float, str]
 
 
 def corpus(n: int, seed: int, max_refs: int = 3) -> tuple[dict[str, list[str]], list[list[str]]]:
-    """Two systems and 1..max_refs references a segment; lines of 0-11 words (empty ones too), some references
-    starting with "0" (mteval's extra weight)."""
+    """Two systems and 1..max_refs references a segment, lines of 0-11 words (empty ones too), some references
+    starting with "0" (mteval's extra weight); the hypotheses are references with a few words changed, so n-grams
+    of every order match."""
     rng = np.random.default_rng(seed)
 
     def line() -> str:
         return " ".join(rng.choice(WORDS, size=int(rng.integers(0, 12))).tolist())
 
+    def edited(ref: str) -> str:
+        words = [w if rng.random() > 0.2 else str(rng.choice(WORDS)) for w in ref.split()]
+        return " ".join(words) if rng.random() > 0.1 else line()
+
     refs = [[line() for _ in range(int(rng.integers(1, max_refs + 1)))] for _ in range(n)]
     for r in refs[::7]:
         r[0] = "0 " + r[0]
-    return {"a": [line() for _ in range(n)], "b": [line() for _ in range(n)]}, refs
+    return {s: [edited(str(rng.choice(r))) for r in refs] for s in ("a", "b")}, refs
 
 
 def partitions(systems: dict[str, list[str]], refs: list[list[str]], cuts: list[int]) -> Partitions:
@@ -52,7 +59,7 @@ def partitions(systems: dict[str, list[str]], refs: list[list[str]], cuts: list[
     bounds = [0, *sorted(set(cuts)), len(refs)]
     parts = [
         dask.delayed(Partition, pure=True)(f"part-{a}", {s: h[a:b] for s, h in systems.items()}, refs[a:b])
-        for a, b in zip(bounds, bounds[1:], strict=False)
+        for a, b in itertools.pairwise(bounds)
         if b > a
     ]
     return Partitions(parts, list(systems))
@@ -71,6 +78,15 @@ def client(dask_client: Client) -> Client:
     return dask_client
 
 
+def same_rows(got: list[MetricRows], systems: dict[str, list[str]], refs: list[list[str]], metrics: str) -> None:
+    """The corpus rows are one machine's per-segment rows summed over the axis of segments, bit for bit."""
+    expected = measure(systems, refs, metrics)
+    assert [(r.metric, r.signature) for r in got] == [(r.metric, r.signature) for r in expected]
+    for g, e in zip(got, expected, strict=True):
+        for a, b in zip(g.values, e.values, strict=True):
+            assert np.array_equal(a[0], b.sum(axis=0)), (g.metric, np.flatnonzero(a[0] != b.sum(axis=0)))
+
+
 @pytest.mark.parametrize("groups", [None, 1, 4, 9])
 def test_equals_one_machine(client: Client, groups: int | None) -> None:
     systems, refs = corpus(900, 1)
@@ -78,6 +94,7 @@ def test_equals_one_machine(client: Client, groups: int | None) -> None:
     got = plain(nd.score(parts, METRICS, client, nist_groups=groups))
     assert got == one_machine(systems, refs, METRICS)
     assert [s for s in got if s[1] == "NIST"]  # NIST was scored, not dropped
+    same_rows(client.compute(nd.corpus_rows(parts, METRICS, nist_groups=groups)).result(), systems, refs, METRICS)
 
 
 def test_groups_split_the_ngrams_and_partitions_get_their_own(client: Client) -> None:
@@ -94,7 +111,7 @@ def test_groups_split_the_ngrams_and_partitions_get_their_own(client: Client) ->
     higher = whole.distinct - uni.distinct  # distinct reference n-grams of orders 2..5 of the corpus
     sizes = [w[pre].distinct for w in weights]
     assert sum(sizes) == higher and len(sizes) == 4
-    assert 0 < min(sizes) and max(sizes) < higher  # no group's table holds every n-gram
+    assert min(sizes) > 0 and max(sizes) < higher  # no group's table holds every n-gram
     assert len(unigrams[pre].vocab) == uni.distinct and unigrams[pre].total_words == uni.total_words
     for k, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(refs)], strict=True)):
         own, own_uni = RefCounts(5), RefCounts(1)
@@ -102,6 +119,11 @@ def test_groups_split_the_ngrams_and_partitions_get_their_own(client: Client) ->
         add_references({pre: own_uni}, refs[a:b])
         received = sum(len(v) for f in found[k] for v in f[pre])
         assert received == own.distinct - own_uni.distinct  # exactly the partition's own n-grams
+    # the lookups made on the workers place the same weights in this process (another hash() salt)
+    part = client.compute(parts[1]).result()
+    here = dn.nist_rows(part, specs, None, unigrams, found[1])[0]
+    there = client.compute(dask.delayed(dn.nist_rows)(parts[1], specs, None, graph.unigrams, graph.found[1]))
+    assert all(np.array_equal(a, b) for a, b in zip(here[0].values, there.result()[0][0].values, strict=True))
 
 
 def test_command_line_equals_one_machine(client: Client, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,7 +144,7 @@ def test_command_line_equals_one_machine(client: Client, tmp_path: Path, capsys:
 
 def test_token_hashes_same_in_every_process(client: Client) -> None:
     """Workers are processes with their own salted ``hash()``: the groups must not depend on it."""
-    names = WORDS + ["", "naïve", "\udcff"]
+    names = [*WORDS, "", "naïve", "\udcff"]
     mine = dn.token_hashes(names)
     theirs = client.run(dn.token_hashes, names)
     assert len(theirs) == 2 and all(np.array_equal(mine, h) for h in theirs.values())
@@ -134,7 +156,7 @@ def test_auto_groups_and_bad_groups() -> None:
     systems, refs = corpus(10, 4)
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ConfigError, match="nist_groups"):
-            nd.corpus_rows(partitions(systems, refs, [5]), "nist", nist_groups=bad)  # type: ignore[arg-type]
+            nd.corpus_rows(partitions(systems, refs, [5]), "nist", nist_groups=bad)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -149,7 +171,9 @@ def test_any_partitioning_and_groups(n: int, seed: int, cuts: list[int], groups:
     """The same graph run in this process (Dask's synchronous scheduler): equal to one machine."""
     systems, refs = corpus(n, seed)
     metrics = f"nist:n={order},nist:n={order},ref_len=average"
+    parts = partitions(systems, refs, [c for c in cuts if c < n])
     with dask.config.set(scheduler="sync"):
-        got = plain(nd.score(partitions(systems, refs, [c for c in cuts if c < n]), metrics, nist_groups=groups))
+        got = plain(nd.score(parts, metrics, nist_groups=groups))
+        rows = nd.corpus_rows(parts, metrics, nist_groups=groups).compute()
     assert got == one_machine(systems, refs, metrics)
-
+    same_rows(rows, systems, refs, metrics)
