@@ -216,7 +216,7 @@ class SpilledCounts:
         for n, table in enumerate(tables, start=2):
             starts, lengths = table[:, lo], table[:, hi] - table[:, lo]
             toks = _read(self._path("tok", n), np.int32, starts * n, lengths * n).reshape(-1, n)
-            key, _ = ngram_keys(toks, tables_keys)
+            key = ngram_keys(toks, tables_keys)
             del toks
             uniq, count, row = summed_keys(key, _read(self._path("cnt", n), _COUNT, starts, lengths), n)
             del key
@@ -226,22 +226,17 @@ class SpilledCounts:
             prev_count = count
 
 
-def ngram_keys(toks: NDArray[np.integer], prefix_keys: Sequence[IntArray]) -> tuple[IntArray, NDArray[np.bool_]]:
+def ngram_keys(toks: NDArray[np.int32], prefix_keys: Sequence[IntArray]) -> IntArray:
     """The key of every n-gram (a row of ``toks``, n >= 2 tokens) among n-grams whose first two tokens hash alike:
     ``first << SHIFT | second`` for a bigram, else ``(row of its (n-1)-gram prefix in the sorted prefix_keys[n - 3])
-    << SHIFT | last token``; and whether every prefix was there."""
+    << SHIFT | last token``."""
     key = toks[:, 0].astype(np.int64)
-    found = np.ones(len(key), dtype=bool)
-    n = toks.shape[1]
-    for k in range(1, n):  # key of the (k + 1)-gram: row of its k-gram prefix << SHIFT | its last token
+    for k in range(1, toks.shape[1]):  # key of the (k + 1)-gram: row of its k-gram prefix << SHIFT | its last token
         key <<= SHIFT
         key |= toks[:, k].astype(np.int64)
-        if k < n - 1:
-            table = prefix_keys[k - 1]
-            pos = np.searchsorted(table, key)
-            found &= table[np.minimum(pos, len(table) - 1)] == key if len(table) else False
-            key = pos
-    return key, found
+        if k < toks.shape[1] - 1:
+            key = np.searchsorted(prefix_keys[k - 1], key)
+    return key
 
 
 def summed_keys(key: IntArray, count: NDArray[np.integer], n: int) -> tuple[IntArray, IntArray, IntArray]:

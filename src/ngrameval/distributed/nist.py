@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.refcounts import SHIFT, ChunkWeights, IntArray, _find, _token_map
-from ngrameval.refspill import _CHANGED, _Piece, _piece, fibonacci, ngram_keys, prefix_info, summed_keys, weighted
+from ngrameval.refspill import _CHANGED, _Piece, _piece, fibonacci, prefix_info, summed_keys, weighted
 
 if TYPE_CHECKING:
     from dask.delayed import Delayed
@@ -116,12 +116,15 @@ def merged_unigrams(*parts: dict[Preprocess, Unigrams]) -> dict[Preprocess, Unig
 
 @dataclass(frozen=True)
 class GroupCounts:
-    """Reference n-grams of orders 2..n of one bucket group and their counts: ``rows[n - 2]`` holds one row of n
-    indices into ``names`` (the token strings) per n-gram, ``counts[n - 2]`` its count."""
+    """Reference n-grams of orders 2..n of one bucket group and their counts, per order n (index n - 2) a list:
+    ``keys`` (``first << SHIFT | second`` for bigrams, tokens as indices into ``names``, the token strings; for n
+    >= 3 ``(index of the prefix in the list of order n - 1) << SHIFT | last token``) and ``counts``; ``summed``:
+    keys distinct and sorted (a merge's output, see :func:`merged_group`)."""
 
     names: list[str] = field(repr=False)
-    rows: list[NDArray[np.int32]] = field(repr=False)
+    keys: list[IntArray] = field(repr=False)
     counts: list[IntArray] = field(repr=False)
+    summed: bool = False
 
     @property
     def distinct(self) -> int:
@@ -130,8 +133,8 @@ class GroupCounts:
 
 @dataclass(frozen=True)
 class GroupWeights:
-    """A bucket group's information weights: per order n >= 2 the sorted keys of :func:`ngram_keys` over
-    ``vocab`` and ``info`` in key order."""
+    """A bucket group's information weights: per order n >= 2 the sorted keys of a summed :class:`GroupCounts`
+    over ``vocab`` and ``info`` in key order."""
 
     vocab: dict[str, int] = field(repr=False)
     keys: list[IntArray] = field(repr=False)
@@ -160,22 +163,31 @@ def _grouped(ids: NDArray[np.int32], off: IntArray, order: int, names: list[str]
 def _split(p: _Piece, names: list[str], groups: int) -> list[GroupCounts]:
     """The n-grams of orders >= 2 of ``p`` (in its group order) and their counts, one :class:`GroupCounts` per
     group, each with the token strings it uses."""
-    at, rows, counts = [], [], []
+    where = np.empty(len(p.interned.count), dtype=np.int64)  # a local n-gram id's index in its group's list
+    at, heads, lasts, counts = [], [], [], []
     for j in range(1, len(p.sel)):
-        b = p.bucket[j][p.perm[j]]
-        at.append(np.searchsorted(b, np.arange(groups + 1)))
-        rows.append(p.tokens[j][p.perm[j]])
-        counts.append(p.interned.count[p.sel[j][p.perm[j]]])
+        ids = p.sel[j][p.perm[j]]
+        a = np.searchsorted(p.bucket[j][p.perm[j]], np.arange(groups + 1))
+        where[ids] = np.arange(len(ids)) - np.repeat(a[:-1], np.diff(a))
+        heads.append(p.tokens[j][p.perm[j], 0].astype(np.int64) if j == 1 else where[p.interned.prefix[ids]])
+        lasts.append(p.interned.token[ids].astype(np.int64))
+        counts.append(p.interned.count[ids])
+        at.append(a)
     out = []
     for g in range(groups):
-        mine = [r[a[g] : a[g + 1]] for r, a in zip(rows, at, strict=True)]
-        used = np.unique(np.concatenate([m.ravel() for m in mine])) if mine else np.zeros(0, dtype=np.int32)
+        cut = [slice(a[g], a[g + 1]) for a in at]
+        used = np.zeros(len(names), dtype=bool)
+        for k, c in enumerate(cut):
+            used[lasts[k][c]] = True
+            if k == 0:
+                used[heads[k][c]] = True
+        tokens = np.flatnonzero(used)
+        index = np.zeros(len(names), dtype=np.int64)
+        index[tokens] = np.arange(len(tokens))
+        keys = [((index[h[c]] if k == 0 else h[c]) << SHIFT) | index[t[c]] for k, (h, t, c) in
+                enumerate(zip(heads, lasts, cut, strict=True))]  # fmt: skip
         out.append(
-            GroupCounts(
-                [names[i] for i in used.tolist()],
-                [np.searchsorted(used, m).astype(np.int32) for m in mine],
-                [c[a[g] : a[g + 1]] for c, a in zip(counts, at, strict=True)],
-            )
+            GroupCounts([names[i] for i in tokens.tolist()], keys, [n[c] for n, c in zip(counts, cut, strict=True)])
         )
     return out
 
@@ -221,40 +233,26 @@ def partition_needs(
     return tuple(per_group)
 
 
-def _decoded(uniq: IntArray, prefix_rows: NDArray[np.int32] | None) -> NDArray[np.int32]:
-    """The token rows of the keys ``uniq`` of :func:`ngram_keys` (``prefix_rows``: those of the order below)."""
-    last = (uniq & _TOKEN).astype(np.int32)
-    first = (uniq >> SHIFT).astype(np.int32)
-    head = first[:, None] if prefix_rows is None else prefix_rows[first]
-    return np.column_stack([head, last]).astype(np.int32)
-
-
-def _summed(piece: GroupCounts) -> tuple[list[IntArray], list[IntArray]]:
-    """Per order, the distinct keys of ``piece``'s n-grams (sorted) and their summed counts."""
-    keys: list[IntArray] = []
-    counts: list[IntArray] = []
-    for j, rows in enumerate(piece.rows):
-        key, _ = ngram_keys(rows, keys)  # every prefix is there: a piece holds its n-grams' prefixes too
-        uniq, count, _ = summed_keys(key, piece.counts[j], j + 2)
+def merged_group(*pieces: GroupCounts) -> GroupCounts:
+    """The counts of one group's pieces added (integer sums: exact), the distinct keys sorted, order by order: an
+    n-gram's key names its prefix by the prefix's index among the distinct (n-1)-grams just summed."""
+    if len(pieces) == 1 and pieces[0].summed:
+        return pieces[0]
+    vocab: dict[str, int] = {}
+    tokens = [_token_map(vocab, p.names, grow=True) for p in pieces]
+    rows: list[IntArray] = []  # per piece, each of its n-grams of the order below: its index among the distinct
+    keys, counts = [], []
+    for j in range(len(pieces[0].keys)):
+        parts = []
+        for i, p in enumerate(pieces):
+            k = p.keys[j]
+            head = tokens[i][k >> SHIFT] if j == 0 else rows[i][k >> SHIFT]
+            parts.append((head << SHIFT) | tokens[i][k & _TOKEN])
+        uniq, count, row = summed_keys(np.concatenate(parts), np.concatenate([p.counts[j] for p in pieces]), j + 2)
+        rows = np.split(row, np.cumsum([len(p.keys[j]) for p in pieces])[:-1])
         keys.append(uniq)
         counts.append(count)
-    return keys, counts
-
-
-def merged_group(*pieces: GroupCounts) -> GroupCounts:
-    """The counts of one group's pieces added (integer sums: exact), distinct n-grams in key order."""
-    vocab: dict[str, int] = {}
-    at = [_token_map(vocab, p.names, grow=True) for p in pieces]
-    together = GroupCounts(
-        list(vocab),
-        [np.concatenate([a[p.rows[j]] for p, a in zip(pieces, at, strict=True)]) for j in range(len(pieces[0].rows))],
-        [np.concatenate([p.counts[j] for p in pieces]) for j in range(len(pieces[0].counts))],
-    )
-    keys, counts = _summed(together)
-    rows: list[NDArray[np.int32]] = []
-    for uniq in keys:
-        rows.append(_decoded(uniq, rows[-1] if rows else None))
-    return GroupCounts(together.names, rows, counts)
+    return GroupCounts(list(vocab), keys, counts, summed=True)
 
 
 def merged_groups(*parts: dict[Preprocess, GroupCounts]) -> dict[Preprocess, GroupCounts]:
@@ -265,13 +263,13 @@ def merged_groups(*parts: dict[Preprocess, GroupCounts]) -> dict[Preprocess, Gro
 def group_weights(piece: GroupCounts, unigrams: Unigrams) -> GroupWeights:
     """The information weight of every n-gram of a group: log2(count(prefix) / count), a bigram's prefix count
     from the corpus unigrams (:func:`ngrameval.refspill.prefix_info`: the floats of ``_nist_info``)."""
-    keys, counts = _summed(piece)
+    piece = merged_group(piece)
     prev = unigrams.count_of(piece.names)
     info = []
-    for uniq, count in zip(keys, counts, strict=True):
+    for uniq, count in zip(piece.keys, piece.counts, strict=True):
         info.append(prefix_info(prev, uniq, count))
         prev = count
-    return GroupWeights({n: k for k, n in enumerate(piece.names)}, keys, info)
+    return GroupWeights({n: k for k, n in enumerate(piece.names)}, piece.keys, info)
 
 
 def weighed_groups(
@@ -282,17 +280,18 @@ def weighed_groups(
 
 
 def looked_up(piece: GroupCounts, weights: GroupWeights) -> list[NDArray[np.float64]]:
-    """The weights of ``piece``'s n-grams (its rows, per order) in ``weights`` (of the same group)."""
+    """The weights of ``piece``'s n-grams (per order, in its order) in ``weights`` (of the same group)."""
     tokens = _token_map(weights.vocab, piece.names, grow=False)
     if (tokens < 0).any():
         raise InputError(_CHANGED)
     out = []
-    for j, rows in enumerate(piece.rows):
-        key, found = ngram_keys(tokens[rows], weights.keys)
-        pos, hit = _find(weights.keys[j], key)
-        if not (found & hit).all():
+    at = np.zeros(0, dtype=np.int64)
+    for j, k in enumerate(piece.keys):
+        head = tokens[k >> SHIFT] if j == 0 else at[k >> SHIFT]
+        at, found = _find(weights.keys[j], (head << SHIFT) | tokens[k & _TOKEN])
+        if not found.all():
             raise InputError(_CHANGED)
-        out.append(weights.info[j][pos])
+        out.append(weights.info[j][at])
     return out
 
 
