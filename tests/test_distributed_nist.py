@@ -23,10 +23,10 @@ from ngrameval.api import Score, checked_specs, measure, score
 from ngrameval.cli import main
 from ngrameval.distributed import nist as dn
 from ngrameval.distributed.cluster import Partition, Partitions
-from ngrameval.errors import ConfigError
+from ngrameval.errors import ConfigError, InputError
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.refcounts import RefCounts
-from ngrameval.streaming import add_references
+from ngrameval.streaming import add_references, nist_orders
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "0", "0.5", ",", ".", "a", "is", "Über", "x-ray", "don't"]
 ORDERS = ",".join(f"nist:n={n}" for n in range(1, 6))
@@ -177,3 +177,15 @@ def test_any_partitioning_and_groups(n: int, seed: int, cuts: list[int], groups:
         rows = nd.corpus_rows(parts, metrics, nist_groups=groups).compute()
     assert got == one_machine(systems, refs, metrics)
     same_rows(rows, systems, refs, metrics)
+
+
+def test_changed_references_are_an_input_error() -> None:
+    """References that differ between the counting and the scoring pass are refused, never weighted wrongly."""
+    orders = nist_orders(checked_specs("nist"))
+    counted = dn.partition_groups(Partition("a", {"s": ["x"]}, [["the cat sat on the mat"]]), orders, 1)
+    weights = dn.weighed_groups(counted[1], counted[0])
+    with pytest.raises(InputError, match=r"^b: the references changed"):  # "dog" was not counted
+        dn.partition_needs(Partition("b", {"s": ["x"]}, [["the dog sat on the mat"]]), orders, 1, counted[0])
+    (needs,) = dn.partition_needs(Partition("c", {"s": ["x"]}, [["the mat sat on the cat"]]), orders, 1, counted[0])
+    with pytest.raises(InputError, match="the references changed"):  # the same tokens, other n-grams
+        dn.looked_up_groups(needs, weights)

@@ -26,7 +26,7 @@ group, and P x G lookups (P partitions).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -162,7 +162,7 @@ def _grouped(ids: NDArray[np.int32], off: IntArray, order: int, names: list[str]
 
 def _split(p: _Piece, names: list[str], groups: int) -> list[GroupCounts]:
     """The n-grams of orders >= 2 of ``p`` (in its group order) and their counts, one :class:`GroupCounts` per
-    group, each with the token strings it uses."""
+    group."""
     where = np.empty(len(p.interned.count), dtype=np.int64)  # a local n-gram id's index in its group's list
     at, heads, lasts, counts = [], [], [], []
     for j in range(1, len(p.sel)):
@@ -173,43 +173,55 @@ def _split(p: _Piece, names: list[str], groups: int) -> list[GroupCounts]:
         lasts.append(p.interned.token[ids].astype(np.int64))
         counts.append(p.interned.count[ids])
         at.append(a)
-    out = []
-    for g in range(groups):
-        cut = [slice(a[g], a[g + 1]) for a in at]
-        used = np.zeros(len(names), dtype=bool)
-        for k, c in enumerate(cut):
-            used[lasts[k][c]] = True
-            if k == 0:
-                used[heads[k][c]] = True
-        tokens = np.flatnonzero(used)
-        index = np.zeros(len(names), dtype=np.int64)
-        index[tokens] = np.arange(len(tokens))
-        keys = [((index[h[c]] if k == 0 else h[c]) << SHIFT) | index[t[c]] for k, (h, t, c) in
-                enumerate(zip(heads, lasts, cut, strict=True))]  # fmt: skip
-        out.append(
-            GroupCounts([names[i] for i in tokens.tolist()], keys, [n[c] for n, c in zip(counts, cut, strict=True)])
-        )
-    return out
+
+    def cut(xs: list[IntArray], g: int) -> list[IntArray]:
+        return [x[a[g] : a[g + 1]] for x, a in zip(xs, at, strict=True)]
+
+    return [_group(names, cut(heads, g), cut(lasts, g), cut(counts, g)) for g in range(groups)]
+
+
+def _group(names: list[str], heads: list[IntArray], lasts: list[IntArray], counts: list[IntArray]) -> GroupCounts:
+    """A group's :class:`GroupCounts` from its n-grams' first token (bigrams) or prefix index (higher orders) and
+    last token per order, the tokens renumbered over the strings the group uses."""
+    used = np.zeros(len(names), dtype=bool)
+    for k, last in enumerate(lasts):
+        used[last] = True
+        if k == 0:
+            used[heads[0]] = True
+    tokens = np.flatnonzero(used)
+    index = np.zeros(len(names), dtype=np.int64)
+    index[tokens] = np.arange(len(tokens))
+    keys = [
+        ((index[h] if k == 0 else h) << SHIFT) | index[t] for k, (h, t) in enumerate(zip(heads, lasts, strict=True))
+    ]
+    return GroupCounts([names[i] for i in tokens.tolist()], keys, counts)
 
 
 Counted = tuple[Any, ...]  # (dict[Preprocess, Unigrams], then per group g a dict[Preprocess, GroupCounts])
 
 
-def partition_groups(part: Partition, orders: dict[Preprocess, int], groups: int) -> Counted:
-    """NIST's counting pass on a worker: a partition's unigram counts and per group its n-grams with counts."""
+def _pieces(
+    part: Partition, orders: dict[Preprocess, int], groups: int
+) -> Iterator[tuple[Preprocess, list[str], int, _Piece]]:
+    """Per text setting: the partition's reference token strings, words and interned n-grams in group order (an
+    input error names the partition)."""
     from ngrameval.distributed.cluster import named_errors
 
-    unigrams: dict[Preprocess, Unigrams] = {}
-    per_group: list[dict[Preprocess, GroupCounts]] = [{} for _ in range(groups)]
     with named_errors(part):
         for pre, order in orders.items():
             names, ids, off = _encoded(part.refs, pre)
-            p = _grouped(ids, off, order, names, groups)
-            tokens = p.tokens[0][:, 0].tolist()
-            vocab = {names[t]: k for k, t in enumerate(tokens)}
-            unigrams[pre] = Unigrams(vocab, p.interned.count[p.sel[0]].copy(), int(off[-1] - off[0]))
-            for g, piece in enumerate(_split(p, names, groups)):
-                per_group[g][pre] = piece
+            yield pre, names, int(off[-1] - off[0]), _grouped(ids, off, order, names, groups)
+
+
+def partition_groups(part: Partition, orders: dict[Preprocess, int], groups: int) -> Counted:
+    """NIST's counting pass on a worker: a partition's unigram counts and per group its n-grams with counts."""
+    unigrams: dict[Preprocess, Unigrams] = {}
+    per_group: list[dict[Preprocess, GroupCounts]] = [{} for _ in range(groups)]
+    for pre, names, words, p in _pieces(part, orders, groups):
+        vocab = {names[t]: k for k, t in enumerate(p.tokens[0][:, 0].tolist())}
+        unigrams[pre] = Unigrams(vocab, p.interned.count[p.sel[0]].copy(), words)
+        for g, piece in enumerate(_split(p, names, groups)):
+            per_group[g][pre] = piece
     return (unigrams, *per_group)
 
 
@@ -219,17 +231,12 @@ def partition_needs(
     """A partition's n-grams per group (a tuple of G) again, for the lookups: counted anew rather than kept since
     the counting pass, so they are held only while needed (``unigrams``, the end of that pass, comes first);
     InputError when a reference token was not counted."""
-    from ngrameval.distributed.cluster import named_errors
-
     per_group: list[dict[Preprocess, GroupCounts]] = [{} for _ in range(groups)]
-    with named_errors(part):
-        for pre, order in orders.items():
-            names, ids, off = _encoded(part.refs, pre)
-            p = _grouped(ids, off, order, names, groups)
-            if (unigrams[pre].count_of([names[t] for t in p.tokens[0][:, 0].tolist()]) < 0).any():
-                raise InputError(_CHANGED)
-            for g, piece in enumerate(_split(p, names, groups)):
-                per_group[g][pre] = piece
+    for pre, names, _, p in _pieces(part, orders, groups):
+        if (unigrams[pre].count_of([names[t] for t in p.tokens[0][:, 0].tolist()]) < 0).any():
+            raise InputError(f"{part.name}: {_CHANGED}")
+        for g, piece in enumerate(_split(p, names, groups)):
+            per_group[g][pre] = piece
     return tuple(per_group)
 
 
