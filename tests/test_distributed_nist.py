@@ -189,3 +189,15 @@ def test_changed_references_are_an_input_error() -> None:
     (needs,) = dn.partition_needs(Partition("c", {"s": ["x"]}, [["the mat sat on the cat"]]), orders, 1, counted[0])
     with pytest.raises(InputError, match="the references changed"):  # the same tokens, other n-grams
         dn.looked_up_groups(needs, weights)
+
+
+@pytest.mark.parametrize("cuts", [[1], [1, 2], [2, 3], []])
+def test_partitions_of_empty_references(cuts: list[int]) -> None:
+    """A partition whose references are all empty (no words, no n-grams), more groups than n-grams."""
+    systems = {"a": ["x y", "", "0 a b", "a b c d e f"], "b": ["", "", "", "a"]}
+    refs = [["x y z"], [""], ["", "0 a b c"], ["a b c d e f", ""]]
+    metrics = "nist,nist:n=2,nist:ref_len=average"
+    for groups in (1, 3, 8):
+        with dask.config.set(scheduler="sync"):
+            got = plain(nd.score(partitions(systems, refs, cuts), metrics, nist_groups=groups))
+        assert got == one_machine(systems, refs, metrics), groups
