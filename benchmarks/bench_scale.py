@@ -3,6 +3,7 @@ worker processes on text shards, with wall time and peak RSS (VmHWM) of every pr
 
     python benchmarks/bench_scale.py                      # both parts
     python benchmarks/bench_scale.py --dist-segments 4000000 --skip-jobs
+    python benchmarks/bench_scale.py --dist-segments 1000000 --dist-metrics nist --skip-jobs --check-serial
 
 Every configuration of the first part runs in a fresh process (so its peak RSS is its own) and reports the best
 of ``--repeat`` runs; the identity of the numbers with jobs=1 is checked on every run.
@@ -88,17 +89,30 @@ def write_shards(root: Path, n_seg: int, per_shard: int) -> None:
         (root / "ref" / f"{k:05d}.txt").write_text("\n".join(refs) + "\n", encoding="utf-8")
 
 
-def dist_table(n_seg: int, per_shard: int, metrics: str) -> None:
+def serial_scores(root: str, metrics: str) -> list[float]:
+    """The one-machine scores of the shards under ``root`` (run in a child process: its memory is its own)."""
+    from ngrameval.api import score
+
+    def lines(kind: str) -> list[str]:
+        return [x for p in sorted((Path(root) / kind).iterdir()) for x in p.read_text(encoding="utf-8").splitlines()]
+
+    return [s.score for s in score({"sys": lines("sys")}, lines("ref"), metrics, jobs=1)]
+
+
+def dist_table(n_seg: int, per_shard: int, metrics: str, nist_groups: int | None, check: bool) -> None:
     from distributed import Client, LocalCluster
 
     from ngrameval import distributed as nd
+    from ngrameval.distributed.nist import checked_groups
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         t = time.perf_counter()
         write_shards(root, n_seg, per_shard)
         size = sum(p.stat().st_size for p in root.rglob("*.txt")) / 1e9
-        print(f"\n## Dask: {n_seg:,} segments in {n_seg // per_shard} shards ({size:.2f} GB of text), -m {metrics}")
+        n_parts = -(-n_seg // per_shard)
+        groups = f", NIST in {checked_groups(nist_groups, n_parts)} bucket groups" if "nist" in metrics else ""
+        print(f"\n## Dask: {n_seg:,} segments in {n_parts} shards ({size:.2f} GB of text), -m {metrics}{groups}")
         print(f"(shards written in {time.perf_counter() - t:.1f} s)")
         print(f"{'workers':>7} {'seconds':>8} {'segments/s':>11} {'peak RSS per worker MB':>24} {'client MB':>10}")
         seen = set()
@@ -110,7 +124,7 @@ def dist_table(n_seg: int, per_shard: int, metrics: str) -> None:
                 client.run(lambda: None)  # workers up before the clock starts
                 parts = nd.from_text_shards({"sys": str(root / "sys")}, [str(root / "ref")])
                 t = time.perf_counter()
-                scores = nd.score(parts, metrics, client)
+                scores = nd.score(parts, metrics, client, nist_groups=nist_groups)
                 secs = time.perf_counter() - t
                 rss = client.run(peak_rss_mb)
             seen.add(tuple(s.score for s in scores))
@@ -118,6 +132,17 @@ def dist_table(n_seg: int, per_shard: int, metrics: str) -> None:
             print(f"{n_workers:>7} {secs:>8.1f} {n_seg / secs:>11,.0f} {per_worker:>24} {peak_rss_mb():>10.0f}")
         shown = ", ".join(f"{s.metric} {s.score:.6f}" for s in scores)
         print(f"same scores with 1 and 2 workers: {len(seen) == 1}; {shown}")
+        if check:
+            t = time.perf_counter()
+            code = f"import json, bench_scale; print(json.dumps(bench_scale.serial_scores({str(root)!r}, {metrics!r})))"
+            run = subprocess.run(
+                [sys.executable, "-c", f"{code}\nimport resource; print(resource.getrusage(0).ru_maxrss / 1024)"],
+                capture_output=True, text=True, check=True, cwd=Path(__file__).parent,
+            )  # fmt: skip
+            out, rss = run.stdout.strip().splitlines()[-2:]
+            same = tuple(json.loads(out)) in seen
+            secs = time.perf_counter() - t
+            print(f"one machine (in memory, jobs=1): {secs:.1f} s, peak RSS {float(rss):.0f} MB; same scores: {same}")
 
 
 def main() -> None:
@@ -127,6 +152,8 @@ def main() -> None:
     ap.add_argument("--dist-segments", type=int, default=2_000_000, help="segments of the Dask part (2000000)")
     ap.add_argument("--per-shard", type=int, default=100_000, help="segments per shard (100000)")
     ap.add_argument("--dist-metrics", default="bleu,rouge-l", help="metrics of the Dask part (bleu,rouge-l)")
+    ap.add_argument("--nist-groups", type=int, help="NIST's bucket groups G (default: automatic)")
+    ap.add_argument("--check-serial", action="store_true", help="compare with one machine's in-memory scores")
     ap.add_argument("--skip-jobs", action="store_true")
     ap.add_argument("--skip-dist", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -139,7 +166,7 @@ def main() -> None:
     if not args.skip_jobs:
         jobs_table(args.segments, args.repeat)
     if not args.skip_dist:
-        dist_table(args.dist_segments, args.per_shard, args.dist_metrics)
+        dist_table(args.dist_segments, args.per_shard, args.dist_metrics, args.nist_groups, args.check_serial)
     print(f"\nload average after: {os.getloadavg()[0]:.2f} (other processes share these cores)")
 
 

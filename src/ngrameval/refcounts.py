@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,6 +41,18 @@ class ChunkWeights:
     info: NDArray[np.float64]
     order: NDArray[np.int8]
     zero: Callable[[NDArray[np.int32]], NDArray[np.float64]]
+
+
+class WeightSource(Protocol):
+    """Where a chunk's NIST weights come from (:class:`NistWeights`, :class:`ngrameval.refspill.SpilledWeights`,
+    :class:`ngrameval.distributed.nist.PartitionWeights`)."""
+
+    @property
+    def max_order(self) -> int: ...
+
+    def chunk(self, index: int, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> ChunkWeights:
+        """The weights of chunk ``index``, whose references are ``ids[off[i]:off[i + 1]]`` (strings ``names``)."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,14 +45,24 @@ BUCKET_BITS = 10
 BUCKETS = 1 << BUCKET_BITS  # hash buckets of the first two tokens (the top bits of a Fibonacci hash)
 BUDGET = 16 * 2**20  # bytes of records of one order read into memory at a time (a group of buckets)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_T = TypeVar("_T", bound=np.generic)
 _COUNT = np.int32  # a chunk's count of one n-gram: below its token count
 _CHANGED = "the references changed between the two passes of NIST (counting, then scoring)"
 
 
+def fibonacci(first: NDArray[np.integer], second: NDArray[np.integer]) -> NDArray[np.uint64]:
+    """A 64-bit Fibonacci hash of the pairs (``first``, ``second``) of 32-bit values (Knuth, TAOCP 6.4)."""
+    key = (first.astype(np.uint64) << np.uint64(32)) | second.astype(np.uint32).astype(np.uint64)
+    out: NDArray[np.uint64] = key * _GOLDEN
+    return out
+
+
 def _bucket(first: NDArray[np.int32], second: NDArray[np.int32]) -> NDArray[np.uint16]:
     """The bucket of n-grams starting with tokens ``first``, ``second``: the top 10 bits of a Fibonacci hash."""
-    key = (first.astype(np.uint64) << np.uint64(32)) | second.astype(np.uint32)
-    return ((key * _GOLDEN) >> np.uint64(64 - BUCKET_BITS)).astype(np.uint16)
+    return (fibonacci(first, second) >> np.uint64(64 - BUCKET_BITS)).astype(np.uint16)
+
+
+Bucketing = Callable[[NDArray[np.int32], NDArray[np.int32]], NDArray[np.integer]]  # first, second token -> bucket
 
 
 @dataclass(frozen=True)
@@ -63,18 +73,20 @@ class _Piece:
     interned: _Interned
     sel: list[NDArray[np.intp]]
     tokens: list[NDArray[np.int32]]
-    bucket: list[NDArray[np.uint16]]
+    bucket: list[NDArray[np.integer]]
     perm: list[NDArray[np.intp]]
 
 
-def _piece(ids: NDArray[np.int32], off: IntArray, max_order: int, tokens_of: IntArray) -> _Piece:
+def _piece(
+    ids: NDArray[np.int32], off: IntArray, max_order: int, tokens_of: IntArray, bucket: Bucketing = _bucket
+) -> _Piece:
     """Intern a chunk and name each of its n-grams by its tokens (``tokens_of``: global id by local token id,
-    -1 unknown)."""
+    -1 unknown); ``bucket`` maps the first two tokens of the n-grams of order >= 2 to their bucket."""
     piece = _intern(ids, off, max_order)
     row = np.empty(len(piece.count), dtype=np.int32)  # each local id's row among the n-grams of its order
     sel: list[NDArray[np.intp]] = []
     toks: list[NDArray[np.int32]] = []
-    bucket: list[NDArray[np.uint16]] = []
+    buckets: list[NDArray[np.integer]] = []
     perm: list[NDArray[np.intp]] = []
     for j in range(max_order):
         s = np.flatnonzero(piece.order == j + 1)
@@ -85,10 +97,10 @@ def _piece(ids: NDArray[np.int32], off: IntArray, max_order: int, tokens_of: Int
         t[:, j] = tokens_of[piece.token[s]]
         sel.append(s)
         toks.append(t)
-        b = _bucket(t[:, 0], t[:, 1]) if j else np.zeros(0, dtype=np.uint16)
-        bucket.append(b)
+        b = bucket(t[:, 0], t[:, 1]) if j else np.zeros(0, dtype=np.uint16)
+        buckets.append(b)
         perm.append(np.argsort(b, kind="stable") if j else np.zeros(0, dtype=np.intp))
-    return _Piece(piece, sel, toks, bucket, perm)
+    return _Piece(piece, sel, toks, buckets, perm)
 
 
 def _digest(tokens: IntArray, off: IntArray) -> bytes:
@@ -205,35 +217,53 @@ class SpilledCounts:
         for n, table in enumerate(tables, start=2):
             starts, lengths = table[:, lo], table[:, hi] - table[:, lo]
             toks = _read(self._path("tok", n), np.int32, starts * n, lengths * n).reshape(-1, n)
-            key = toks[:, 0].astype(np.int64)
-            for k in range(1, n):  # key of the (k + 1)-gram: row of its k-gram prefix << SHIFT | its last token
-                key <<= SHIFT
-                key |= toks[:, k].astype(np.int64)
-                if k < n - 1:
-                    key = np.searchsorted(tables_keys[k - 1], key)
+            key = ngram_keys(toks, tables_keys)
             del toks
-            order = np.argsort(key)
-            ordered = key[order]
-            new = np.empty(len(ordered), dtype=bool)
-            new[:1] = True
-            np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-            first = np.flatnonzero(new)
-            if len(first) > 1 << SHIFT:
-                raise LimitError(
-                    f"more than {1 << SHIFT} distinct reference {n}-grams in a bucket: NIST cannot count them"
-                )
-            uniq = ordered[first]
-            cnt = _read(self._path("cnt", n), _COUNT, starts, lengths)
-            count = np.add.reduceat(cnt[order].astype(np.int64), first) if len(first) else np.zeros(0, np.int64)
-            row = np.empty(len(key), dtype=np.int64)
-            row[order] = np.cumsum(new) - 1
-            del order, ordered, new, cnt, key
-            context = prev_count[uniq >> SHIFT].astype(np.float64)  # as _nist_info: float context / int count
-            with np.errstate(divide="ignore"):
-                info = np.log2(context / count)
+            uniq, count, row = summed_keys(key, _read(self._path("cnt", n), _COUNT, starts, lengths), n)
+            del key
+            info = prefix_info(prev_count, uniq, count)
             _write_pieces(self._path("info", n), info[row], starts, lengths)
             tables_keys.append(uniq)
             prev_count = count
+
+
+def ngram_keys(toks: NDArray[np.int32], prefix_keys: Sequence[IntArray]) -> IntArray:
+    """The key of every n-gram (a row of ``toks``, n >= 2 tokens) among n-grams whose first two tokens hash alike:
+    ``first << SHIFT | second`` for a bigram, else ``(row of its (n-1)-gram prefix in the sorted prefix_keys[n - 3])
+    << SHIFT | last token``."""
+    key = toks[:, 0].astype(np.int64)
+    for k in range(1, toks.shape[1]):  # key of the (k + 1)-gram: row of its k-gram prefix << SHIFT | its last token
+        key <<= SHIFT
+        key |= toks[:, k].astype(np.int64)
+        if k < toks.shape[1] - 1:
+            key = np.searchsorted(prefix_keys[k - 1], key)
+    return key
+
+
+def summed_keys(key: IntArray, count: NDArray[np.integer], n: int) -> tuple[IntArray, IntArray, IntArray]:
+    """The distinct ``key`` s sorted, their summed ``count`` (int64: exact) and each key's row among them."""
+    order = np.argsort(key)
+    ordered = key[order]
+    new = np.empty(len(ordered), dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    first = np.flatnonzero(new)
+    if len(first) > 1 << SHIFT:
+        raise LimitError(f"more than {1 << SHIFT} distinct reference {n}-grams in a bucket: NIST cannot count them")
+    total = np.add.reduceat(count[order].astype(np.int64), first) if len(first) else np.zeros(0, np.int64)
+    row = np.empty(len(key), dtype=np.int64)
+    row[order] = np.cumsum(new) - 1
+    return ordered[first], total, row
+
+
+def prefix_info(prefix_count: IntArray, uniq: IntArray, count: IntArray) -> NDArray[np.float64]:
+    """info = log2(count(prefix) / count) of the n-grams ``uniq`` (keys of :func:`ngram_keys`, whose high bits
+    index ``prefix_count``) with ``count``: the operations of :func:`ngrameval.ngrams.count._nist_info` (the
+    integer context made float64, divided by the int64 count), so the same floats."""
+    context = prefix_count[uniq >> SHIFT].astype(np.float64)
+    with np.errstate(divide="ignore"):
+        out: NDArray[np.float64] = np.log2(context / count)
+    return out
 
 
 def _offsets(counts: Sequence[NDArray[np.int32]]) -> IntArray:
@@ -263,7 +293,7 @@ def _groups(tables: Sequence[IntArray], budget: int) -> list[tuple[int, int]]:
     return out
 
 
-def _read(path: str, dtype: type[np.generic], starts: IntArray, lengths: IntArray) -> NDArray[np.generic]:
+def _read(path: str, dtype: type[_T], starts: IntArray, lengths: IntArray) -> NDArray[_T]:
     size = np.dtype(dtype).itemsize
     with open(path, "rb") as fh:
         parts = []
@@ -313,23 +343,39 @@ class SpilledWeights:
         ):
             raise InputError(_CHANGED)
         p = _piece(ids, off, self.max_order, tokens_of)
-        n_grams = len(p.interned.count)
-        info = np.empty(n_grams)
-        uni = p.sel[0]
-        total = np.full(len(uni), self.total_words).astype(np.float64)  # as _nist_info: unigrams' context
-        info[uni] = np.log2(total / self.unigrams[p.tokens[0][:, 0]])
         assert self._dir is not None
+        higher = []
         for n, table in enumerate(self._tables if words else [], start=2):
             path = os.path.join(self._dir.name, f"info{n}.bin")
-            values = _read(path, np.float64, table[index, :1], table[index, -1:] - table[index, :1])
-            info[p.sel[n - 1][p.perm[n - 1]]] = values
-        order = (p.interned.order - 1).astype(np.int8)
-        zero_ids = np.zeros(0, dtype=np.intp)
+            higher.append(_read(path, np.float64, table[index, :1], table[index, -1:] - table[index, :1]))
         z = self.vocab.get("0", -1)
-        if self.max_order >= 2 and z >= 0 and self.unigrams[z] > 0:  # mteval's bigrams "0 x"
-            zero_ids = p.sel[1][p.tokens[1][:, 0] == z]
-        extra = np.log2(self.total_words / self.unigrams[z]) if len(zero_ids) else 0.0
-        return ChunkWeights(p.interned.gid, info, order, _zero(zero_ids, float(extra)))
+        zero_count = self.unigrams[z] if z >= 0 else np.int64(0)
+        return weighted(p, self.unigrams[p.tokens[0][:, 0]], higher, self.total_words, z, zero_count)
+
+
+def weighted(
+    p: _Piece,
+    unigrams: IntArray,
+    higher: Sequence[NDArray[np.float64]],
+    total_words: int,
+    zero_token: int,
+    zero_count: np.int64,
+) -> ChunkWeights:
+    """A chunk's :class:`ChunkWeights` from corpus counts: ``unigrams``, the count of each unigram of ``p`` (in
+    ``p.sel[0]`` order), weighted with ``total_words``; ``higher[n - 2]``, the weights of its n-grams in bucket
+    order (``p.sel[n - 1][p.perm[n - 1]]``; none for a chunk without words); mteval's extra weight of the bigrams
+    starting with token ``zero_token`` (``"0"``, -1 absent) of corpus count ``zero_count``."""
+    info = np.empty(len(p.interned.count))
+    total = np.full(len(p.sel[0]), total_words).astype(np.float64)  # as _nist_info: unigrams' context
+    info[p.sel[0]] = np.log2(total / unigrams)
+    for n, values in enumerate(higher, start=2):
+        info[p.sel[n - 1][p.perm[n - 1]]] = values
+    order = (p.interned.order - 1).astype(np.int8)
+    zero_ids = np.zeros(0, dtype=np.intp)
+    if len(p.sel) >= 2 and zero_token >= 0 and zero_count > 0:  # mteval's bigrams "0 x"
+        zero_ids = p.sel[1][p.tokens[1][:, 0] == zero_token]
+    extra = np.log2(total_words / zero_count) if len(zero_ids) else 0.0
+    return ChunkWeights(p.interned.gid, info, order, _zero(zero_ids, float(extra)))
 
 
 def _zero(ids: NDArray[np.intp], value: float) -> Callable[[NDArray[np.int32]], NDArray[np.float64]]:

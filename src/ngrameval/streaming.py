@@ -48,7 +48,7 @@ from ngrameval.metrics.registry import SENTENCE_METRICS, MetricSpec
 from ngrameval.ngrams.count import References, count_rows
 from ngrameval.ngrams.stats import MetricRows, stats_scorer, stats_width
 from ngrameval.ngrams.texts import Texts
-from ngrameval.refcounts import NistWeights, RefCounts
+from ngrameval.refcounts import RefCounts, WeightSource
 from ngrameval.refspill import SpilledCounts, SpilledWeights
 from ngrameval.text.pipeline import Preprocess
 
@@ -169,9 +169,9 @@ def _with_nist(specs: Sequence[MetricSpec]) -> dict[Preprocess, tuple[int, list[
     return out
 
 
-def nist_tables(specs: Sequence[MetricSpec]) -> dict[Preprocess, RefCounts]:
-    """Empty reference n-gram counts for every text setting of a NIST spec (of the order its group needs)."""
-    return {pre: RefCounts(order) for pre, (order, _) in _with_nist(specs).items()}
+def nist_orders(specs: Sequence[MetricSpec]) -> dict[Preprocess, int]:
+    """The highest n-gram order counted with NIST per text setting of a NIST spec (see :func:`_with_nist`)."""
+    return {pre: order for pre, (order, _) in _with_nist(specs).items()}
 
 
 def add_references(tables: Mapping[Preprocess, RefCounts | SpilledCounts], refs: Sequence[Sequence[str]]) -> None:
@@ -188,7 +188,7 @@ def count_references(files: Files, specs: Sequence[MetricSpec], size: int) -> di
     tables: dict[Preprocess, SpilledCounts] = {}
     weights: dict[Preprocess, SpilledWeights] = {}
     try:
-        for pre, (order, _) in _with_nist(specs).items():
+        for pre, order in nist_orders(specs).items():
             tables[pre] = SpilledCounts(order)
         for chunk in read_chunks(files, size, refs_only=True):
             add_references(tables, chunk.refs)
@@ -208,7 +208,7 @@ def nist_values(
     systems: Sequence[Sequence[str]],
     refs: Sequence[Sequence[str]],
     pre: Preprocess,
-    weights: NistWeights | SpilledWeights,
+    weights: WeightSource,
     index: int = 0,
 ) -> list[NDArray[np.float64]]:
     """The :class:`~ngrameval.ngrams.stats.Stats` values (counted with NIST, order ``weights.max_order``) of every
@@ -244,7 +244,7 @@ def nist_values(
 def chunk_rows(
     chunk: Chunk,
     specs: Sequence[MetricSpec],
-    weights: Mapping[Preprocess, NistWeights | SpilledWeights],
+    weights: Mapping[Preprocess, WeightSource],
     jobs: int | None,
     index: int = 0,
 ) -> list[MetricRows]:

@@ -9,11 +9,12 @@ for bit. A fold is a few microseconds per partition and runs where ``rows_p`` is
 workers is the accumulator, one row per metric and system (a tree of partial sums would reorder the
 float additions). The per-segment rows are freed as soon as they are folded.
 
-NIST takes a first distributed pass: each partition's reference n-grams are counted on its worker
-(:class:`~ngrameval.refcounts.RefCounts`, integers keyed by token strings), the counts are merged pairwise in a
-tree (exact: integer sums), frozen into information weights once and shipped to every worker, whose partitions
-are then scored with them (:func:`ngrameval.streaming.chunk_rows`): the single-machine NIST bit for bit. The
-merged counts take ~20-40 bytes per distinct reference n-gram where they are merged and frozen.
+NIST takes a first distributed pass (:mod:`ngrameval.distributed.nist`): each partition's reference n-grams are
+counted on its worker and cut into G bucket groups by a hash of their first two tokens' strings; each group's
+counts are added over the partitions in a tree (exact: integer sums) and weighted in a task of its own, and each
+partition receives the weights of its own reference n-grams only, looked up group by group, then is scored as one
+machine scores it (:func:`ngrameval.streaming.chunk_rows`): the single-machine NIST bit for bit, and no process
+holds every distinct reference n-gram of the corpus.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
     from ngrameval.api import Score
     from ngrameval.metrics.registry import MetricSpec
-    from ngrameval.refcounts import NistWeights, RefCounts
+    from ngrameval.refcounts import WeightSource
     from ngrameval.text.pipeline import Preprocess
 
 
@@ -97,11 +98,12 @@ def partition_rows(
     part: Partition,
     specs: Sequence[MetricSpec],
     max_cells: int | None = None,
-    weights: Mapping[Preprocess, NistWeights] | None = None,
+    weights: Mapping[Preprocess, WeightSource] | None = None,
 ) -> tuple[list[MetricRows], frozenset[int], Said]:
     """The summable rows of one partition (on a worker), the reference counts per segment seen and the
     warnings raised; ``max_cells`` is the client's bound (:mod:`ngrameval.limits`), set on the worker for this
-    task; ``weights``: NIST's information weights of the whole corpus (:func:`reference_counts`)."""
+    task; ``weights``: NIST's information weights of the partition's reference n-grams, from the whole corpus
+    (:func:`ngrameval.distributed.nist.nist_rows`)."""
     from ngrameval.api import measure
     from ngrameval.streaming import Chunk, chunk_rows
 
@@ -134,39 +136,6 @@ def say(said: Said) -> None:
     from ngrameval.metrics.policy import say_summed
 
     say_summed(said, stacklevel=3)
-
-
-def partition_counts(part: Partition, specs: Sequence[MetricSpec]) -> dict[Preprocess, RefCounts]:
-    """NIST's first pass on a worker: the reference n-gram counts of one partition."""
-    from ngrameval.streaming import add_references, nist_tables
-
-    tables = nist_tables(specs)
-    with named_errors(part):
-        add_references(tables, [list(r) for r in part.refs])
-    return tables
-
-
-def merged_counts(a: dict[Preprocess, RefCounts], b: dict[Preprocess, RefCounts]) -> dict[Preprocess, RefCounts]:
-    """The counts of two pieces added (new tables: Dask may run a task again on the same inputs)."""
-    from ngrameval.refcounts import RefCounts
-
-    return {pre: RefCounts(t.max_order).merge(t).merge(b[pre]) for pre, t in a.items()}
-
-
-def frozen_weights(counts: dict[Preprocess, RefCounts]) -> dict[Preprocess, NistWeights]:
-    return {pre: t.weights() for pre, t in counts.items()}
-
-
-def reference_counts(partitions: Sequence[Delayed], specs: Sequence[MetricSpec]) -> Delayed:
-    """Lazy: NIST's information weights of the whole corpus (per text setting of a NIST spec), counted on the
-    workers partition by partition and merged in a tree."""
-    dask = _dask()
-    level = [dask.delayed(partition_counts, pure=True)(p, specs) for p in partitions]
-    while len(level) > 1:
-        pairs = [level[i : i + 2] for i in range(0, len(level), 2)]
-        level = [dask.delayed(merged_counts, pure=True)(*x) if len(x) == 2 else x[0] for x in pairs]
-    weights: Delayed = dask.delayed(frozen_weights, pure=True)(level[0])
-    return weights
 
 
 @contextmanager
@@ -213,33 +182,48 @@ def fold(acc: Summed | None, part: tuple[list[MetricRows], frozenset[int], Said]
 
 
 def corpus_rows(
-    partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str, max_cells: int | None = None
+    partitions: Sequence[Delayed],
+    specs: Sequence[MetricSpec] | str,
+    max_cells: int | None = None,
+    nist_groups: int | None = None,
 ) -> Delayed:
     """Lazy: the corpus rows (one summed row per system, as :class:`MetricRows`) of delayed
     :class:`Partition` objects, e.g. from :func:`from_text_shards`, :func:`from_bag` or
     :func:`from_dataframe`. Compute it with ``dask.compute`` or :func:`score`; ``max_cells``: the bound of
-    :mod:`ngrameval.limits` on the workers (default: theirs)."""
+    :mod:`ngrameval.limits` on the workers (default: theirs); ``nist_groups``: NIST's bucket groups G
+    (default: :func:`ngrameval.distributed.nist.auto_groups`)."""
     from ngrameval.api import checked_specs
 
     specs = checked_specs(specs)
-    graph: Delayed = _dask().delayed(named_sum, pure=True)(summed(partitions, specs, max_cells), specs)
+    graph: Delayed = _dask().delayed(named_sum, pure=True)(summed(partitions, specs, max_cells, nist_groups), specs)
     return graph
 
 
-def summed(partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str, max_cells: int | None = None) -> Delayed:
+def summed(
+    partitions: Sequence[Delayed],
+    specs: Sequence[MetricSpec] | str,
+    max_cells: int | None = None,
+    nist_groups: int | None = None,
+) -> Delayed:
     """Lazy: the :class:`Summed` rows and warnings of every partition (see :func:`corpus_rows`)."""
     from ngrameval.api import checked_specs
+    from ngrameval.distributed import nist as nd_nist
 
     dask = _dask()
     specs = checked_specs(specs)
     check_specs(specs, nist=True)
     if not partitions:
         raise InputError("no partition to score")
-    nist = any(getattr(sp.metric, "needs_info", False) for sp in specs)
-    weights = reference_counts(partitions, specs) if nist else None
+    groups = nd_nist.checked_groups(nist_groups, len(partitions))
+    graph = None
+    if any(getattr(sp.metric, "needs_info", False) for sp in specs):
+        graph = nd_nist.weights_graph(partitions, specs, groups)
     acc = None
-    for p in partitions:
-        rows = dask.delayed(partition_rows, pure=True)(p, specs, max_cells, weights)
+    for k, p in enumerate(partitions):
+        if graph is None:
+            rows = dask.delayed(partition_rows, pure=True)(p, specs, max_cells)
+        else:
+            rows = dask.delayed(nd_nist.nist_rows, pure=True)(p, specs, max_cells, graph.unigrams, graph.found[k])
         acc = dask.delayed(fold, pure=True)(acc, rows)
     return cast("Delayed", acc)
 
@@ -257,13 +241,15 @@ def score(
     client: Client | None = None,
     progress: bool = False,
     max_cells: int | None = None,
+    nist_groups: int | None = None,
 ) -> list[Score]:
     """Corpus scores of every system under every metric, computed on ``client`` (default: the current
-    Dask client or scheduler); equal to :func:`ngrameval.api.score` on the concatenated partitions."""
+    Dask client or scheduler); equal to :func:`ngrameval.api.score` on the concatenated partitions
+    (``nist_groups``: see :func:`corpus_rows`)."""
     from ngrameval.api import checked_specs, scores_of
 
     specs = checked_specs(specs)
-    acc: Summed = compute(summed(partitions, specs, max_cells), client, progress)
+    acc: Summed = compute(summed(partitions, specs, max_cells, nist_groups), client, progress)
     say(acc.said)
     return list(scores_of(named_sum(acc, specs), system_names(partitions)))
 
