@@ -193,7 +193,18 @@ def measure(
     seg_refs = segment_major(validate.references(refs, "refs"))
     if source is not None:
         source = validate.texts(source, "source")
-    specs = checked_specs(specs)
+    return _measure_valid(systems, seg_refs, checked_specs(specs), source, jobs, progress)
+
+
+def _measure_valid(
+    systems: Mapping[str, Sequence[str]],
+    seg_refs: list[list[str]],
+    specs: list[MetricSpec],
+    source: Sequence[str] | None,
+    jobs: int | None,
+    progress: bool,
+) -> list[MetricRows]:
+    """:func:`measure` of texts already checked (:mod:`ngrameval.validate`), specs too: the lengths agree."""
     for name, hyps in systems.items():
         if len(hyps) != len(seg_refs):
             raise InputError(
@@ -346,19 +357,15 @@ def score(
 
 def scores_of(rows: Sequence[MetricRows], names: Sequence[str], sentence: bool = False) -> Scores:
     """The :class:`Score` of every system (``names``, in the rows' order) under every metric of ``rows``."""
-    return Scores(
-        Score(
-            name,
-            r.metric,
-            float(r.scorer(r.values[k].sum(axis=0))),
-            r.signature,
-            r.fraction,
-            r.scorer(r.values[k]) if sentence else None,
-            r.details(r.values[k].sum(axis=0)) if r.details is not None else None,
-        )
-        for k, name in enumerate(names)
-        for r in rows
-    )
+    return Scores(_score_of(name, r, k, sentence) for k, name in enumerate(names) for r in rows)
+
+
+def _score_of(name: str, r: MetricRows, k: int, sentence: bool) -> Score:
+    """System ``k``'s :class:`Score` under the metric of ``r`` (its rows summed once)."""
+    total = r.values[k].sum(axis=0)
+    sentences = r.scorer(r.values[k]) if sentence else None
+    details = r.details(total) if r.details is not None else None
+    return Score(name, r.metric, float(r.scorer(total)), r.signature, r.fraction, sentences, details)
 
 
 def checked_pair(fn: str, hyps: Sequence[str], refs: RefsLike) -> tuple[Sequence[str], RefsLike]:
@@ -369,7 +376,9 @@ def checked_pair(fn: str, hyps: Sequence[str], refs: RefsLike) -> tuple[Sequence
 
 def _one(fn: str, hyps: Sequence[str], refs: RefsLike, metric: Metric, pre: Preprocess, fraction: bool = True) -> Score:
     hyps, refs = checked_pair(fn, hyps, refs)
-    return score({"system": hyps}, refs, [MetricSpec(metric, pre, fraction)], sentence=True)[0]
+    specs = checked_specs([MetricSpec(metric, pre, fraction)])
+    rows = _measure_valid({"system": hyps}, segment_major(refs), specs, None, 1, False)
+    return scores_of(rows, ["system"], sentence=True)[0]
 
 
 # Keyword spellings of ne.bleu before the API took the metric specs' names (bleu:n=4,smooth=exp,eff=yes); they
