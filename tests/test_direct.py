@@ -109,6 +109,17 @@ def test_words_ending_at_every_block_edge(size: int, tail: str) -> None:
     np.testing.assert_array_equal(got, vocabulary_rows([[hyp]], refs, pre, 4)[0])
 
 
+def test_segments_past_the_first_table_grow_it() -> None:
+    # more distinct tokens than the table is first sized for (2**16): it grows (and rehashes) mid-segment
+    words = [f"w{i}" for i in range(70_000)]
+    hyp = " ".join(words[::2] + words[:1000])
+    refs = [[" ".join(words[::3]), "x " + " ".join(words[1000:3000])], ["a b"]]
+    systems = [[hyp, "a b"]]
+    for pre in (Preprocess(), Preprocess("none", lowercase=True)):
+        got = direct_stats(systems, refs, pre, 4)
+        np.testing.assert_array_equal(got[0].values, vocabulary_rows(systems, refs, pre, 4)[0])
+
+
 def test_wide_segments_are_counted_and_placed_in_order() -> None:
     systems = [["the cat €", "a b c", "Ünïcødé ☃ text", "x y"], ["the € cat", "b c", "☃", "y"]]
     refs = [["the cat €"], ["a b c", "a c"], ["Ünïcødé text ☃"], ["x y z"]]

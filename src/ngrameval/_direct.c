@@ -48,45 +48,89 @@ typedef struct {
 } token_t;
 
 typedef struct {
-    int32_t *slots;  /* token ids; -1 where free */
-    size_t cap;      /* power of two, at least twice the tokens the segment can have */
-    size_t *used;    /* the slots taken, to free them for the next segment */
+    int32_t *slots;  /* token ids; -1 where free: slots 0 .. mask in use by this segment */
+    size_t cap, mask; /* slots allocated (a power of two); mask + 1 <= cap, at least twice the distinct tokens */
+    size_t *used;    /* per token id, its slot (to free them for the next segment) */
     token_t *tok;    /* per token id */
+    size_t tcap;     /* room in used and tok */
     int32_t n_ids;   /* distinct tokens so far */
     bbuf_t bytes;    /* long tokens' bytes */
-    int32_t *ids;    /* token ids of the texts scanned so far */
-    size_t n;
+    int32_t *ids;    /* token ids of the texts scanned so far (at most one per character) */
+    size_t n, icap;
     ubuf_t a, b;     /* rules 2-4 */
     bbuf_t low, word; /* a lower-cased line; a token of a rule word as bytes */
 } seg_t;
 
-/* Room for a segment of at most `chars` characters (so at most `chars` tokens), its table cleared. */
+/* The distinct tokens a segment's table is first sized for (its characters, up to this): an ordinary segment never
+   grows its table; a huge one grows it with its distinct tokens, not its characters. */
+#define FIRST_TOKENS ((size_t)1 << 16)
+
+/* Resizes slots to `slots` (a power of two) in use and puts every token back; -1 on OOM. */
+static int seg_rehash(seg_t *g, size_t slots) {
+    if (slots > g->cap) {
+        int32_t *s = (int32_t *)realloc(g->slots, slots * sizeof(int32_t));
+        if (!s) return -1;
+        g->slots = s;
+        g->cap = slots;
+    }
+    g->mask = slots - 1;
+    for (size_t j = 0; j <= g->mask; j++) g->slots[j] = -1;
+    for (int32_t q = 0; q < g->n_ids; q++) {
+        size_t j = (size_t)g->tok[q].h & g->mask;
+        while (g->slots[j] >= 0) j = (j + 1) & g->mask;
+        g->slots[j] = q;
+        g->used[q] = j;
+    }
+    return 0;
+}
+
+/* Room for a segment of at most `chars` characters (so at most `chars` tokens), its table cleared; -1 on OOM. */
 static int seg_reset(seg_t *g, size_t chars) {
     for (int32_t q = 0; q < g->n_ids; q++) g->slots[g->used[q]] = -1;
     g->n_ids = 0;
     g->bytes.len = 0;
     g->n = 0;
-    size_t need = chars + 1;
-    if (g->cap < 2 * need) {
-        size_t cap = 64;
-        while (cap < 2 * need) cap *= 2;
-        int32_t *s = (int32_t *)malloc(cap * sizeof(int32_t));
-        size_t *u = (size_t *)malloc(cap * sizeof(size_t));
-        token_t *tok = (token_t *)malloc(cap * sizeof(token_t));
-        int32_t *ids = (int32_t *)malloc(cap * sizeof(int32_t));
-        if (!s || !u || !tok || !ids) {
-            free(s); free(u); free(tok); free(ids);
-            return -1;
-        }
-        memset(s, 0xff, cap * sizeof(int32_t));
-        free(g->slots); free(g->used); free(g->tok); free(g->ids);
-        g->slots = s;
-        g->used = u;
-        g->tok = tok;
+    if (g->icap < chars + 1) {
+        int32_t *ids = (int32_t *)realloc(g->ids, (chars + 1) * sizeof(int32_t));
+        if (!ids) return -1;
         g->ids = ids;
-        g->cap = cap;
+        g->icap = chars + 1;
     }
+    size_t first = (chars < FIRST_TOKENS ? chars : FIRST_TOKENS) + 1, slots = 64;
+    while (slots < 2 * first) slots *= 2;
+    if (g->tcap < first) {
+        size_t *u = (size_t *)realloc(g->used, first * sizeof(size_t));
+        if (!u) return -1;
+        g->used = u;
+        token_t *tok = (token_t *)realloc(g->tok, first * sizeof(token_t));
+        if (!tok) return -1;
+        g->tok = tok;
+        g->tcap = first;
+    }
+    if (slots > g->cap) {
+        int32_t *s = (int32_t *)realloc(g->slots, slots * sizeof(int32_t));
+        if (!s) return -1;
+        memset(s, 0xff, slots * sizeof(int32_t));
+        g->slots = s;
+        g->cap = slots;
+    }
+    g->mask = slots - 1; /* every slot is free: the used ones were just cleared */
     return 0;
+}
+
+/* Room for one more distinct token: tok and used grown, the table doubled past half full; -1 on OOM. */
+static int seg_room(seg_t *g) {
+    if ((size_t)g->n_ids + 1 > g->tcap) {
+        size_t tcap = g->tcap * 2;
+        size_t *u = (size_t *)realloc(g->used, tcap * sizeof(size_t));
+        if (!u) return -1;
+        g->used = u;
+        token_t *tok = (token_t *)realloc(g->tok, tcap * sizeof(token_t));
+        if (!tok) return -1;
+        g->tok = tok;
+        g->tcap = tcap;
+    }
+    return ((size_t)g->n_ids + 1) * 2 > g->mask + 1 ? seg_rehash(g, (g->mask + 1) * 2) : 0;
 }
 
 /* scan_bytes' token sink: the token's local id (a new one when its characters are new to the segment). */
@@ -95,11 +139,16 @@ static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const
     /* a table of a few hundred slots: one multiply spreads a short token's key (its bytes) well enough */
     uint64_t key = n <= 7 ? short_key(s, n, end) : LONG_TOKEN;
     uint64_t h = key != LONG_TOKEN ? (key * 0x9e3779b97f4a7c15ULL) >> 32 : hash_tok_u8(s, (Py_ssize_t)n);
-    size_t mask = g->cap - 1, j = (size_t)h & mask;
+    size_t j = (size_t)h & g->mask;
     int32_t id;
-    for (;; j = (j + 1) & mask) {
+    for (;; j = (j + 1) & g->mask) {
         id = g->slots[j];
         if (id < 0) {
+            if (((size_t)g->n_ids + 1) * 2 > g->mask + 1 || (size_t)g->n_ids + 1 > g->tcap) {
+                if (seg_room(g) < 0) return -1; /* a segment past FIRST_TOKENS distinct tokens */
+                j = (size_t)h & g->mask;
+                while (g->slots[j] >= 0) j = (j + 1) & g->mask;
+            }
             token_t *e = g->tok + g->n_ids;
             if (key == LONG_TOKEN) {
                 e->at = g->bytes.len;
@@ -399,7 +448,8 @@ static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *s
     return 0;
 }
 
-/* Scans and counts segments first .. stop of a gathered chunk (no GIL needed); -1 on OOM, -3 past the bound. */
+/* Scans and counts segments first .. stop of a gathered chunk (no GIL needed); -1 on OOM, -2 with the error in
+   `ks` (a documented limit, or a signal). */
 static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py_ssize_t stop, const size_t *chars,
                        int v13a, int lowercase, seg_t *g, count_t *c, size_t **ro, size_t *ro_cap, kstate_t *ks) {
     size_t at = 0;
@@ -411,7 +461,11 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
             continue;
         }
         size_t ch = chars[s - first];
-        if (ch >= (size_t)K_MAX_ID) return -3;
+        if (ch >= (size_t)K_MAX_ID) {
+            k_limit(ks, "segment %zd: %zu characters, above the 32-bit id bound of the counting kernel; split it",
+                    s + 1, ch);
+            return -2;
+        }
         if (seg_reset(g, ch) < 0) return -1;
         if (R + 1 > *ro_cap) {
             size_t *p = (size_t *)realloc(*ro, (R + 1) * sizeof(size_t));
@@ -431,6 +485,11 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
             if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at]) < 0) return -1;
             size_t row = (size_t)(k * a->S + s);
             a->hyp_len[row] = (int64_t)(g->n - n_ref);
+            if (N && g->n >= (size_t)K_MAX_ID / (N + 1)) {
+                k_limit(ks, "segment %zd: %zu tokens x max_order %zu n-grams, above the 32-bit id bound of the "
+                        "counting kernel; split it", s + 1, g->n, N);
+                return -2;
+            }
             if (N && count_reserve(c, (size_t)g->n_ids + g->n * N + 1) < 0) return -1;
             if (N)
                 seg_counts(c, g->ids + n_ref, g->n - n_ref, g->ids, *ro, R, g->n_ids, N, a->match + row * N,
@@ -531,8 +590,7 @@ static PyObject *counts(PyObject *self, PyObject *args) {
         if (gather(&a, &q, first, &stop, chars, mode == MODE_V13A, lowercase, prep) < 0) goto done;
         k_release(&ks);
         int got = count_chunk(&a, &q, first, stop, chars, mode == MODE_V13A, lowercase, &g, &c, &ro, &ro_cap, &ks);
-        if (got == -1) k_nomem(&ks);
-        if (got == -3) k_limit(&ks, "a segment of more than 2**31-1 characters: above the 32-bit id bound; split it");
+        if (got == -1) k_nomem(&ks); /* -2: the error (a limit, Ctrl-C) is recorded already */
         if (k_finish(&ks) < 0) goto done;
         sources_clear(&q);
     }
