@@ -52,6 +52,13 @@ def _setup(tmp_path: Path, kind: str) -> tuple[Path, Store]:
     return path, store
 
 
+def _submit(page, selector: str = "#submit") -> None:  # type: ignore[no-untyped-def]
+    """Clicks a form's submit button and waits for the page it leads to: a click returns once the navigation has
+    begun, when the next page's document may still be empty (a loop reading it then would stop early)."""
+    with page.expect_navigation():
+        page.click(selector)
+
+
 def test_describe_task_admin_qualification_and_export(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path, store = _setup(tmp_path, "describe")
     (invite,) = store.add_invites(1)
@@ -67,7 +74,7 @@ def test_describe_task_admin_qualification_and_export(browser, tmp_path: Path) -
             _shot(page, f"describe-{n}")
             page.fill("#description", texts[n])
             page.fill("#comment", "fine")
-            page.click("#submit")
+            _submit(page)
             n += 1
         assert n == 3 and "NGE-OK" in page.inner_text("#completion-code")
         _shot(page, "done")
@@ -76,13 +83,13 @@ def test_describe_task_admin_qualification_and_export(browser, tmp_path: Path) -
         second.goto(f"{url}/start?invite={invite}")
         second.click("#skip")
         second.fill("#description", "someone is cooking")
-        second.click("#submit")
+        _submit(second)
         admin = browser.new_context().new_page()
         admin.goto(f"{url}/admin")
         _shot(admin, "login")
         admin.fill("#username", "admin")
         admin.fill("#password", "correct horse")
-        admin.click("#login")
+        _submit(admin, "#login")
         _shot(admin, "admin")
         aid = next(a.id for a, _ in store.annotators() if a.platform == "mturk")
         admin.click(f"#qualify-{aid}")
@@ -112,7 +119,7 @@ def test_rating_task_latin_square(browser, tmp_path: Path) -> None:  # type: ign
                     _shot(page, "rate")
                 page.locator('input[name="c_fluency"]').nth(j + 1).check()
                 page.locator('input[name="c_accuracy"]').nth(4).check()
-                page.click("#submit")
+                _submit(page)
                 k += 1
             assert "Thank you" in page.content() and k == 7  # 6 items + 1 repeat
             page.context.close()
@@ -136,7 +143,7 @@ def test_da_slider_must_be_moved(browser, tmp_path: Path) -> None:  # type: igno
         page.locator("#c_adequacy").focus()
         page.keyboard.press("ArrowRight")  # keyboard alone is enough
         assert page.locator("#submit").is_enabled()
-        page.click("#submit")
+        _submit(page)
         assert "Progress: 1 of" in page.inner_text("main")
         page.context.close()
     ((_, r, _),) = store.ratings()
