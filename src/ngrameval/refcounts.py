@@ -80,14 +80,14 @@ def _intern(ids: NDArray[np.int32], off: IntArray, max_order: int) -> _Interned:
     return _Interned(gid, np.frombuffer(order_b, dtype=np.int8), np.frombuffer(prefix_b, dtype=np.int32), count, token)
 
 
-def _token_map(vocab: dict[str, int], names: Sequence[str], grow: bool) -> IntArray:
+def token_map(vocab: dict[str, int], names: Sequence[str], grow: bool) -> IntArray:
     """The table's id of every name (new names get the next ids when ``grow``, else -1)."""
     if grow:
         return np.fromiter((vocab.setdefault(n, len(vocab)) for n in names), dtype=np.int64, count=len(names))
     return np.fromiter((vocab.get(n, -1) for n in names), dtype=np.int64, count=len(names))
 
 
-def _find(keys: IntArray, want: IntArray) -> tuple[IntArray, NDArray[np.bool_]]:
+def find_sorted(keys: IntArray, want: IntArray) -> tuple[IntArray, NDArray[np.bool_]]:
     """Positions of ``want`` in the sorted ``keys`` and which of them are there."""
     order = np.argsort(want)
     pos = np.empty(len(want), dtype=np.int64)
@@ -123,7 +123,7 @@ class RefCounts:
     def _insert(self, j: int, key: IntArray, count: IntArray) -> IntArray:
         """Add ``count`` to the n-grams of order ``j + 1`` with the distinct ``key``; their ids."""
         keys, ids = self._keys[j], self._ids[j]
-        pos, found = _find(keys, key)
+        pos, found = find_sorted(keys, key)
         out = np.empty(len(key), dtype=np.int64)
         out[found] = ids[pos[found]]
         new = np.flatnonzero(~found)
@@ -144,7 +144,7 @@ class RefCounts:
     def add(self, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> None:
         """Count the reference texts ``ids[off[i]:off[i + 1]]`` (token ids whose strings are ``names``)."""
         piece = _intern(ids, off, self.max_order)
-        tokens = _token_map(self.vocab, names, grow=True)[piece.token]
+        tokens = token_map(self.vocab, names, grow=True)[piece.token]
         table_id = np.empty(len(piece.count), dtype=np.int64)
         for j in range(self.max_order):
             sel = np.flatnonzero(piece.order == j + 1)
@@ -157,7 +157,7 @@ class RefCounts:
         if other.max_order != self.max_order:
             raise ValueError(f"cannot merge counts of orders {self.max_order} and {other.max_order}")
         names = sorted(other.vocab, key=other.vocab.__getitem__)
-        tokens = _token_map(self.vocab, names, grow=True)
+        tokens = token_map(self.vocab, names, grow=True)
         previous = np.zeros(0, dtype=np.int64)
         for j in range(self.max_order):
             keys, ids = other._keys[j], other._ids[j]
@@ -189,7 +189,7 @@ class RefCounts:
         zero = np.zeros(0)
         z = self.vocab.get("0", -1)
         if self.max_order >= 2 and z >= 0:  # mteval's weight of bigrams "0 x" (see ngrams.count._zero_extra)
-            pos, found = _find(self._keys[0], np.array([z], dtype=np.int64))
+            pos, found = find_sorted(self._keys[0], np.array([z], dtype=np.int64))
             if found[0]:
                 g0 = int(self._ids[0][pos[0]])
                 zero_ids = np.sort(offsets[1] + self._ids[1][(self._keys[1] >> SHIFT) == g0])
@@ -231,13 +231,13 @@ class NistWeights:
         """Per position ``i`` and order ``n``, ``out[i * max_order + n - 1]``: the global id of the reference
         n-gram starting at token ``i`` (-1 past the end of its text), as ``_overlap.intern`` lays its ids out."""
         piece = _intern(ids, off, self.max_order)
-        tokens = _token_map(self.vocab, names, grow=False)[piece.token]
+        tokens = token_map(self.vocab, names, grow=False)[piece.token]
         table_id = np.empty(len(piece.count), dtype=np.int64)
         out = np.empty(len(piece.count), dtype=np.int64)
         for j in range(self.max_order):
             sel = np.flatnonzero(piece.order == j + 1)
             key = tokens[sel] if j == 0 else (table_id[piece.prefix[sel]] << SHIFT) | tokens[sel]
-            pos, found = _find(self.keys[j], key)
+            pos, found = find_sorted(self.keys[j], key)
             if not found.all() or (tokens[sel] < 0).any():
                 raise InputError("the references changed between the two passes of NIST (counting, then scoring)")
             table_id[sel] = self.ids[j][pos]

@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import InputError, LimitError
-from ngrameval.refcounts import SHIFT, ChunkWeights, IntArray, _intern, _Interned, _token_map
+from ngrameval.refcounts import SHIFT, ChunkWeights, IntArray, _intern, _Interned, token_map
 
 BUCKET_BITS = 10
 BUCKETS = 1 << BUCKET_BITS  # hash buckets of the first two tokens (the top bits of a Fibonacci hash)
@@ -47,7 +47,7 @@ BUDGET = 16 * 2**20  # bytes of records of one order read into memory at a time 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _T = TypeVar("_T", bound=np.generic)
 _COUNT = np.int32  # a chunk's count of one n-gram: below its token count
-_CHANGED = "the references changed between the two passes of NIST (counting, then scoring)"
+REFS_CHANGED = "the references changed between the two passes of NIST (counting, then scoring)"
 
 
 def fibonacci(first: NDArray[np.integer], second: NDArray[np.integer]) -> NDArray[np.uint64]:
@@ -66,7 +66,7 @@ Bucketing = Callable[[NDArray[np.int32], NDArray[np.int32]], NDArray[np.integer]
 
 
 @dataclass(frozen=True)
-class _Piece:
+class ChunkGrams:
     """A chunk's distinct reference n-grams in global terms: per order n (index n - 1), ``sel`` (their local ids),
     ``tokens`` (one row each, n global token ids), and for n >= 2 ``bucket`` and the stable bucket order ``perm``."""
 
@@ -77,9 +77,9 @@ class _Piece:
     perm: list[NDArray[np.intp]]
 
 
-def _piece(
+def chunk_grams(
     ids: NDArray[np.int32], off: IntArray, max_order: int, tokens_of: IntArray, bucket: Bucketing = _bucket
-) -> _Piece:
+) -> ChunkGrams:
     """Intern a chunk and name each of its n-grams by its tokens (``tokens_of``: global id by local token id,
     -1 unknown); ``bucket`` maps the first two tokens of the n-grams of order >= 2 to their bucket."""
     piece = _intern(ids, off, max_order)
@@ -100,7 +100,7 @@ def _piece(
         b = bucket(t[:, 0], t[:, 1]) if j else np.zeros(0, dtype=np.uint16)
         buckets.append(b)
         perm.append(np.argsort(b, kind="stable") if j else np.zeros(0, dtype=np.intp))
-    return _Piece(piece, sel, toks, buckets, perm)
+    return ChunkGrams(piece, sel, toks, buckets, perm)
 
 
 def _digest(tokens: IntArray, off: IntArray) -> bytes:
@@ -170,12 +170,12 @@ class SpilledCounts:
 
     def add(self, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> None:
         """Count the reference texts ``ids[off[i]:off[i + 1]]`` (token ids whose strings are ``names``): one chunk."""
-        tokens_of = _token_map(self.vocab, names, grow=True)
+        tokens_of = token_map(self.vocab, names, grow=True)
         if len(self.vocab) > 1 << SHIFT:
             raise LimitError(f"more than {1 << SHIFT} distinct reference tokens: NIST cannot count them")
         if int(off[-1] - off[0]) >= np.iinfo(_COUNT).max:
             raise LimitError("a chunk of more than 2**31 reference tokens: give a smaller --chunk-size")
-        p = _piece(ids, off, self.max_order, tokens_of)
+        p = chunk_grams(ids, off, self.max_order, tokens_of)
         counts = p.interned.count
         uni = p.tokens[0][:, 0]
         if len(self.vocab) > len(self.unigrams):
@@ -335,14 +335,14 @@ class SpilledWeights:
     def chunk(self, index: int, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> ChunkWeights:
         """The weights of chunk ``index`` (0-based, the chunks of :meth:`SpilledCounts.add` in its order), whose
         references are ``ids[off[i]:off[i + 1]]`` (token ids whose strings are ``names``)."""
-        tokens_of = _token_map(self.vocab, names, grow=False)
+        tokens_of = token_map(self.vocab, names, grow=False)
         tokens = tokens_of[ids[int(off[0]) : int(off[-1])]]
         words = len(tokens)
         if words and (
             (tokens < 0).any() or index >= len(self._digests) or self._digests[index] != _digest(tokens, off)
         ):
-            raise InputError(_CHANGED)
-        p = _piece(ids, off, self.max_order, tokens_of)
+            raise InputError(REFS_CHANGED)
+        p = chunk_grams(ids, off, self.max_order, tokens_of)
         assert self._dir is not None
         higher = []
         for n, table in enumerate(self._tables if words else [], start=2):
@@ -354,7 +354,7 @@ class SpilledWeights:
 
 
 def weighted(
-    p: _Piece,
+    p: ChunkGrams,
     unigrams: IntArray,
     higher: Sequence[NDArray[np.float64]],
     total_words: int,

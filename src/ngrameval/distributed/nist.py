@@ -34,8 +34,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError, InputError
-from ngrameval.refcounts import SHIFT, ChunkWeights, IntArray, _find, _token_map
-from ngrameval.refspill import _CHANGED, _Piece, _piece, fibonacci, prefix_info, summed_keys, weighted
+from ngrameval.refcounts import SHIFT, ChunkWeights, IntArray, find_sorted, token_map
+from ngrameval.refspill import REFS_CHANGED, ChunkGrams, chunk_grams, fibonacci, prefix_info, summed_keys, weighted
 
 if TYPE_CHECKING:
     from dask.delayed import Delayed
@@ -95,7 +95,7 @@ class Unigrams:
 
     def count_of(self, names: Sequence[str]) -> IntArray:
         """The count of each token of ``names`` (-1: not a reference token)."""
-        at = _token_map(self.vocab, names, grow=False)
+        at = token_map(self.vocab, names, grow=False)
         out = np.full(len(names), -1, dtype=np.int64)
         out[at >= 0] = self.counts[at[at >= 0]]
         return out
@@ -106,7 +106,7 @@ def merged_unigrams(*parts: dict[Preprocess, Unigrams]) -> dict[Preprocess, Unig
     out = {}
     for pre in parts[0]:
         vocab: dict[str, int] = {}
-        at = [_token_map(vocab, list(p[pre].vocab), grow=True) for p in parts]
+        at = [token_map(vocab, list(p[pre].vocab), grow=True) for p in parts]
         counts = np.zeros(len(vocab), dtype=np.int64)
         for p, ids in zip(parts, at, strict=True):
             counts[ids] += p[pre].counts  # a piece's tokens are distinct: no repeated index
@@ -155,12 +155,12 @@ def _encoded(refs: Sequence[Sequence[str]], pre: Preprocess) -> tuple[list[str],
     return built.encoder.names(), ch.ids, ch.off
 
 
-def _grouped(ids: NDArray[np.int32], off: IntArray, order: int, names: list[str], groups: int) -> _Piece:
-    """The interned references, n-grams of order >= 2 in group order (:func:`ngrameval.refspill._piece`)."""
-    return _piece(ids, off, order, np.arange(len(names), dtype=np.int64), grouping(names, groups))
+def _grouped(ids: NDArray[np.int32], off: IntArray, order: int, names: list[str], groups: int) -> ChunkGrams:
+    """The interned references, n-grams of order >= 2 in group order (:func:`ngrameval.refspill.chunk_grams`)."""
+    return chunk_grams(ids, off, order, np.arange(len(names), dtype=np.int64), grouping(names, groups))
 
 
-def _split(p: _Piece, names: list[str], groups: int) -> list[GroupCounts]:
+def _split(p: ChunkGrams, names: list[str], groups: int) -> list[GroupCounts]:
     """The n-grams of orders >= 2 of ``p`` (in its group order) and their counts, one :class:`GroupCounts` per
     group."""
     where = np.empty(len(p.interned.count), dtype=np.int64)  # a local n-gram id's index in its group's list
@@ -202,7 +202,7 @@ Counted = tuple[Any, ...]  # (dict[Preprocess, Unigrams], then per group g a dic
 
 def _pieces(
     part: Partition, orders: dict[Preprocess, int], groups: int
-) -> Iterator[tuple[Preprocess, list[str], int, _Piece]]:
+) -> Iterator[tuple[Preprocess, list[str], int, ChunkGrams]]:
     """Per text setting: the partition's reference token strings, words and interned n-grams in group order (an
     input error names the partition)."""
     from ngrameval.distributed.cluster import named_errors
@@ -234,7 +234,7 @@ def partition_needs(
     per_group: list[dict[Preprocess, GroupCounts]] = [{} for _ in range(groups)]
     for pre, names, _, p in _pieces(part, orders, groups):
         if (unigrams[pre].count_of([names[t] for t in p.tokens[0][:, 0].tolist()]) < 0).any():
-            raise InputError(f"{part.name}: {_CHANGED}")
+            raise InputError(f"{part.name}: {REFS_CHANGED}")
         for g, piece in enumerate(_split(p, names, groups)):
             per_group[g][pre] = piece
     return tuple(per_group)
@@ -246,7 +246,7 @@ def merged_group(*pieces: GroupCounts) -> GroupCounts:
     if len(pieces) == 1 and pieces[0].summed:
         return pieces[0]
     vocab: dict[str, int] = {}
-    tokens = [_token_map(vocab, p.names, grow=True) for p in pieces]
+    tokens = [token_map(vocab, p.names, grow=True) for p in pieces]
     rows: list[IntArray] = []  # per piece, each of its n-grams of the order below: its index among the distinct
     keys, counts = [], []
     for j in range(len(pieces[0].keys)):
@@ -288,16 +288,16 @@ def weighed_groups(
 
 def looked_up(piece: GroupCounts, weights: GroupWeights) -> list[NDArray[np.float64]]:
     """The weights of ``piece``'s n-grams (per order, in its order) in ``weights`` (of the same group)."""
-    tokens = _token_map(weights.vocab, piece.names, grow=False)
+    tokens = token_map(weights.vocab, piece.names, grow=False)
     if (tokens < 0).any():
-        raise InputError(_CHANGED)
+        raise InputError(REFS_CHANGED)
     out = []
     at = np.zeros(0, dtype=np.int64)
     for j, k in enumerate(piece.keys):
         head = tokens[k >> SHIFT] if j == 0 else at[k >> SHIFT]
-        at, found = _find(weights.keys[j], (head << SHIFT) | tokens[k & _TOKEN])
+        at, found = find_sorted(weights.keys[j], (head << SHIFT) | tokens[k & _TOKEN])
         if not found.all():
-            raise InputError(_CHANGED)
+            raise InputError(REFS_CHANGED)
         out.append(weights.info[j][at])
     return out
 
@@ -330,10 +330,10 @@ class PartitionWeights:
         for j in range(1, self.max_order):
             sizes = np.bincount(p.bucket[j], minlength=groups)
             if sizes.tolist() != [len(f[j - 1]) for f in self.found]:
-                raise InputError(_CHANGED)
+                raise InputError(REFS_CHANGED)
             higher.append(np.concatenate([f[j - 1] for f in self.found]))
         if (uni < 0).any():
-            raise InputError(_CHANGED)
+            raise InputError(REFS_CHANGED)
         zero = list(names).index("0") if "0" in names else -1
         zero_count = unigrams[zero] if zero >= 0 else np.int64(0)
         return weighted(p, uni, higher, self.unigrams.total_words, zero, zero_count)
