@@ -3,6 +3,7 @@ harnesses of the kernels' interrupt, GIL and memory tests."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -13,8 +14,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import strategies as st
+
+from ngrameval import _text
 
 # A test run started in the background (`.ci/run &`) inherits SIGINT ignored, and so would every process the tests
 # start to check Ctrl-C; a handler here makes them start with the default disposition (exec resets handled signals).
@@ -124,6 +128,14 @@ def streams(refs: list[list[str]]) -> list[list[str | None]]:
     """sacreBLEU's stream-major layout, None for a missing reference."""
     k = max(len(r) for r in refs)
     return [[r[i] if i < len(r) else None for r in refs] for i in range(k)]
+
+
+def decoded(ids_off: tuple[bytes, bytes], vocab: _text.VocabHandle) -> list[list[str]]:
+    """The token strings of every line of an encoder's (ids int32, offsets int64) buffers in ``vocab``."""
+    names = _text.tokens(vocab, 0)
+    ids = np.frombuffer(ids_off[0], dtype=np.int32).tolist()
+    off = np.frombuffer(ids_off[1], dtype=np.int64).tolist()
+    return [[names[i] for i in ids[a:b]] for a, b in itertools.pairwise(off)]
 
 
 def plain_lcs(a: Sequence[object], b: Sequence[object]) -> int:

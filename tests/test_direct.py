@@ -6,7 +6,6 @@ threads run."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import textwrap
 from functools import partial
@@ -17,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics.bleu import _get_tokenizer
-from tests.conftest import WORDS, broken_line, free_line, interrupt, line, ticks_beside
+from tests.conftest import WORDS, broken_line, decoded, free_line, interrupt, line, ticks_beside
 
 from ngrameval import _direct, _text, bleu
 from ngrameval.ngrams.count import References, overlap_stats
@@ -53,10 +52,7 @@ def vocabulary_rows(systems: list[list[str]], refs: list[list[str]], pre: Prepro
 def line_tokens(lines: list[str], tokenize: str, lowercase: bool = False) -> list[list[str]]:
     """The tokens of every line through ``_text.encode_lines`` (the scanner the direct kernel shares)."""
     vocab = _text.vocab_new()
-    ids_b, off_b = encode_lines(vocab, lines, tokenize, lowercase)
-    names = _text.tokens(vocab, 0)
-    ids = np.frombuffer(ids_b, dtype=np.int32).tolist()
-    return [[names[i] for i in ids[a:b]] for a, b in itertools.pairwise(np.frombuffer(off_b, dtype=np.int64).tolist())]
+    return decoded(encode_lines(vocab, lines, tokenize, lowercase), vocab)
 
 
 @pytest.mark.parametrize("tokenize", ["13a", "none"])

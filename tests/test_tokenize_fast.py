@@ -3,7 +3,6 @@ path (``prepare`` + ``_text.encode`` over the joined text), on any text, and sac
 
 from __future__ import annotations
 
-import itertools
 import textwrap
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics.bleu import _get_tokenizer
-from tests.conftest import WORDS, broken_line, free_line, interrupt, line, ticks_beside
+from tests.conftest import WORDS, broken_line, decoded, free_line, interrupt, line, ticks_beside
 
 from ngrameval import _text
 from ngrameval.text.tokenize import encode_lines, prepare
@@ -34,13 +33,6 @@ def reference(lines: list[str], tokenize: str, lowercase: bool, vocab: _text.Voc
     return _text.encode(vocab, text, mode, True)
 
 
-def tokens(ids_off: tuple[bytes, bytes], vocab: _text.VocabHandle) -> list[list[str]]:
-    names = _text.tokens(vocab, 0)
-    ids = np.frombuffer(ids_off[0], dtype=np.int32).tolist()
-    off = np.frombuffer(ids_off[1], dtype=np.int64).tolist()
-    return [[names[i] for i in ids[a:b]] for a, b in itertools.pairwise(off)]
-
-
 @pytest.mark.parametrize("tokenize", ["13a", "none"])
 @pytest.mark.parametrize("lowercase", [False, True])
 @settings(max_examples=300, deadline=None)
@@ -59,7 +51,7 @@ def test_line_encoder_gives_sacrebleu_tokens(lines: list[str], lowercase: bool) 
     vocab = _text.vocab_new()
     tok = _get_tokenizer("13a")()
     expected = [tok((ln.lower() if lowercase else ln).rstrip()).split() for ln in lines]
-    assert tokens(encode_lines(vocab, lines, "13a", lowercase), vocab) == expected
+    assert decoded(encode_lines(vocab, lines, "13a", lowercase), vocab) == expected
 
 
 @settings(max_examples=150, deadline=None)
@@ -79,7 +71,7 @@ def test_words_of_every_length_and_kind_get_one_id() -> None:
     lines = [" ".join(words), " ".join(words) + " €", " ".join(words) + " 😀", *words]
     vocab = _text.vocab_new()
     ids, off = encode_lines(vocab, lines, "13a")
-    got = tokens((ids, off), vocab)
+    got = decoded((ids, off), vocab)
     assert got[0] == words and got[1] == [*words, "€"] and got[2] == [*words, "😀"]
     assert got[3:] == [[w] for w in words]
     assert len(_text.tokens(vocab, 0)) == len(words) + 2

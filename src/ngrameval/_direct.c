@@ -84,6 +84,18 @@ static int seg_rehash(seg_t *g, size_t slots) {
     return 0;
 }
 
+/* Room in used and tok for `tcap` distinct tokens; -1 on OOM. */
+static int seg_tokens(seg_t *g, size_t tcap) {
+    size_t *u = (size_t *)realloc(g->used, tcap * sizeof(size_t));
+    if (!u) return -1;
+    g->used = u;
+    token_t *tok = (token_t *)realloc(g->tok, tcap * sizeof(token_t));
+    if (!tok) return -1;
+    g->tok = tok;
+    g->tcap = tcap;
+    return 0;
+}
+
 /* Room for a segment of at most `chars` characters (so at most `chars` tokens), its table cleared; -1 on OOM. */
 static int seg_reset(seg_t *g, size_t chars) {
     for (int32_t q = 0; q < g->n_ids; q++) g->slots[g->used[q]] = -1;
@@ -98,15 +110,7 @@ static int seg_reset(seg_t *g, size_t chars) {
     }
     size_t first = (chars < FIRST_TOKENS ? chars : FIRST_TOKENS) + 1, slots = 64;
     while (slots < 2 * first) slots *= 2;
-    if (g->tcap < first) {
-        size_t *u = (size_t *)realloc(g->used, first * sizeof(size_t));
-        if (!u) return -1;
-        g->used = u;
-        token_t *tok = (token_t *)realloc(g->tok, first * sizeof(token_t));
-        if (!tok) return -1;
-        g->tok = tok;
-        g->tcap = first;
-    }
+    if (g->tcap < first && seg_tokens(g, first) < 0) return -1;
     if (slots > g->cap) {
         int32_t *s = (int32_t *)realloc(g->slots, slots * sizeof(int32_t));
         if (!s) return -1;
@@ -120,16 +124,7 @@ static int seg_reset(seg_t *g, size_t chars) {
 
 /* Room for one more distinct token: tok and used grown, the table doubled past half full; -1 on OOM. */
 static int seg_room(seg_t *g) {
-    if ((size_t)g->n_ids + 1 > g->tcap) {
-        size_t tcap = g->tcap * 2;
-        size_t *u = (size_t *)realloc(g->used, tcap * sizeof(size_t));
-        if (!u) return -1;
-        g->used = u;
-        token_t *tok = (token_t *)realloc(g->tok, tcap * sizeof(token_t));
-        if (!tok) return -1;
-        g->tok = tok;
-        g->tcap = tcap;
-    }
+    if ((size_t)g->n_ids + 1 > g->tcap && seg_tokens(g, g->tcap * 2) < 0) return -1;
     return ((size_t)g->n_ids + 1) * 2 > g->mask + 1 ? seg_rehash(g, (g->mask + 1) * 2) : 0;
 }
 
