@@ -60,7 +60,7 @@ async def annotator(url: str, name: str, until: float, res: Result) -> None:
             page = await c.get("/task")
             if page.status_code != 200:
                 break  # /done: nothing left
-            form = {f: _field(page.text, f) for f in ("csrf", "token", "shown", "stimulus")}
+            form = {f: _field(page.text, f) for f in ("csrf", "token", "stimulus")}
             form["description"] = f"{name} describes {form['stimulus']}"
             for _ in range(2 if k % 2 else 1):  # every other submission is retried
                 t0 = time.perf_counter()

@@ -44,7 +44,7 @@ def _describe_all(client: TestClient, text: str) -> list[str]:
         page = client.get("/task").text
         if "completion code" in page:
             return keys
-        form = {f: _field(page, f) for f in ("csrf", "token", "shown", "stimulus")}
+        form = {f: _field(page, f) for f in ("csrf", "token", "stimulus")}
         r = client.post("/task", data={**form, "description": text, "language": "English"})
         assert r.status_code == 200
         # the same form again (a double click, a retry): stored once
@@ -102,7 +102,7 @@ def test_csrf_limits_and_isolation(tmp_path: Path) -> None:
     assert client.get("/task").status_code == 403  # no session
     (token,) = store.add_invites(1)
     page = client.get(f"/start?invite={token}").text
-    form = {f: _field(page, f) for f in ("token", "shown", "stimulus")}
+    form = {f: _field(page, f) for f in ("token", "stimulus")}
     r = client.post("/task", data={**form, "csrf": "forged", "description": "x"})
     assert r.status_code == 403 and store.counts()["descriptions"] == 0
     r = client.post("/task", data={**form, "csrf": _field(page, "csrf"), "description": "y" * 401})
@@ -135,7 +135,7 @@ def test_rating_study_export_reads(tmp_path: Path, kind: str) -> None:
             out = re.search(r'id="output">([^<]*)<', page)[1]  # type: ignore[index]
             bad = out not in outputs  # a degraded "bad reference" copy: this judge scores it low
             score = (10 if bad else 60 + 5 * (out.split()[1] == "A") + j) if kind == "da" else 3
-            data = {f: _field(page, f) for f in ("csrf", "token", "shown", "trial")}
+            data = {f: _field(page, f) for f in ("csrf", "token", "trial")}
             page = c.post("/task", data={**data, **{f"c_{n}": str(score) for n in crits}}).text
         assert "Thank you" in page
     _login(client)

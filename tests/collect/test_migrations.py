@@ -1,6 +1,7 @@
 """A study survives an upgrade of ngrameval: a database made by revision 0001, with work in it, is upgraded by
-`collect init` and by `collect serve` when a later revision ships (a throw-away revision 0002 in a copy of the
-migrations folder), on SQLite and PostgreSQL; a database from a newer ngrameval is a clear error."""
+`collect init` (to 0002, the crowd revision: the work carried over) and by `collect serve` when a later revision
+ships (a throw-away revision 0003 in a copy of the migrations folder), on SQLite and PostgreSQL; a database from a
+newer ngrameval is a clear error."""
 
 from __future__ import annotations
 
@@ -18,21 +19,21 @@ with warnings.catch_warnings():  # starlette >= 0.50 suggests httpx2; httpx is w
 
 from collect.collect_studies import write_study
 from ngrameval.cli import main
-from ngrameval.collect import store as store_module
+from ngrameval.collect import models as store_module
 from ngrameval.collect.store import Store
 from ngrameval.collect.study import load_study
 
-REVISION_2 = '''"""a later schema: a note per annotator
+REVISION_3 = '''"""a later schema: a note per annotator
 
-Revision ID: 0002
-Revises: 0001
+Revision ID: 0003
+Revises: 0002
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0002"
-down_revision = "0001"
+revision = "0003"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 
@@ -49,14 +50,30 @@ def downgrade() -> None:
 
 
 def _old_database(tmp_path: Path, url: str) -> tuple[Path, Store]:
-    """A describe study at revision 0001 with one description stored."""
+    """A describe study at revision 0001 with one description stored (as ngrameval of that revision wrote it)."""
     study = write_study(tmp_path / "study")
     store = Store(load_study(study), url)
-    store.init()
-    aid = store.annotator_for("invite", "early-bird")
-    st = store.next_stimulus(aid)
-    assert st is not None
-    assert store.submit_description(aid, st.id, "tok-before-upgrade", "a cat plays", "English", "", 2.0)
+    store_module.upgrade(url, "0001")
+    with store.engine.begin() as conn:
+        conn.execute(
+            text(
+                'INSERT INTO annotator (id, platform, external_id, session_info, status, "group", created) '
+                "VALUES (1, 'invite', 'early-bird', '', 'new', '', :t)"
+            ),
+            {"t": "2026-11-20 10:00:00"},
+        )
+        for st in store.study.stimuli:  # as its init loaded them
+            conn.execute(
+                text('INSERT INTO stimulus (key, kind, src, start, "end", text) VALUES (:k, :kind, :src, :s, :e, :t)'),
+                {"k": st.key, "kind": st.kind, "src": st.src, "s": st.start, "e": st.end, "t": st.text},
+            )
+        conn.execute(
+            text(
+                "INSERT INTO description (annotator_id, stimulus_id, token, tier, skipped, text, language, comment, "
+                "seconds, created) VALUES (1, (SELECT id FROM stimulus WHERE key = 'txt1'), 'tok-before-upgrade', 1, "
+                "false, 'a cat plays', 'English', '', 2.0, '2026-11-20 10:01:00')"
+            )
+        )
     return study, store
 
 
@@ -66,26 +83,38 @@ def _revision(store: Store) -> str:
 
 
 def _later_migrations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process's ngrameval now ships revision 0002 (a copy of the migrations plus one file)."""
+    """This process's ngrameval now ships revision 0003 (a copy of the migrations plus one file)."""
     mig = tmp_path / "migrations"
     shutil.copytree(store_module.MIGRATIONS, mig, ignore=shutil.ignore_patterns("__pycache__"))
-    (mig / "versions" / "0002_annotator_note.py").write_text(REVISION_2)
+    (mig / "versions" / "0003_annotator_note.py").write_text(REVISION_3)
     monkeypatch.setattr(store_module, "MIGRATIONS", mig)
 
 
-def _upgraded(store: Store) -> None:
-    assert _revision(store) == "0002"
+def _upgraded(store: Store, revision: str = "0003") -> None:
+    assert _revision(store) == revision
+    d, s, a = store.descriptions()[0]
+    assert (d.text, d.token, a.external_id, s.key) == ("a cat plays", "tok-before-upgrade", "early-bird", "txt1")
+    assert store.lease_of(a.id, s.id) is not None  # carried over: shown to them, never again
+    assert {r.key: r.done for r, _ in store.stimulus_progress()}["txt1"] == 1
+    if revision == "0002":
+        return
     columns = {c["name"] for c in inspect(store.engine).get_columns("annotator")}
     assert "note" in columns
     with store.engine.connect() as conn:
         assert conn.execute(text("SELECT note FROM annotator")).scalars().all() == ["kept"]
-    d, _, a = store.descriptions()[0]
-    assert (d.text, d.token, a.external_id) == ("a cat plays", "tok-before-upgrade", "early-bird")
 
 
 def test_init_upgrades_an_old_database(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     study, store = _old_database(tmp_path, db_url)
     assert _revision(store) == "0001"
+    assert main(["collect", "init", str(study), "--database", db_url]) == 0  # 0001 -> 0002 with the work
+    _upgraded(store, "0002")
+    aid = store.annotator_for("invite", "early-bird")
+    seen = set()
+    while (got := store.lease_stimulus(aid)) is not None:
+        seen.add(got[0].key)
+        assert store.submit_description(aid, got[1].token, "a dog", "English", "").outcome == "stored"
+    assert seen == {"vid1_2_5", "txt2"}  # not txt1 again
     _later_migrations(tmp_path, monkeypatch)
     assert main(["collect", "init", str(study), "--database", db_url]) == 0
     _upgraded(store)
@@ -112,15 +141,15 @@ def test_database_from_a_newer_version_is_a_clear_error(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'study.db'}"
     study, store = _old_database(tmp_path, url)
-    with monkeypatch.context() as m:  # a newer ngrameval upgraded it to 0002 ...
+    with monkeypatch.context() as m:  # a newer ngrameval upgraded it to 0003 ...
         _later_migrations(tmp_path, m)
         store_module.upgrade(url)
-    assert _revision(store) == "0002"
-    # ... and this older one (which knows only 0001) is started on it
+    assert _revision(store) == "0003"
+    # ... and this older one (which knows only 0002) is started on it
     assert main(["collect", "serve", str(study), "--database", url]) != 0
     err = capsys.readouterr().err
-    assert "newer ngrameval" in err and "0002" in err and "Traceback" not in err
-    assert _revision(store) == "0002"
+    assert "newer ngrameval" in err and "0003" in err and "Traceback" not in err
+    assert _revision(store) == "0003"
 
 
 def test_init_does_not_print_a_database_password(
@@ -128,7 +157,7 @@ def test_init_does_not_print_a_database_password(
 ) -> None:
     study = write_study(tmp_path / "study")
     monkeypatch.setattr(store_module, "upgrade", lambda url: None)  # no server behind this URL
-    monkeypatch.setattr(Store, "init", lambda self: store_module.upgrade(self.url))
+    monkeypatch.setattr(Store, "init", lambda self, update_manifest=False: store_module.upgrade(self.url))
     assert main(["collect", "init", str(study), "--database", "postgresql+psycopg://u:s3cret@db.example/x"]) == 0
     out = capsys.readouterr().out
     assert "s3cret" not in out and "postgresql+psycopg://u:***@db.example/x" in out

@@ -9,9 +9,8 @@ once."""
 from __future__ import annotations
 
 import hmac
-import math
 import secrets
-import time
+import unicodedata
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from starlette.templating import Jinja2Templates
 
 from ngrameval.collect import export, quality
 from ngrameval.collect.store import Store
+from ngrameval.collect.study import Criterion
 
 TEMPLATES = Path(__file__).with_name("templates")
 MAX_FORM_FIELD = 8000
@@ -57,7 +57,30 @@ async def _form(request: Request) -> dict[str, str]:
         raise BadRequest("the form has expired or was not sent by this site (CSRF check); reload the page", 403)
     if any(len(v) > MAX_FORM_FIELD for v in data.values()):
         raise BadRequest(f"a field is longer than {MAX_FORM_FIELD} characters", 413)
+    for k, v in data.items():
+        ch = _control(v)
+        if ch is not None:
+            raise BadRequest(f"the field {k[:40]!r} holds a control character (U+{ord(ch):04X}); please remove it")
     return data
+
+
+def _control(value: str) -> str | None:
+    """The first control character of ``value`` other than tab and line breaks, if any."""
+    for ch in value:
+        if ch not in "\t\n\r" and unicodedata.category(ch) in ("Cc", "Cs"):
+            return ch
+    return None
+
+
+def _score(c: Criterion, raw: str) -> float:
+    """A criterion's answer, checked against its scale: a whole number 1..points (Likert) or 0..100 (slider)."""
+    low, top = (0, 100) if c.scale == "slider" else (1, c.points)
+    raw = raw.strip()
+    if not raw:
+        raise BadRequest(f"please rate {c.question or c.name!r}")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 3 and low <= int(raw) <= top):
+        raise BadRequest(f"{c.name}: a whole number from {low} to {top}, got {raw[:20]!r}")
+    return float(int(raw))
 
 
 def create_app(store: Store) -> Starlette:
@@ -92,121 +115,131 @@ def create_app(store: Store) -> Starlette:
         return page(request, "home.html")
 
     async def start(request: Request) -> Response:
+        """Arrival from a platform or an invitation: the annotator and their assignment, bound to each other."""
         q = request.query_params
         if "workerId" in q or "assignmentId" in q:
-            if q.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE" or not q.get("workerId"):
+            external = q.get("assignmentId", "")[:128]
+            if external in ("", "ASSIGNMENT_ID_NOT_AVAILABLE") or not q.get("workerId"):
                 return page(request, "home.html", preview=True)
-            info = f"assignmentId={q.get('assignmentId', '')[:64]}&hitId={q.get('hitId', '')[:64]}"
-            aid = await run_in_threadpool(store.annotator_for, "mturk", q["workerId"][:128], info)
-            request.session["platform"] = "mturk"
-            submit_to = q.get("turkSubmitTo", "").rstrip("/")
-            request.session["turk_submit"] = submit_to if submit_to in MTURK_SUBMIT else ""
-            request.session["assignment"] = q.get("assignmentId", "")[:64]
+            platform, worker, group = "mturk", q["workerId"][:128], ""
+            info = f"assignmentId={external[:64]}&hitId={q.get('hitId', '')[:64]}"
         elif "PROLIFIC_PID" in q:
+            platform, worker, group = "prolific", q["PROLIFIC_PID"][:128], ""
             info = f"STUDY_ID={q.get('STUDY_ID', '')[:64]}&SESSION_ID={q.get('SESSION_ID', '')[:64]}"
-            aid = await run_in_threadpool(store.annotator_for, "prolific", q["PROLIFIC_PID"][:128], info)
-            request.session["platform"] = "prolific"
+            external = q.get("SESSION_ID", "")[:128] or f"{worker}:{q.get('STUDY_ID', '')[:64]}"
         elif "invite" in q:
-            found = await run_in_threadpool(store.use_invite, q["invite"][:64])
-            if found is None:
+            token = q["invite"][:64]
+            inv = await run_in_threadpool(store.invite, token)
+            if inv is None:
                 return message(request, "This invitation link is not valid.", 404)
-            aid = found
-            request.session["platform"] = "invite"
+            if inv.used_by is not None and request.session.get("aid") != inv.used_by:
+                return message(
+                    request,
+                    "This invitation link has already been used, in another browser. Each link is for one person: "
+                    "if you opened it before on another device, please continue there; otherwise ask the study's "
+                    "organiser for a link of your own.",
+                    409,
+                )
+            platform, worker, group, external, info = "invite", token, inv.group, token, ""
         else:
             return message(request, "Open the study link you were given (it identifies you).", 400)
-        request.session["aid"] = aid
+        aid = await run_in_threadpool(store.annotator_for, platform, worker, info, group)
+        if platform == "invite" and await run_in_threadpool(store.use_invite, worker) != aid:
+            return message(request, "This invitation link has already been used, in another browser.", 409)
+        asg = await run_in_threadpool(store.assignment_for, aid, platform, external)
+        if asg is None:
+            return message(
+                request,
+                "This assignment was opened by another worker. Please open the task from your own account.",
+                403,
+            )
+        request.session.clear()
+        request.session.update(aid=aid, asg=asg.id, platform=platform)
+        if platform == "mturk":
+            submit_to = q.get("turkSubmitTo", "").rstrip("/")
+            request.session["turk_submit"] = submit_to if submit_to in MTURK_SUBMIT else ""
+            request.session["assignment"] = external
+        return RedirectResponse("/task", 303)
+
+    async def consent(request: Request) -> Response:
+        aid = await annotator_id(request)
+        if request.method == "GET":
+            return page(request, "consent.html")
+        form = await _form(request)
+        if form.get("agree") != "yes":
+            request.session.clear()
+            return message(
+                request,
+                "You did not agree, so you cannot take part; nothing of yours was kept. Please return the task.",
+            )
+        await run_in_threadpool(store.consent, aid)
         return RedirectResponse("/task", 303)
 
     async def task(request: Request) -> Response:
         aid = await annotator_id(request)
+        if study.consent:
+            person = await run_in_threadpool(store.annotator, aid)
+            if person is None or person.consented is None:
+                return RedirectResponse("/consent", 303)
         if request.method == "POST":
             return await submit(request, aid)
-        done, total = await run_in_threadpool(store.progress, aid)
         if study.rating:
             await run_in_threadpool(store.assign_trials, aid)
-            done, total = await run_in_threadpool(store.progress, aid)
             trial = await run_in_threadpool(store.next_trial, aid)
             if trial is None:
                 return RedirectResponse("/done", 303)
-            return page(
-                request,
-                "rate.html",
-                trial=trial,
-                token=secrets.token_urlsafe(18),
-                shown=time.time(),
-                done=done,
-                total=total,
-            )
-        stim = await run_in_threadpool(store.next_stimulus, aid)
-        if stim is None:
+            done, total = await run_in_threadpool(store.progress, aid)
+            return page(request, "rate.html", trial=trial, token=trial.lease, done=done, total=total)
+        got = await run_in_threadpool(store.lease_stimulus, aid)
+        if got is None:
+            if await run_in_threadpool(store.waiting, aid):
+                return page(request, "waiting.html", minutes=study.lease_minutes)
             return RedirectResponse("/done", 303)
-        return page(
-            request,
-            "describe.html",
-            stim=stim,
-            token=secrets.token_urlsafe(18),
-            shown=time.time(),
-            done=done,
-            total=total,
-        )
-
-    def _seconds(form: dict[str, str]) -> float:
-        try:
-            shown = float(form.get("shown", ""))
-        except ValueError:
-            return 0.0
-        return max(0.0, min(time.time() - shown, 86400.0)) if math.isfinite(shown) else 0.0
+        stim, lease = got
+        done, total = await run_in_threadpool(store.progress, aid)
+        return page(request, "describe.html", stim=stim, token=lease.token, done=done, total=total)
 
     async def submit(request: Request, aid: int) -> Response:
         form = await _form(request)
         token = form.get("token", "")
         if not 8 <= len(token) <= 64:
-            raise BadRequest("the form lacks its submission token; reload the page")
+            raise BadRequest("the form lacks its task token; reload the page")
+        asg = request.session.get("asg")
+        asg = asg if isinstance(asg, int) else None
         if study.rating:
-            try:
-                trial_id = int(form.get("trial", ""))
-            except ValueError:
-                raise BadRequest("no trial in the form") from None
-            scores = {}
-            for c in study.criteria:
-                raw = form.get(f"c_{c.name}", "")
-                try:
-                    v = float(raw)
-                except ValueError:
-                    raise BadRequest(f"please rate {c.name!r}") from None
-                top = 100 if c.scale == "slider" else c.points
-                low = 0 if c.scale == "slider" else 1
-                if not (math.isfinite(v) and low <= v <= top):
-                    raise BadRequest(f"{c.name}: a score from {low} to {top}")
-                scores[c.name] = v
-            await run_in_threadpool(store.submit_rating, aid, trial_id, token, scores, _seconds(form))
-            return RedirectResponse("/task", 303)
-        try:
-            sid = int(form.get("stimulus", ""))
-        except ValueError:
-            raise BadRequest("no stimulus in the form") from None
-        if await run_in_threadpool(store.stimulus, sid) is None:
-            raise BadRequest("no such stimulus")
-        skipped = "skip" in form
-        text = " ".join(form.get("description", "").split())
-        if not skipped and not text:
-            raise BadRequest("please write a description, or press Skip")
-        if len(text) > study.max_length or len(form.get("comment", "")) > study.max_length:
-            raise BadRequest(f"at most {study.max_length} characters, please")
-        language = form.get("language", study.language).strip()[:64] or study.language
-        comment = form.get("comment", "").strip()
-        await run_in_threadpool(
-            store.submit_description, aid, sid, token, text, language, comment, _seconds(form), skipped
-        )
+            scores = {c.name: _score(c, form.get(f"c_{c.name}", "")) for c in study.criteria}
+            res = await run_in_threadpool(store.submit_rating, aid, token, scores, asg)
+        else:
+            skipped = "skip" in form
+            text = " ".join(form.get("description", "").split())
+            if not skipped and not text:
+                raise BadRequest("please write a description, or press Skip")
+            if len(text) > study.max_length or len(form.get("comment", "")) > study.max_length:
+                raise BadRequest(f"at most {study.max_length} characters, please")
+            language = " ".join(form.get("language", "").split())[:64] or study.language
+            comment = " ".join(form.get("comment", "").split())
+            res = await run_in_threadpool(store.submit_description, aid, token, text, language, comment, skipped, asg)
+        if res.outcome == "foreign":
+            raise BadRequest("this task was not given to you (or it was withdrawn); go on with the next one")
+        if res.outcome == "late":
+            return page(request, "late.html", 409, minutes=study.lease_minutes)
         return RedirectResponse("/task", 303)
 
     async def done(request: Request) -> Response:
         aid = await annotator_id(request)
+        asg_id = request.session.get("asg")
+        asg = await run_in_threadpool(store.assignment, asg_id) if isinstance(asg_id, int) else None
+        if asg is None or asg.annotator_id != aid:
+            raise BadRequest("no annotation session: open the study link you were given", 403)
+        answers = await run_in_threadpool(store.answers, asg.id)
         n, total = await run_in_threadpool(store.progress, aid)
         return page(
             request,
             "done.html",
             done=n,
+            answers=answers,
+            earned=answers >= study.min_answers,
+            code=asg.code,
             total=total,
             platform=request.session.get("platform", ""),
             turk_submit=request.session.get("turk_submit", ""),
@@ -338,6 +371,7 @@ def create_app(store: Store) -> Starlette:
     routes = [
         Route("/", home),
         Route("/start", start),
+        Route("/consent", consent, methods=["GET", "POST"]),
         Route("/task", task, methods=["GET", "POST"]),
         Route("/done", done),
         Route("/media/{sid:int}", media),

@@ -1,7 +1,20 @@
-"""The study's storage: SQLAlchemy 2.0 models and the repository functions the app calls. SQLite (a file, the
-default) or PostgreSQL by URL; the schema is created and upgraded by the Alembic migrations in
-``collect/migrations`` (:func:`upgrade`), so a study survives an upgrade of ngrameval. Every query is built with
-SQLAlchemy's expression language (bound parameters), never from strings."""
+"""The study's repository: the functions the app calls over one study database (models in
+:mod:`ngrameval.collect.models`; SQLite by default, PostgreSQL by URL).
+
+Correct under a concurrent crowd:
+
+* **Leases** (describe / paraphrase). A stimulus shown to an annotator is reserved for them for
+  ``lease_minutes``; assignment picks, in one write transaction, the least-filled stimulus the annotator has not
+  been shown whose descriptions plus open leases are below the target (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL:
+  the stimulus row locked ``FOR UPDATE SKIP LOCKED`` and its fill recounted under the lock). A submission must
+  answer an open lease of its annotator; an expired lease is accepted only while its stimulus still has room.
+  So **no stimulus ever has more descriptions than its target**, and stimuli fill fewest-first.
+* **Latin squares per judge group** (rate / da). A judge's row is numbered within their group, atomically (a
+  unique (group, row) constraint; a clash is retried), so each group's judges form complete squares whatever the
+  interleaving of arrivals; a row whose judge answered nothing within ``lease_minutes`` goes to the next judge.
+* **Assignments**. A platform assignment (MTurk assignment, Prolific session, invitation) is bound to the worker
+  who opened it first and carries its own completion code; answers record the assignment they were given in.
+"""
 
 from __future__ import annotations
 
@@ -9,206 +22,176 @@ import datetime as dt
 import hashlib
 import hmac
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
-from sqlalchemy import (
-    Boolean,
-    DateTime,
-    Float,
-    ForeignKey,
-    Integer,
-    String,
-    Text,
-    UniqueConstraint,
-    create_engine,
-    event,
-    func,
-    select,
-)
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
 
 from ngrameval.collect import design
-from ngrameval.collect.study import Study
+from ngrameval.collect.models import (
+    IMMEDIATE,
+    MIGRATIONS,
+    Admin,
+    Annotator,
+    Assignment,
+    Base,
+    DescriptionRow,
+    Invite,
+    Lease,
+    Meta,
+    RatingRow,
+    StimulusRow,
+    TrialRow,
+    engine_for,
+    now,
+    unreachable,
+    upgrade,
+)
+from ngrameval.collect.study import Study, StudyError
 from ngrameval.errors import InputError
 
+__all__ = [
+    "MIGRATIONS",
+    "Annotator",
+    "Base",
+    "Lease",
+    "StimulusRow",
+    "Store",
+    "Submitted",
+    "engine_for",
+    "upgrade",
+]
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-class Meta(Base):
-    """Study-wide secrets and settings (session key, pseudonymisation key)."""
-
-    __tablename__ = "meta"
-    key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
-
-
-class Admin(Base):
-    __tablename__ = "admin"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    username: Mapped[str] = mapped_column(String(64), unique=True)
-    password_hash: Mapped[str] = mapped_column(String(255))
+#: how many times a write transaction that lost a race (a unique key taken meanwhile) is tried again
+RETRIES = 8
 
 
-class Annotator(Base):
-    """One annotator; ``platform`` is mturk, prolific or invite; ``external_id`` the platform's worker id."""
+@dataclass(frozen=True)
+class Submitted:
+    """What became of a submission: ``stored``; ``repeat`` (this form was stored before: a double click or a
+    retry); ``late`` (its lease had expired and others filled the stimulus meanwhile: not stored);
+    ``foreign`` (not an open task of this annotator: not stored)."""
 
-    __tablename__ = "annotator"
-    __table_args__ = (UniqueConstraint("platform", "external_id", name="uq_annotator_platform_id"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    platform: Mapped[str] = mapped_column(String(16))
-    external_id: Mapped[str] = mapped_column(String(128))
-    session_info: Mapped[str] = mapped_column(Text, default="")  # assignmentId/hitId, STUDY_ID/SESSION_ID
-    status: Mapped[str] = mapped_column(String(16), default="new")  # new | qualified | rejected
-    group: Mapped[str] = mapped_column(String(32), default="")  # judge group: expert, non-expert, ...
-    judge_index: Mapped[int | None] = mapped_column(Integer, nullable=True)  # row of the Latin square
-    created: Mapped[dt.datetime] = mapped_column(DateTime, default=_now)
+    outcome: str
+    seconds: float = 0.0
 
 
-class Invite(Base):
-    __tablename__ = "invite"
-    token: Mapped[str] = mapped_column(String(64), primary_key=True)
-    group: Mapped[str] = mapped_column(String(32), default="")
-    used_by: Mapped[int | None] = mapped_column(ForeignKey("annotator.id", ondelete="SET NULL"), nullable=True)
-
-
-class StimulusRow(Base):
-    __tablename__ = "stimulus"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    key: Mapped[str] = mapped_column(String(255), unique=True)
-    kind: Mapped[str] = mapped_column(String(8))
-    src: Mapped[str] = mapped_column(Text, default="")
-    start: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    end: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    text: Mapped[str] = mapped_column(Text, default="")
-
-
-class DescriptionRow(Base):
-    """A description (or a skip: ``skipped``) of one stimulus by one annotator; ``token`` is the form's
-    one-time submission token, so a repeated POST is stored once."""
-
-    __tablename__ = "description"
-    __table_args__ = (UniqueConstraint("annotator_id", "stimulus_id", name="uq_description_once"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotator.id", ondelete="CASCADE"), index=True)
-    stimulus_id: Mapped[int] = mapped_column(ForeignKey("stimulus.id"), index=True)
-    token: Mapped[str] = mapped_column(String(64), unique=True)
-    tier: Mapped[int] = mapped_column(Integer, default=1)
-    skipped: Mapped[bool] = mapped_column(Boolean, default=False)
-    text: Mapped[str] = mapped_column(Text, default="")
-    language: Mapped[str] = mapped_column(String(64), default="")
-    comment: Mapped[str] = mapped_column(Text, default="")
-    seconds: Mapped[float] = mapped_column(Float, default=0.0)
-    created: Mapped[dt.datetime] = mapped_column(DateTime, default=_now)
-
-
-class TrialRow(Base):
-    """One rating trial of one judge at ``position`` (see :class:`ngrameval.collect.design.Trial`)."""
-
-    __tablename__ = "trial"
-    __table_args__ = (UniqueConstraint("annotator_id", "position", name="uq_trial_position"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotator.id", ondelete="CASCADE"), index=True)
-    position: Mapped[int] = mapped_column(Integer)
-    item: Mapped[str] = mapped_column(String(255))
-    system: Mapped[str] = mapped_column(String(255))
-    kind: Mapped[str] = mapped_column(String(8), default="normal")
-    of_position: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    output: Mapped[str] = mapped_column(Text)
-    source: Mapped[str] = mapped_column(Text, default="")
-    expected: Mapped[float | None] = mapped_column(Float, nullable=True)
-    token: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)  # set when answered
-    tier: Mapped[int] = mapped_column(Integer, default=1)
-    seconds: Mapped[float] = mapped_column(Float, default=0.0)
-    answered: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
-
-
-class RatingRow(Base):
-    __tablename__ = "rating"
-    __table_args__ = (UniqueConstraint("trial_id", "criterion", name="uq_rating_once"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    trial_id: Mapped[int] = mapped_column(ForeignKey("trial.id", ondelete="CASCADE"), index=True)
-    criterion: Mapped[str] = mapped_column(String(64))
-    score: Mapped[float] = mapped_column(Float)
-
-
-# ---------------------------------------------------------------- engine and schema
-
-
-def engine_for(url: str) -> Engine:
-    """An engine; SQLite gets WAL, foreign keys and a busy timeout so concurrent writers wait, not fail."""
-    if url.startswith("sqlite"):
-        eng = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
-
-        @event.listens_for(eng, "connect")
-        def _pragmas(conn, _record):  # type: ignore[no-untyped-def]
-            cur = conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=FULL")
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.close()
-
-        return eng
-    return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
-
-
-MIGRATIONS = Path(__file__).with_name("migrations")
-
-
-def upgrade(url: str) -> None:
-    """Create or upgrade the schema to the newest migration (Alembic ``upgrade head``) of :data:`MIGRATIONS`;
-    a database stamped by a newer ngrameval (a revision this one does not know) is an :class:`InputError`."""
-    from alembic import command
-    from alembic.config import Config
-    from alembic.util import CommandError
-
-    cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
-    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-    try:
-        command.upgrade(cfg, "head")
-    except CommandError as exc:
-        raise InputError(
-            f"cannot upgrade the study database to this ngrameval's schema ({exc}); a database written by a "
-            "newer ngrameval needs that version (pip install -U 'ngrameval[collect]')"
-        ) from None
+def _code(prefix: str) -> str:
+    """A completion code: the study's prefix and 10 random hexadecimal digits (40 bits: not guessable)."""
+    return f"{prefix or 'NGE'}-{secrets.token_hex(5).upper()}"
 
 
 class Store:
     """Repository functions over one study database."""
 
-    def __init__(self, study: Study, url: str | None = None) -> None:
+    def __init__(self, study: Study, url: str | None = None, clock: Callable[[], dt.datetime] = now) -> None:
         self.study = study
+        self.clock = clock  # the server's time (a parameter: tests move it to expire leases)
         self.url = url or study.database_url()
         self.engine = engine_for(self.url)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.writers = sessionmaker(self.engine.execution_options(**{IMMEDIATE: True}), expire_on_commit=False)
+        self.sqlite = self.url.startswith("sqlite")
 
     @contextmanager
     def session(self) -> Iterator[Session]:
+        """A read transaction (deferred on SQLite: it does not block writers)."""
         with self.sessions() as s, s.begin():
             yield s
 
-    def init(self) -> None:
-        """Migrate to head, create the secrets, and load (add) the study's stimuli."""
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A write transaction whose reads stay true until it commits: SQLite's write lock is taken at BEGIN;
+        on PostgreSQL the code below locks the rows it decides on."""
+        with self.writers() as s, s.begin():
+            yield s
+
+    @property
+    def lease_time(self) -> dt.timedelta:
+        return dt.timedelta(minutes=self.study.lease_minutes)
+
+    # -------------------------------------------------------------- schema, secrets, manifest
+
+    def init(self, update_manifest: bool = False) -> None:
+        """Migrate to head, create the secrets, and load the study's stimuli. A manifest edited since the last
+        ``init`` is applied only where nothing was collected on what changed, and only with ``update_manifest``;
+        otherwise it is a :class:`StudyError` that names the differences."""
         upgrade(self.url)
-        with self.session() as s:
-            for key in ("session_secret", "pseudonym_key"):
-                if s.get(Meta, key) is None:
-                    s.add(Meta(key=key, value=secrets.token_hex(32)))
-            have = set(s.scalars(select(StimulusRow.key)))
-            for st in self.study.stimuli:
-                if st.key not in have:
-                    s.add(StimulusRow(key=st.key, kind=st.kind, src=st.src, start=st.start, end=st.end, text=st.text))
+        try:
+            with self.write() as s:
+                for key in ("session_secret", "pseudonym_key"):
+                    if s.get(Meta, key) is None:
+                        s.add(Meta(key=key, value=secrets.token_hex(32)))
+                if self.study.rating:
+                    self._sync_items(s, update_manifest)
+                else:
+                    self._sync_stimuli(s, update_manifest)
+        except OperationalError as exc:
+            raise InputError(unreachable(self.url, exc)) from None
+
+    def _sync_stimuli(self, s: Session, update_manifest: bool) -> None:
+        rows = {r.key: r for r in s.scalars(select(StimulusRow))}
+        want = {st.key: st for st in self.study.stimuli}
+        used = set(s.scalars(select(Lease.stimulus_id).distinct()))
+        changed = [
+            k
+            for k, st in want.items()
+            if k in rows
+            and (rows[k].kind, rows[k].src, rows[k].start, rows[k].end, rows[k].text)
+            != (st.kind, st.src, st.start, st.end, st.text)
+        ]
+        removed = [k for k in rows if k not in want]
+        if changed or removed:
+            stuck = [k for k in changed + removed if rows[k].id in used]
+            what = "; ".join(
+                f"{label}: {', '.join(keys[:5])}{' …' if len(keys) > 5 else ''} ({len(keys)})"
+                for label, keys in (("changed", changed), ("removed", removed))
+                if keys
+            )
+            if stuck:
+                raise StudyError(
+                    f"{self.study.path}: the manifest differs from the database ({what}), and {len(stuck)} of "
+                    f"those stimuli were already shown to annotators ({', '.join(stuck[:5])}): give changed "
+                    "stimuli new ids instead"
+                )
+            if not update_manifest:
+                raise StudyError(
+                    f"{self.study.path}: the manifest differs from the database ({what}); "
+                    "run `ngrameval collect init --update` to apply it (nothing was collected on them yet)"
+                )
+            for k in changed:
+                st, row = want[k], rows[k]
+                row.kind, row.src, row.start, row.end, row.text = st.kind, st.src, st.start, st.end, st.text
+            for k in removed:
+                s.delete(rows[k])
+        for k, st in want.items():
+            if k not in rows:
+                s.add(StimulusRow(key=k, kind=st.kind, src=st.src, start=st.start, end=st.end, text=st.text))
+
+    def _sync_items(self, s: Session, update_manifest: bool) -> None:
+        digest = hashlib.sha256(repr(self.study.items).encode()).hexdigest()
+        row = s.get(Meta, "items_digest")
+        if row is None:
+            s.add(Meta(key="items_digest", value=digest))
+            return
+        if row.value == digest:
+            return
+        if s.scalar(select(func.count()).select_from(TrialRow)):
+            raise StudyError(
+                f"{self.study.path}: the rating manifest changed after judges were given trials; the trials "
+                "already given keep the old outputs: start a new study (a new database) for the new items"
+            )
+        if not update_manifest:
+            raise StudyError(
+                f"{self.study.path}: the rating manifest changed since `init`; run `ngrameval collect init "
+                "--update` to use it (no judge has trials yet)"
+            )
+        row.value = digest
 
     def secret(self, key: str) -> str:
         with self.session() as s:
@@ -217,10 +200,13 @@ class Store:
                 raise RuntimeError("the study database is not initialised: run `ngrameval collect init STUDY.toml`")
             return row.value
 
+    @cached_property
+    def _pseudonym_key(self) -> bytes:
+        return self.secret("pseudonym_key").encode()
+
     def pseudonym(self, annotator: Annotator) -> str:
         """A keyed HMAC-SHA256 of the platform id, stable within a study and meaningless outside it."""
-        key = self.secret("pseudonym_key").encode()
-        mac = hmac.new(key, f"{annotator.platform}:{annotator.external_id}".encode(), hashlib.sha256)
+        mac = hmac.new(self._pseudonym_key, f"{annotator.platform}:{annotator.external_id}".encode(), hashlib.sha256)
         return "W" + mac.hexdigest()[:16]
 
     # -------------------------------------------------------------- admins and annotators
@@ -228,9 +214,9 @@ class Store:
     def add_admin(self, username: str, password: str) -> None:
         from argon2 import PasswordHasher
 
-        with self.session() as s:
+        h = PasswordHasher().hash(password)
+        with self.write() as s:
             row = s.scalar(select(Admin).where(Admin.username == username))
-            h = PasswordHasher().hash(password)
             if row is None:
                 s.add(Admin(username=username, password_hash=h))
             else:
@@ -252,13 +238,13 @@ class Store:
 
     def add_invites(self, n: int, group: str = "") -> list[str]:
         tokens = [secrets.token_urlsafe(16) for _ in range(n)]
-        with self.session() as s:
+        with self.write() as s:
             s.add_all(Invite(token=t, group=group) for t in tokens)
         return tokens
 
     def annotator_for(self, platform: str, external_id: str, info: str = "", group: str = "") -> int:
         """The annotator's id, creating it on first arrival (concurrent arrivals of one id give one row)."""
-        for _ in range(2):
+        for _ in range(RETRIES):
             with self.session() as s:
                 row = s.scalar(
                     select(Annotator).where(Annotator.platform == platform, Annotator.external_id == external_id)
@@ -266,8 +252,10 @@ class Store:
                 if row is not None:
                     return row.id
             try:
-                with self.session() as s:
-                    row = Annotator(platform=platform, external_id=external_id, session_info=info, group=group)
+                with self.write() as s:
+                    row = Annotator(
+                        platform=platform, external_id=external_id, session_info=info, group=group, created=self.clock()
+                    )
                     s.add(row)
                     s.flush()
                     return row.id
@@ -275,51 +263,93 @@ class Store:
                 continue
         raise RuntimeError("could not create the annotator")
 
+    def assignment_for(self, aid: int, platform: str, external: str) -> Assignment | None:
+        """The assignment ``external`` of ``platform``, bound to annotator ``aid`` on first use; None when it is
+        bound to another annotator (a forged or shared link)."""
+        for _ in range(RETRIES):
+            with self.session() as s:
+                row = s.scalar(
+                    select(Assignment).where(Assignment.platform == platform, Assignment.external == external)
+                )
+            if row is not None:
+                return row if row.annotator_id == aid else None
+            try:
+                with self.write() as s:
+                    row = Assignment(
+                        annotator_id=aid,
+                        platform=platform,
+                        external=external,
+                        code=_code(self.study.completion_code),
+                        created=self.clock(),
+                    )
+                    s.add(row)
+                    s.flush()
+                    return row
+            except IntegrityError:
+                continue
+        raise RuntimeError("could not create the assignment")
+
+    def assignment(self, asg: int) -> Assignment | None:
+        with self.session() as s:
+            return s.get(Assignment, asg)
+
+    def invite(self, token: str) -> Invite | None:
+        with self.session() as s:
+            return s.get(Invite, token)
+
     def use_invite(self, token: str) -> int | None:
-        with self.session() as s:
-            inv = s.get(Invite, token)
-            if inv is None:
-                return None
-            group = inv.group
-        aid = self.annotator_for("invite", token, group=group)
-        with self.session() as s:
-            inv = s.get(Invite, token)
-            if inv is not None:
-                inv.used_by = aid
+        """The annotator of invitation ``token`` (created on first use); None for an unknown token."""
+        inv = self.invite(token)
+        if inv is None:
+            return None
+        aid = self.annotator_for("invite", token, group=inv.group)
+        with self.write() as s:
+            row = s.get(Invite, token)
+            if row is not None and row.used_by is None:
+                row.used_by = aid
         return aid
 
     def annotator(self, aid: int) -> Annotator | None:
         with self.session() as s:
             return s.get(Annotator, aid)
 
+    def consent(self, aid: int) -> None:
+        with self.write() as s:
+            row = s.get(Annotator, aid)
+            if row is not None and row.consented is None:
+                row.consented = self.clock()
+
     def set_status(self, aid: int, status: str) -> None:
         if status not in ("new", "qualified", "rejected"):
             raise ValueError(f"status must be new, qualified or rejected, got {status!r}")
-        with self.session() as s:
+        with self.write() as s:
             row = s.get(Annotator, aid)
             if row is not None:
                 row.status = status
 
     def set_group(self, aid: int, group: str) -> None:
-        with self.session() as s:
+        """Set the judge group; a judge who already holds a Latin-square row keeps the row of their old group."""
+        with self.write() as s:
             row = s.get(Annotator, aid)
             if row is not None:
                 row.group = group[:32]
 
     def delete_annotator(self, aid: int) -> None:
-        """Delete one annotator and everything they submitted."""
-        with self.session() as s:
-            for model in (DescriptionRow, TrialRow):
-                for row in s.scalars(select(model).where(model.annotator_id == aid)):
-                    if isinstance(row, TrialRow):
-                        for r in s.scalars(select(RatingRow).where(RatingRow.trial_id == row.id)):
-                            s.delete(r)
-                    s.delete(row)
-            for inv in s.scalars(select(Invite).where(Invite.used_by == aid)):
-                inv.used_by = None
-            person = s.get(Annotator, aid)
-            if person is not None:
-                s.delete(person)
+        """Delete one annotator and everything they submitted (their descriptions leave their stimuli's
+        counts; their Latin-square row becomes free)."""
+        with self.write() as s:
+            for sid, n in s.execute(
+                select(DescriptionRow.stimulus_id, func.count())
+                .where(DescriptionRow.annotator_id == aid, DescriptionRow.skipped.is_(False))
+                .group_by(DescriptionRow.stimulus_id)
+            ).all():
+                s.execute(update(StimulusRow).where(StimulusRow.id == sid).values(done=StimulusRow.done - n))
+            trials = select(TrialRow.id).where(TrialRow.annotator_id == aid)
+            s.execute(delete(RatingRow).where(RatingRow.trial_id.in_(trials)))
+            for model in (DescriptionRow, TrialRow, Lease, Assignment):
+                s.execute(delete(model).where(model.annotator_id == aid))
+            s.execute(update(Invite).where(Invite.used_by == aid).values(used_by=None))
+            s.execute(delete(Annotator).where(Annotator.id == aid))
 
     def annotators(self) -> list[tuple[Annotator, int]]:
         """Every annotator with their number of submissions (descriptions or answered trials), most first."""
@@ -342,59 +372,147 @@ class Store:
         out = [(a, int(d.get(a.id, 0)) + int(t.get(a.id, 0))) for a in rows]
         return sorted(out, key=lambda x: (-x[1], x[0].id))
 
-    # -------------------------------------------------------------- description tasks
+    # -------------------------------------------------------------- description tasks: leases
 
-    def next_stimulus(self, aid: int) -> StimulusRow | None:
-        """The stimulus with the fewest descriptions below the target that this annotator has not seen
-        (described or skipped); None when there is none."""
-        with self.session() as s:
-            seen = select(DescriptionRow.stimulus_id).where(DescriptionRow.annotator_id == aid)
-            counts = (
-                select(DescriptionRow.stimulus_id, func.count().label("n"))
-                .where(DescriptionRow.skipped.is_(False))
-                .group_by(DescriptionRow.stimulus_id)
-                .subquery()
-            )
-            n = func.coalesce(counts.c.n, 0)
+    def _open_leases(self, at: dt.datetime):  # type: ignore[no-untyped-def]
+        """Open, unexpired leases per stimulus, as a subquery (stimulus_id, n)."""
+        return (
+            select(Lease.stimulus_id, func.count().label("n"))
+            .where(Lease.closed.is_(None), Lease.expires > at)
+            .group_by(Lease.stimulus_id)
+            .subquery()
+        )
+
+    def _room(self, s: Session, sid: int, at: dt.datetime, but: int | None = None) -> bool:
+        """Whether stimulus ``sid`` has room for one more lease (descriptions + other open leases < target);
+        read under the stimulus' lock."""
+        done = s.scalar(select(StimulusRow.done).where(StimulusRow.id == sid)) or 0
+        q = select(func.count()).where(Lease.stimulus_id == sid, Lease.closed.is_(None), Lease.expires > at)
+        if but is not None:
+            q = q.where(Lease.id != but)
+        return done + int(s.scalar(q) or 0) < self.study.target
+
+    def _claim(self, s: Session, sid: int, at: dt.datetime, skip_locked: bool = False, but: int | None = None) -> bool:
+        """Lock stimulus ``sid`` and say whether it has room for one more lease (``but`` a lease of the caller's
+        own); on PostgreSQL the lock is taken in a savepoint and let go at once when there is no room, so a
+        transaction never waits for one stimulus while holding another (no deadlock). SQLite holds its write
+        lock already."""
+        if self.sqlite:
+            return self._room(s, sid, at, but)
+        sp = s.begin_nested()
+        q = select(StimulusRow.id).where(StimulusRow.id == sid).with_for_update(skip_locked=skip_locked)
+        if s.scalar(q) is not None and self._room(s, sid, at, but):
+            sp.commit()
+            return True
+        sp.rollback()
+        return False
+
+    def lease_stimulus(self, aid: int) -> tuple[StimulusRow, Lease] | None:
+        """The annotator's open lease (renewed if it expired and its stimulus still has room), or a new lease on
+        the least-filled stimulus with room that they have not been shown; None when there is none now."""
+        for _ in range(RETRIES):
+            try:
+                return self._lease(aid)
+            except OperationalError as exc:  # PostgreSQL broke a lock cycle it found: try again
+                if getattr(exc.orig, "sqlstate", "") not in ("40P01", "40001"):
+                    raise
+        raise RuntimeError("could not lease a stimulus")
+
+    def _lease(self, aid: int) -> tuple[StimulusRow, Lease] | None:
+        at = self.clock()
+        with self.write() as s:
+            if not self.sqlite:  # one request of an annotator at a time: never two open leases
+                s.get(Annotator, aid, with_for_update=True)
+            mine = s.scalar(select(Lease).where(Lease.annotator_id == aid, Lease.closed.is_(None)))
+            if mine is not None:
+                if mine.expires > at or self._claim(s, mine.stimulus_id, at, but=mine.id):
+                    mine.expires = max(mine.expires, at + self.lease_time)
+                    stim = s.get(StimulusRow, mine.stimulus_id)
+                    assert stim is not None
+                    return stim, mine
+                mine.closed = at  # expired, and others filled it meanwhile
+            open_ = self._open_leases(at)
+            seen = select(Lease.stimulus_id).where(Lease.annotator_id == aid)
+            fill = StimulusRow.done + func.coalesce(open_.c.n, 0)
             q = (
-                select(StimulusRow)
-                .outerjoin(counts, counts.c.stimulus_id == StimulusRow.id)
-                .where(StimulusRow.id.not_in(seen), n < self.study.target)
-                .order_by(n, StimulusRow.id)
-                .limit(1)
+                select(StimulusRow.id)
+                .outerjoin(open_, open_.c.stimulus_id == StimulusRow.id)
+                .where(StimulusRow.id.not_in(seen), fill < self.study.target)
+                .order_by(fill, StimulusRow.id)
             )
-            return s.scalar(q)
+            candidates = list(s.scalars(q.limit(1 if self.sqlite else 64)))
+            # PostgreSQL: the candidates' fills were read before their locks, so each is recounted under its lock;
+            # the first pass passes over stimuli that other transactions hold, the second waits for them
+            passes = [(sid, True) for sid in candidates] + ([] if self.sqlite else [(sid, False) for sid in candidates])
+            for sid, skip in passes:
+                if self._claim(s, sid, at, skip_locked=skip):
+                    lease = Lease(
+                        annotator_id=aid,
+                        stimulus_id=sid,
+                        token=secrets.token_urlsafe(24),
+                        issued=at,
+                        expires=at + self.lease_time,
+                    )
+                    s.add(lease)
+                    s.flush()
+                    stim = s.get(StimulusRow, sid)
+                    assert stim is not None
+                    return stim, lease
+        return None
+
+    def waiting(self, aid: int) -> bool:
+        """Whether stimuli this annotator has not been shown are below target only through others' open
+        leases (so work may come back when those leases expire)."""
+        with self.session() as s:
+            seen = select(Lease.stimulus_id).where(Lease.annotator_id == aid)
+            q = select(func.count()).where(StimulusRow.id.not_in(seen), StimulusRow.done < self.study.target)
+            return bool(s.scalar(q))
 
     def stimulus(self, sid: int) -> StimulusRow | None:
         with self.session() as s:
             return s.get(StimulusRow, sid)
 
+    def lease_of(self, aid: int, sid: int) -> Lease | None:
+        """The lease by which stimulus ``sid`` was given to annotator ``aid`` (open or closed), if any."""
+        with self.session() as s:
+            return s.scalar(select(Lease).where(Lease.annotator_id == aid, Lease.stimulus_id == sid))
+
     def submit_description(
         self,
         aid: int,
-        sid: int,
         token: str,
         text: str,
         language: str,
         comment: str,
-        seconds: float,
         skipped: bool = False,
-    ) -> bool:
-        """Store one description (or skip) once; False when this token or this (annotator, stimulus) was
-        already stored (a repeated POST), which is not an error."""
-        with self.session() as s:
-            a = s.get(Annotator, aid)
-            if a is None:
-                raise ValueError("no such annotator")
-            tier = 2 if a.status == "qualified" else 1
+        assignment: int | None = None,
+    ) -> Submitted:
+        """Answer the lease ``token`` of annotator ``aid`` with a description (or a skip), once. The time spent
+        is the server's, from the lease's issue. An expired lease is answered only while its stimulus has room
+        (descriptions + others' open leases below the target), re-checked under the stimulus' lock."""
+        at = self.clock()
         try:
-            with self.session() as s:
+            with self.write() as s:
+                lease = s.scalar(select(Lease).where(Lease.token == token))
+                if lease is None or lease.annotator_id != aid:
+                    return Submitted("foreign")
+                if lease.closed is not None:
+                    stored = s.scalar(select(DescriptionRow.id).where(DescriptionRow.token == token))
+                    return Submitted("repeat" if stored is not None else "late")
+                if lease.expires <= at and not skipped and not self._claim(s, lease.stimulus_id, at, but=lease.id):
+                    lease.closed = at
+                    return Submitted("late")
+                a = s.get(Annotator, aid)
+                assert a is not None
+                seconds = (at - lease.issued).total_seconds()
+                lease.closed = at
                 s.add(
                     DescriptionRow(
                         annotator_id=aid,
-                        stimulus_id=sid,
+                        stimulus_id=lease.stimulus_id,
+                        assignment_id=assignment,
                         token=token,
-                        tier=tier,
+                        tier=2 if a.status == "qualified" else 1,
                         skipped=skipped,
                         text="" if skipped else text,
                         language=language,
@@ -402,9 +520,13 @@ class Store:
                         seconds=seconds,
                     )
                 )
-            return True
-        except IntegrityError:
-            return False
+                if not skipped:
+                    s.execute(
+                        update(StimulusRow).where(StimulusRow.id == lease.stimulus_id).values(done=StimulusRow.done + 1)
+                    )
+                return Submitted("stored", seconds)
+        except IntegrityError:  # the same form in two requests at once: one of them stored it
+            return Submitted("repeat")
 
     def descriptions(self, aid: int | None = None) -> list[tuple[DescriptionRow, StimulusRow, Annotator]]:
         with self.session() as s:
@@ -431,77 +553,132 @@ class Store:
             done = s.scalar(select(func.count()).where(DescriptionRow.annotator_id == aid)) or 0
             return int(done), len(self.study.stimuli)
 
+    def answers(self, assignment: int) -> int:
+        """Real answers given in one assignment: descriptions (not skips), or answered normal and control
+        trials."""
+        with self.session() as s:
+            d = s.scalar(
+                select(func.count()).where(
+                    DescriptionRow.assignment_id == assignment, DescriptionRow.skipped.is_(False)
+                )
+            )
+            t = s.scalar(select(func.count()).where(TrialRow.assignment_id == assignment))
+            return int(d or 0) + int(t or 0)
+
     # -------------------------------------------------------------- rating tasks
 
+    def _row(self, s: Session, a: Annotator, at: dt.datetime) -> int:
+        """The Latin-square row for judge ``a`` in their group: the lowest row whose judge gave up (answered
+        nothing within the lease time: their trials are withdrawn) or the next new one."""
+        group = a.group
+        holders = list(
+            s.scalars(select(Annotator).where(Annotator.square == group, Annotator.judge_index.is_not(None)))
+        )
+        taken = {h.judge_index for h in holders}
+        cutoff = at - self.lease_time
+        for h in sorted(holders, key=lambda h: h.judge_index or 0):
+            answered = s.scalar(select(func.count()).where(TrialRow.annotator_id == h.id, TrialRow.token.is_not(None)))
+            last = s.scalar(select(func.max(TrialRow.shown)).where(TrialRow.annotator_id == h.id))
+            if not answered and (last or h.created) < cutoff:
+                row = h.judge_index
+                assert row is not None
+                s.execute(delete(TrialRow).where(TrialRow.annotator_id == h.id))
+                h.judge_index, h.square = None, None
+                s.flush()
+                return row
+        return next(k for k in range(len(taken) + 1) if k not in taken)
+
     def assign_trials(self, aid: int) -> None:
-        """Give a judge their Latin-square row and control trials (once; judges are numbered in arrival order)."""
+        """Give a judge their Latin-square row (numbered within their group) and control trials, once."""
         st = self.study
         with self.session() as s:
             if s.scalar(select(func.count()).where(TrialRow.annotator_id == aid)):
                 return
-        with self.session() as s:
-            a = s.get(Annotator, aid, with_for_update=not self.url.startswith("sqlite"))
-            if a is None:
-                raise ValueError("no such annotator")
-            if a.judge_index is None:
-                top = s.scalar(select(func.max(Annotator.judge_index)))
-                a.judge_index = 0 if top is None else top + 1
-            judge = a.judge_index
-            tier = 2 if a.status == "qualified" else 1
-            rng = np.random.default_rng([st.seed, judge])
-            normal = [i for i in st.items if i.expected is None]
-            known = [i for i in st.items if i.expected is not None]
-            items = list(dict.fromkeys(i.item for i in normal))
-            systems = list(dict.fromkeys(i.system for i in normal))
-            by_key = {(i.item, i.system): i for i in st.items}
-            trials = design.latin_square(items, systems, judge, rng)
-            outputs = {(i.item, i.system): i.output for i in normal}
-            knowns = [design.Trial(i.item, i.system, "known") for i in known]
-            bad = st.bad_references if st.kind == "da" else 0
-            full = design.with_controls(trials, outputs, st.repeats, bad, rng, knowns)
-            positions = {id(t): k for k, t in enumerate(full)}
-            for k, t in enumerate(full):
-                it = by_key[t.item, t.system]
-                of = None if t.of is None else positions[id(trials[t.of])]
-                s.add(
-                    TrialRow(
-                        annotator_id=aid,
-                        position=k,
-                        item=t.item,
-                        system=t.system,
-                        kind=t.kind,
-                        of_position=of,
-                        output=t.output if t.output is not None else it.output,
-                        source=it.source,
-                        expected=it.expected,
-                        tier=tier,
-                    )
+        for _ in range(RETRIES):
+            try:
+                with self.write() as s:
+                    self._assign(s, aid, st)
+                return
+            except IntegrityError:  # another judge of the group took that row meanwhile (PostgreSQL)
+                continue
+        raise RuntimeError("could not assign a Latin-square row")
+
+    def _assign(self, s: Session, aid: int, st: Study) -> None:
+        a = s.get(Annotator, aid, with_for_update=not self.sqlite)
+        if a is None:
+            raise ValueError("no such annotator")
+        if s.scalar(select(func.count()).where(TrialRow.annotator_id == aid)):
+            return  # a concurrent request of this judge did it
+        if a.judge_index is None:
+            if not self.sqlite:  # one row assignment per group at a time (SQLite's write lock does this)
+                key = int.from_bytes(hashlib.sha256(f"square:{a.group}".encode()).digest()[:8], "big", signed=True)
+                s.execute(select(func.pg_advisory_xact_lock(key)))
+            a.judge_index, a.square = self._row(s, a, self.clock()), a.group
+            s.flush()  # the unique (square, row) key is checked here
+        judge = a.judge_index
+        assert judge is not None
+        tier = 2 if a.status == "qualified" else 1
+        rng = np.random.default_rng([st.seed, judge])
+        normal = [i for i in st.items if i.expected is None]
+        known = [i for i in st.items if i.expected is not None]
+        items = list(dict.fromkeys(i.item for i in normal))
+        systems = list(dict.fromkeys(i.system for i in normal))
+        by_key = {(i.item, i.system): i for i in st.items}
+        trials = design.latin_square(items, systems, judge, rng)
+        outputs = {(i.item, i.system): i.output for i in normal}
+        knowns = [design.Trial(i.item, i.system, "known") for i in known]
+        bad = st.bad_references if st.kind == "da" else 0
+        full = design.with_controls(trials, outputs, st.repeats, bad, rng, knowns)
+        positions = {id(t): k for k, t in enumerate(full)}
+        for k, t in enumerate(full):
+            it = by_key[t.item, t.system]
+            of = None if t.of is None else positions[id(trials[t.of])]
+            s.add(
+                TrialRow(
+                    annotator_id=aid,
+                    position=k,
+                    item=t.item,
+                    system=t.system,
+                    kind=t.kind,
+                    of_position=of,
+                    output=t.output if t.output is not None else it.output,
+                    source=it.source,
+                    expected=it.expected,
+                    tier=tier,
                 )
+            )
 
     def next_trial(self, aid: int) -> TrialRow | None:
-        with self.session() as s:
-            return s.scalar(
+        """The judge's next unanswered trial, leased to the page that shows it (its form token and the server
+        time it was first shown are set once)."""
+        with self.write() as s:
+            t = s.scalar(
                 select(TrialRow)
                 .where(TrialRow.annotator_id == aid, TrialRow.token.is_(None))
                 .order_by(TrialRow.position)
                 .limit(1)
             )
+            if t is not None and t.lease is None:
+                t.lease, t.shown = secrets.token_urlsafe(24), self.clock()
+            return t
 
-    def submit_rating(self, aid: int, trial_id: int, token: str, scores: dict[str, float], seconds: float) -> bool:
-        """Store the scores of one trial of this annotator once; False for a repeated POST or a trial that is
-        not theirs (nobody can answer another annotator's trial)."""
+    def submit_rating(self, aid: int, lease: str, scores: dict[str, float], assignment: int | None = None) -> Submitted:
+        """Answer the trial leased by form token ``lease`` of this judge, once; ``foreign`` for a trial that is
+        not theirs or was never shown (nobody answers another judge's trial). Time from the server's clock."""
+        at = self.clock()
         try:
-            with self.session() as s:
-                t = s.get(TrialRow, trial_id)
-                if t is None or t.annotator_id != aid or t.token is not None:
-                    return False
-                t.token = token
-                t.seconds = seconds
-                t.answered = _now()
-                s.add_all(RatingRow(trial_id=trial_id, criterion=c, score=v) for c, v in scores.items())
-            return True
+            with self.write() as s:
+                t = s.scalar(select(TrialRow).where(TrialRow.lease == lease))
+                if t is None or t.annotator_id != aid:
+                    return Submitted("foreign")
+                if t.token is not None:
+                    return Submitted("repeat")
+                seconds = (at - t.shown).total_seconds() if t.shown else 0.0
+                t.token, t.seconds, t.answered, t.assignment_id = lease, seconds, at, assignment
+                s.add_all(RatingRow(trial_id=t.id, criterion=c, score=v) for c, v in scores.items())
+                return Submitted("stored", seconds)
         except IntegrityError:
-            return False
+            return Submitted("repeat")
 
     def ratings(self, aid: int | None = None) -> list[tuple[TrialRow, RatingRow, Annotator]]:
         with self.session() as s:
@@ -515,14 +692,87 @@ class Store:
                 q = q.where(TrialRow.annotator_id == aid)
             return [tuple(r) for r in s.execute(q).all()]  # type: ignore[misc]
 
+    # -------------------------------------------------------------- payment
+
+    def assignments(self) -> list[tuple[Assignment, Annotator, int]]:
+        """Every assignment with its annotator and number of real answers, in creation order."""
+        with self.session() as s:
+            d = dict(
+                s.execute(
+                    select(DescriptionRow.assignment_id, func.count())
+                    .where(DescriptionRow.skipped.is_(False), DescriptionRow.assignment_id.is_not(None))
+                    .group_by(DescriptionRow.assignment_id)
+                ).all()
+            )
+            t = dict(
+                s.execute(
+                    select(TrialRow.assignment_id, func.count())
+                    .where(TrialRow.assignment_id.is_not(None))
+                    .group_by(TrialRow.assignment_id)
+                ).all()
+            )
+            rows = s.execute(
+                select(Assignment, Annotator)
+                .join(Annotator, Annotator.id == Assignment.annotator_id)
+                .order_by(Assignment.id)
+            ).all()
+        return [(g, a, int(d.get(g.id, 0)) + int(t.get(g.id, 0))) for g, a in rows]
+
+    # -------------------------------------------------------------- totals and progress
+
     def counts(self) -> dict[str, int]:
         """Totals for the status page."""
+        at = self.clock()
         with self.session() as s:
             return {
                 "annotators": int(s.scalar(select(func.count()).select_from(Annotator)) or 0),
                 "descriptions": int(s.scalar(select(func.count()).where(DescriptionRow.skipped.is_(False))) or 0),
                 "skips": int(s.scalar(select(func.count()).where(DescriptionRow.skipped.is_(True))) or 0),
+                "leased": int(s.scalar(select(func.count()).where(Lease.closed.is_(None), Lease.expires > at)) or 0),
                 "trials_answered": int(s.scalar(select(func.count()).where(TrialRow.token.is_not(None))) or 0),
                 "trials": int(s.scalar(select(func.count()).select_from(TrialRow)) or 0),
                 "stimuli": int(s.scalar(select(func.count()).select_from(StimulusRow)) or 0),
             }
+
+    def stimulus_progress(self, offset: int = 0, limit: int = 100) -> list[tuple[StimulusRow, int]]:
+        """A page of stimuli, least filled first, each with its number of open leases."""
+        at = self.clock()
+        with self.session() as s:
+            open_ = self._open_leases(at)
+            n = func.coalesce(open_.c.n, 0)
+            q = (
+                select(StimulusRow, n)
+                .outerjoin(open_, open_.c.stimulus_id == StimulusRow.id)
+                .order_by(StimulusRow.done, StimulusRow.id)
+                .offset(offset)
+                .limit(limit)
+            )
+            return [(r, int(k)) for r, k in s.execute(q).all()]
+
+    def squares(self) -> list[tuple[str, int, int, int]]:
+        """Per judge group: (group, judges holding a row, rows fully answered, complete squares). A square is
+        ``k`` consecutive rows ``q*k .. q*k+k-1`` all answered, with ``k`` the number of Williams rows."""
+        k = len(design.williams_rows(max(1, len(self.study.systems))))
+        with self.session() as s:
+            rows = s.execute(
+                select(
+                    Annotator.square,
+                    Annotator.judge_index,
+                    func.count(TrialRow.id),
+                    func.count(TrialRow.token),
+                )
+                .join(TrialRow, TrialRow.annotator_id == Annotator.id)
+                .where(Annotator.judge_index.is_not(None))
+                .group_by(Annotator.square, Annotator.judge_index)
+            ).all()
+        out: dict[str, tuple[int, set[int]]] = {}
+        for group, row, total, answered in rows:
+            held, full = out.setdefault(group or "", (0, set()))
+            if answered == total:
+                full.add(int(row))
+            out[group or ""] = (held + 1, full)
+        result = []
+        for group, (held, full) in sorted(out.items()):
+            squares = sum(all(q * k + j in full for j in range(k)) for q in range(max(full, default=-1) // k + 1))
+            result.append((group, held, len(full), squares))
+        return result

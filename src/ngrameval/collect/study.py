@@ -10,8 +10,12 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     language = "English"         # the language annotators write in
     target = 3                   # annotators per stimulus (describe, paraphrase)
     max_length = 400             # characters of a description / comment
-    completion_code = "NGE-1234" # shown at the end (MTurk / Prolific)
+    completion_code = "NGE-1234" # the prefix of each assignment's own code; Prolific's study code
+    lease_minutes = 20           # a task shown to an annotator is reserved for them this long
+    min_answers = 1              # real answers (not skips) before an assignment gets its completion code
     manifest = "stimuli.csv"     # describe/paraphrase: id,kind,src,start,end,text ; rate/da: item,system,output,source
+    [consent]
+    text = "I agree that my answers are used for research ..."   # optional: a consent page before the task
     [instructions]
     text = "Write one sentence that describes the main action."
     good = ["A man slices a tomato."]
@@ -96,6 +100,9 @@ class Study:
     target: int = 3
     max_length: int = 400
     completion_code: str = ""
+    lease_minutes: int = 20
+    min_answers: int = 1
+    consent: str = ""
     instructions: str = ""
     good: tuple[str, ...] = ()
     bad: tuple[str, ...] = ()
@@ -130,7 +137,20 @@ class Study:
 
 
 _SECTIONS: dict[str, set[str]] = {
-    "study": {"name", "kind", "title", "database", "language", "target", "max_length", "completion_code", "manifest"},
+    "study": {
+        "name",
+        "kind",
+        "title",
+        "database",
+        "language",
+        "target",
+        "max_length",
+        "completion_code",
+        "manifest",
+        "lease_minutes",
+        "min_answers",
+    },
+    "consent": {"text"},
     "instructions": {"text", "good", "bad"},
     "tiers": {"tier1_rate", "tier2_rate", "currency"},
     "rating": {"repeats", "bad_references", "seed"},
@@ -299,13 +319,13 @@ def load_study(path: str | Path) -> Study:
     if unknown:
         raise StudyError(f"{p}: unknown table(s) {', '.join(unknown)}; expected {', '.join(sorted(_SECTIONS))}")
     tables = {}
-    for name in ("study", "instructions", "tiers", "rating"):
+    for name in ("study", "consent", "instructions", "tiers", "rating"):
         t = raw.get(name, {})
         if not isinstance(t, dict):
             raise StudyError(f"{p}: {name!r} must be a table ([{name}])")
         _unknown(t, name, f"{p}: [{name}]")
         tables[name] = t
-    s, ins, tiers, rating = (tables[k] for k in ("study", "instructions", "tiers", "rating"))
+    s, consent, ins, tiers, rating = (tables[k] for k in ("study", "consent", "instructions", "tiers", "rating"))
     w = f"{p}: [study]"
     kind = _get(s, "kind", w, str)
     if kind not in KINDS:
@@ -317,6 +337,15 @@ def load_study(path: str | Path) -> Study:
         raise StudyError(f"{w}: key 'target' must be at least 1, got {target}")
     if not 1 <= max_length <= MAX_TEXT:
         raise StudyError(f"{w}: key 'max_length' must be 1..{MAX_TEXT}, got {max_length}")
+    lease_minutes = _get(s, "lease_minutes", w, int, 20)
+    if not 1 <= lease_minutes <= 24 * 60:
+        raise StudyError(f"{w}: key 'lease_minutes' must be 1..1440 (minutes), got {lease_minutes}")
+    min_answers = _get(s, "min_answers", w, int, 1)
+    if min_answers < 0:
+        raise StudyError(f"{w}: key 'min_answers' must not be negative, got {min_answers}")
+    code = _get(s, "completion_code", w, str, "")
+    if len(code) > 40 or any(not (c.isalnum() or c in "-_") for c in code):
+        raise StudyError(f"{w}: key 'completion_code' must be at most 40 letters, digits, '-' or '_', got {code!r}")
     rates = {}
     for key in ("tier1_rate", "tier2_rate"):
         rates[key] = float(_get(tiers, key, f"{p}: [tiers]", (int, float), 0.0))
@@ -342,6 +371,14 @@ def load_study(path: str | Path) -> Study:
             raise StudyError(f"{p}: criteria: a 'da' study rates on a 0-100 slider (scale = 'slider')")
     else:
         stimuli = read_stimuli(mpath)
+        local = [x for x in stimuli if x.src and not x.src.startswith(("http://", "https://"))]
+        missing = [x for x in local if not (p.parent / x.src).is_file()]
+        if missing:
+            names = ", ".join(f"{x.key} ({x.src})" for x in missing[:3])
+            raise StudyError(
+                f"{mpath}: {len(missing)} local media file(s) not found relative to {p.parent}: {names}"
+                f"{' …' if len(missing) > 3 else ''}"
+            )
         if kind == "paraphrase" and any(x.kind != "text" for x in stimuli):
             raise StudyError(f"{mpath}: a 'paraphrase' study shows sentences: every stimulus must be of kind text")
     rw = f"{p}: [rating]"
@@ -359,7 +396,10 @@ def load_study(path: str | Path) -> Study:
         language=_get(s, "language", w, str, "English"),
         target=target,
         max_length=max_length,
-        completion_code=_get(s, "completion_code", w, str, ""),
+        completion_code=code,
+        lease_minutes=lease_minutes,
+        min_answers=min_answers,
+        consent=_get(consent, "text", f"{p}: [consent]", str, ""),
         instructions=_get(ins, "text", f"{p}: [instructions]", str, ""),
         good=_strings(ins, "good", f"{p}: [instructions]"),
         bad=_strings(ins, "bad", f"{p}: [instructions]"),
