@@ -25,12 +25,13 @@ from starlette.responses import FileResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from ngrameval.collect import export, quality
+from ngrameval.collect import design, export, quality
 from ngrameval.collect.store import Store
 from ngrameval.collect.study import Criterion
 
 TEMPLATES = Path(__file__).with_name("templates")
 MAX_FORM_FIELD = 8000
+PAGE = 100  # rows of an admin table per page
 MTURK_SUBMIT = ("https://www.mturk.com", "https://workersandbox.mturk.com")  # the only places a HIT is sent back to
 
 
@@ -299,6 +300,29 @@ def create_app(store: Store) -> Starlette:
         rows = [(a, n, store.pseudonym(a), checks.get(a.id), judges.get(store.pseudonym(a))) for a, n in people]
         return page(request, "admin.html", rows=rows, counts=store.counts())
 
+    async def admin_progress(request: Request) -> Response:
+        """Per-stimulus fill (descriptions, open leases, missing), least filled first, 100 a page; for rating
+        studies the Latin squares of each judge group."""
+        admin_required(request)
+        try:
+            number = max(1, min(int(request.query_params.get("page", "1")), 10**6))
+        except ValueError:
+            raise BadRequest("page: a whole number") from None
+        counts = await run_in_threadpool(store.counts)
+        stimuli = await run_in_threadpool(store.stimulus_progress, (number - 1) * PAGE, PAGE)
+        squares = await run_in_threadpool(store.squares) if study.rating else []
+        pages = max(1, -(-counts["stimuli"] // PAGE))
+        return page(
+            request,
+            "admin_progress.html",
+            counts=counts,
+            stimuli=stimuli,
+            squares=squares,
+            number=number,
+            pages=pages,
+            rows_per_square=len(design.williams_rows(max(1, len(study.systems)))),
+        )
+
     async def admin_annotator(request: Request) -> Response:
         admin_required(request)
         aid = int(request.path_params["aid"])
@@ -349,6 +373,8 @@ def create_app(store: Store) -> Starlette:
             body = export.judges_csv(export.judgments(store, raw)[1])
         elif name == "ledger.csv":
             body = export.ledger_csv(store, raw)
+        elif name == "assignments.csv":
+            body = export.assignments_csv(store, raw)
         else:
             return PlainTextResponse("not found", 404)
         return Response(
@@ -379,6 +405,7 @@ def create_app(store: Store) -> Starlette:
         Route("/admin/login", login, methods=["GET", "POST"]),
         Route("/admin/logout", logout, methods=["POST"]),
         Route("/admin", admin),
+        Route("/admin/progress", admin_progress),
         Route("/admin/annotator/{aid:int}", admin_annotator),
         Route("/admin/annotator/{aid:int}/export.json", admin_annotator_export),
         Route("/admin/annotator/{aid:int}/{action}", admin_action, methods=["POST"]),

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -41,7 +43,7 @@ def _password(args: argparse.Namespace) -> str:
 
 def cmd_init(args: argparse.Namespace) -> int:
     store = _store(args)
-    store.init()
+    store.init(update_manifest=args.update)
     if args.admin:
         store.add_admin(args.admin, _password(args))
     st = store.study
@@ -92,6 +94,62 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    """A consistent copy of a SQLite study database while ``serve`` runs (SQLite's online backup API, which copies
+    committed pages only: a plain file copy can miss what sits in the write-ahead log)."""
+    import sqlite3
+
+    from sqlalchemy.engine import make_url
+
+    store = _store(args)
+    url = make_url(store.url)
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        raise InputError(
+            f"collect backup copies SQLite study databases; for {url.render_as_string(hide_password=True)} "
+            "use the database's own tool (pg_dump for PostgreSQL)"
+        )
+    if not Path(url.database).is_file():
+        raise InputError(f"{url.database}: no such study database (run `ngrameval collect init` first)")
+    out = Path(args.out)
+    if out.resolve() == Path(url.database).resolve():
+        raise InputError(f"{out}: the backup would overwrite the study database itself")
+    tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        src = sqlite3.connect(f"file:{url.database}?mode=ro", uri=True)
+        dst = sqlite3.connect(tmp)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+            src.close()
+        os.replace(tmp, out)  # the copy appears whole or not at all
+    except (OSError, sqlite3.Error) as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"{out}: cannot write the backup ({exc})") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    print(f"backed up {url.database} to {out}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Check completion codes pasted from a platform against the study's assignments."""
+    from ngrameval.collect.export import verify_codes
+
+    store = _store(args)
+    store.init()
+    try:
+        text = Path(args.codes).read_text(encoding="utf-8-sig") if args.codes != "-" else sys.stdin.read()
+    except OSError as exc:
+        raise InputError(f"{args.codes}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{args.codes}: not valid UTF-8 ({exc.reason})") from None
+    report, bad = verify_codes(store, text, args.codes)
+    sys.stdout.write(report)
+    return 1 if bad else 0
+
+
 def add_collect_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``collect`` and its subcommands on the main parser's subparsers."""
     c = sub.add_parser("collect", help="run a description, paraphrase or rating study in the browser")
@@ -105,6 +163,11 @@ def add_collect_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore
     common(q)
     q.add_argument("--admin", help="also create (or reset) this admin; password from --password-file or stdin")
     q.add_argument("--password-file", help="read the admin password from this file")
+    q.add_argument(
+        "--update",
+        action="store_true",
+        help="apply an edited manifest (only to stimuli nobody has been shown yet)",
+    )
     q.set_defaults(func=cmd_init)
     q = csub.add_parser("admin", help="create an admin or reset their password")
     common(q)
@@ -128,3 +191,18 @@ def add_collect_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore
     q.add_argument("--out", required=True, help="output directory")
     q.add_argument("--raw-ids", action="store_true", help="the platforms' worker ids instead of pseudonyms")
     q.set_defaults(func=cmd_export)
+    q = csub.add_parser("backup", help="copy a SQLite study database safely while it is served")
+    common(q)
+    q.add_argument("out", help="the copy to write (a new SQLite file)")
+    q.set_defaults(func=cmd_backup)
+    q = csub.add_parser(
+        "verify",
+        help="check completion codes from MTurk or Prolific against the study (exit 1 if any is not valid)",
+    )
+    common(q)
+    q.add_argument(
+        "codes",
+        help="a file of codes, one a line, or MTurk's batch results CSV (AssignmentId, WorkerId, Answer.code); "
+        "- reads stdin",
+    )
+    q.set_defaults(func=cmd_verify)

@@ -193,7 +193,7 @@ def annotator_json(store: Store, aid: int) -> str:
 def export_all(store: Store, out: Path, raw_ids: bool = False) -> list[Path]:
     """Write every export of the study into directory ``out`` (atomically, file by file); the paths written."""
     out.mkdir(parents=True, exist_ok=True)
-    files: dict[str, str] = {"ledger.csv": ledger_csv(store, raw_ids)}
+    files = {"ledger.csv": ledger_csv(store, raw_ids), "assignments.csv": assignments_csv(store, raw_ids)}
     if store.study.rating:
         text, summaries = judgments(store, raw_ids)
         files["judgments.csv"] = text
@@ -208,3 +208,61 @@ def export_all(store: Store, out: Path, raw_ids: bool = False) -> list[Path]:
         write_atomic(str(path), text)
         written.append(path)
     return written
+
+
+def assignments_csv(store: Store, raw_ids: bool = False) -> str:
+    """One row per platform assignment: its platform id, the worker, its own completion code, its real answers
+    and whether they earn the code (``min_answers``); what ``collect verify`` checks codes against."""
+    rows: list[list[Any]] = [["platform", "assignment", "worker", "code", "answers", "earned", "created"]]
+    for g, a, n in store.assignments():
+        external = g.external if raw_ids or g.platform == "mturk" else ""  # invitation tokens are credentials
+        rows.append(
+            [
+                g.platform,
+                external,
+                worker(store, a, raw_ids),
+                g.code,
+                n,
+                n >= store.study.min_answers,
+                g.created.isoformat(timespec="seconds"),
+            ]
+        )
+    return _csv(rows)
+
+
+def verify_codes(store: Store, text: str, name: str) -> tuple[str, int]:
+    """Check completion codes pasted from a platform: ``text`` is one code a line, or MTurk's batch results CSV
+    (columns ``Answer.code``, and ``AssignmentId`` / ``WorkerId`` when present, checked against the code's
+    assignment). Returns (a report a line per code and a summary, how many are not valid)."""
+    by_code = {g.code: (g, a, n) for g, a, n in store.assignments()}
+    lines = text.splitlines()
+    rows: list[tuple[int, dict[str, str]]]
+    if lines and "Answer.code" in next(csv.reader(lines[:1])):
+        reader = csv.DictReader(lines)
+        rows = [(reader.line_num, r) for r in reader]
+    else:
+        rows = [(k, {"Answer.code": line}) for k, line in enumerate(lines, 1) if line.strip()]
+    out, bad, first = [], 0, {}
+    for k, r in rows:
+        code = (r.get("Answer.code") or "").strip().strip('"')
+        where = f"{name}:{k}: {code[:80]!r}"
+        hit = by_code.get(code)
+        if hit is None:
+            msg = "not a code of this study"
+        elif code in first:
+            msg = f"repeated (first at line {first[code]})"
+        else:
+            g, a, n = hit
+            who = worker(store, a, False)
+            if r.get("AssignmentId", g.external) != g.external or r.get("WorkerId", a.external_id) != a.external_id:
+                msg = f"belongs to another assignment or worker (code of {who}, assignment {g.external})"
+            elif n < store.study.min_answers:
+                msg = f"issued to {who}, but {n} answer(s) are fewer than min_answers = {store.study.min_answers}"
+            else:
+                first[code] = k
+                out.append(f"{where}: valid ({who}, {n} answer(s))")
+                continue
+        bad += 1
+        out.append(f"{where}: NOT VALID: {msg}")
+    out.append(f"{len(rows) - bad} valid, {bad} not valid, of {len(rows)} code(s)")
+    return "\n".join(out) + "\n", bad

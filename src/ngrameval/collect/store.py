@@ -768,8 +768,8 @@ class Store:
         out: dict[str, tuple[int, set[int]]] = {}
         for group, row, total, answered in rows:
             held, full = out.setdefault(group or "", (0, set()))
-            if answered == total:
-                full.add(int(row))
+            if answered == total and row is not None:
+                full.add(row)
             out[group or ""] = (held + 1, full)
         result = []
         for group, (held, full) in sorted(out.items()):

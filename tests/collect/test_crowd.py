@@ -1,0 +1,316 @@
+"""The app as a paid, partly dishonest crowd uses it (Starlette's test client over SQLite and PostgreSQL): forged
+and out-of-scale submissions, browser-supplied times, control characters, assignments opened by the wrong worker,
+shared invitation links, skip-only workers, per-assignment completion codes and their verification, consent,
+the admin's progress pages, and the command-line tools around a running study (init on an edited manifest,
+backup, a missing PostgreSQL database)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import sqlite3
+import warnings
+from pathlib import Path
+
+import pytest
+
+with warnings.catch_warnings():  # starlette >= 0.50 suggests httpx2; httpx is what it still runs on
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from collect.collect_studies import write_study
+from ngrameval.cli import main
+from ngrameval.collect.app import create_app
+from ngrameval.collect.store import Store
+from ngrameval.collect.study import StudyError, load_study
+
+
+def _field(html: str, name: str) -> str:
+    m = re.search(rf'name="{name}" value="([^"]*)"', html)
+    assert m, f"no field {name}"
+    return m[1]
+
+
+def _study(tmp_path: Path, kind: str = "describe", **keys: object) -> Path:
+    path = write_study(tmp_path / kind, kind)
+    lines = [ln for ln in path.read_text().splitlines(True) if ln.split(" =")[0] not in keys]
+    extra = "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in keys.items() if k != "consent")
+    text = "".join(lines).replace("[study]\n", "[study]\n" + extra, 1)
+    if "consent" in keys:
+        text += f'[consent]\ntext = "{keys["consent"]}"\n'
+    path.write_text(text)
+    return path
+
+
+def _app(tmp_path: Path, url: str | None = None, kind: str = "describe", **keys: object) -> Store:
+    store = Store(load_study(_study(tmp_path, kind, **keys)), url)
+    store.init()
+    store.add_admin("admin", "correct horse")
+    return store
+
+
+def _client(store: Store) -> TestClient:
+    return TestClient(create_app(store), follow_redirects=True)
+
+
+def _login(client: TestClient) -> str:
+    page = client.get("/admin/login").text
+    r = client.post(
+        "/admin/login", data={"csrf": _field(page, "csrf"), "username": "admin", "password": "correct horse"}
+    )
+    assert "Annotators" in r.text
+    return r.text
+
+
+def _form(page: str, *names: str) -> dict[str, str]:
+    return {f: _field(page, f) for f in ("csrf", "token", *names)}
+
+
+def test_forged_and_out_of_range_submissions_are_refused(tmp_path: Path, db_url: str) -> None:
+    store = _app(tmp_path, db_url)
+    c = _client(store)
+    page = c.get("/start?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=X").text
+    form = _form(page, "stimulus")
+    # a made-up task token: a stimulus this annotator was never given
+    r = c.post("/task", data={**form, "token": "made-up-token-1234", "description": "forged"})
+    assert r.status_code == 400 and "not given to you" in r.text
+    # a NUL byte or another control character: a clear 400 on both databases, nothing stored
+    for bad in ("a\x00b", "bell\x07", "esc\x1b[31m"):
+        r = c.post("/task", data={**form, "description": bad})
+        assert r.status_code == 400 and "control character" in r.text
+    assert store.counts()["descriptions"] == 0
+    # the browser's clock is not asked: a forged "shown" changes nothing, and the stimulus field is not trusted
+    other = next(s for s, _ in store.stimulus_progress() if str(s.id) != form["stimulus"])
+    r = c.post("/task", data={**form, "stimulus": str(other.id), "shown": "-1e308", "description": "a cat sits"})
+    assert r.status_code == 200
+    (d, s, _), *_ = store.descriptions()
+    assert str(s.id) == form["stimulus"] and 0 <= d.seconds < 600
+
+
+@pytest.mark.parametrize("kind", ["rate", "da"])
+def test_scores_are_checked_against_the_scale(tmp_path: Path, kind: str) -> None:
+    store = _app(tmp_path, None, kind)
+    c = _client(store)
+    (token,) = store.add_invites(1)
+    page = c.get(f"/start?invite={token}").text
+    form = _form(page, "trial")
+    names = [f"c_{x.name}" for x in store.study.criteria]
+    wrong = ["2.5", "0", "6", "-1", "1e1", "nan", "inf", "", "３"] if kind == "rate" else ["101", "-1", "50.5", "1e2"]
+    for value in wrong:
+        r = c.post("/task", data={**form, **dict.fromkeys(names, value)})
+        assert r.status_code == 400, value
+    assert store.counts()["trials_answered"] == 0
+    good = "4" if kind == "rate" else "100"
+    assert c.post("/task", data={**form, **dict.fromkeys(names, good)}).status_code == 200
+    (t, r, _), *_ = store.ratings()
+    assert r.score == float(good) and 0 <= t.seconds < 600
+
+
+def test_an_assignment_belongs_to_its_worker(tmp_path: Path, db_url: str) -> None:
+    store = _app(tmp_path, db_url)
+    a, b = _client(store), _client(store)
+    a.get("/start?workerId=WA&assignmentId=ASG-A&hitId=H")
+    page = b.get("/start?workerId=WB&assignmentId=ASG-B&hitId=H").text
+    b.post("/task", data={**_form(page, "stimulus"), "description": "a man cuts a tomato"})
+    code_b = re.search(r'id="completion-code">([^<]+)<', b.get("/done").text)
+    assert code_b is not None
+    # A opens B's assignment: refused, and B's code is not shown to A
+    r = a.get("/start?workerId=WA&assignmentId=ASG-B&hitId=H")
+    assert r.status_code == 403 and "another worker" in r.text and code_b[1] not in r.text
+    # A's own code differs from B's and appears only once A has answered
+    assert "completion-code" not in a.get("/done").text
+    page = a.get("/task").text
+    a.post("/task", data={**_form(page, "stimulus"), "description": "a woman slices bread"})
+    code_a = re.search(r'id="completion-code">([^<]+)<', a.get("/done").text)
+    assert code_a is not None and code_a[1] != code_b[1] and code_a[1].startswith("NGE-OK-")
+    # the export lists each assignment's code; `collect verify` checks what the platform returns
+    c = _client(store)
+    _login(c)
+    rows = list(csv.DictReader(io.StringIO(c.get("/admin/export/assignments.csv").text)))
+    assert {(r["assignment"], r["code"], r["answers"]) for r in rows} == {
+        ("ASG-A", code_a[1], "1"),
+        ("ASG-B", code_b[1], "1"),
+    }
+    results = tmp_path / "batch.csv"
+    results.write_text(
+        "AssignmentId,WorkerId,Answer.code\n"
+        f"ASG-A,WA,{code_a[1]}\n"
+        f"ASG-B,WA,{code_b[1]}\n"  # B's code pasted by A
+        "ASG-C,WC,NGE-OK-0000000000\n"  # made up
+        f"ASG-A,WA,{code_a[1]}\n"  # twice
+    )
+    args = ["collect", "verify", str(store.study.path), str(results), *(["--database", db_url])]
+    assert main(args) == 1
+    codes = tmp_path / "codes.txt"
+    codes.write_text(f"{code_a[1]}\n{code_b[1]}\n")
+    assert main(["collect", "verify", str(store.study.path), str(codes), "--database", db_url]) == 0
+
+
+def test_verify_reports_each_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = _app(tmp_path)
+    c = _client(store)
+    page = c.get("/start?workerId=WA&assignmentId=ASG-A&hitId=H").text
+    c.post("/task", data={**_form(page, "stimulus"), "description": "a man cuts a tomato"})
+    skipper = _client(store)
+    page = skipper.get("/start?workerId=WS&assignmentId=ASG-S&hitId=H").text
+    skipper.post("/task", data={**_form(page, "stimulus"), "skip": "1"})
+    (code_a,) = [g.code for g, _, _ in store.assignments() if g.external == "ASG-A"]
+    (code_s,) = [g.code for g, _, _ in store.assignments() if g.external == "ASG-S"]
+    results = tmp_path / "batch.csv"
+    results.write_text(
+        "AssignmentId,WorkerId,Answer.code\n"
+        f"ASG-S,WA,{code_a}\nASG-S,WS,{code_s}\nX,Y,bogus\nASG-A,WA,{code_a}\nASG-A,WA,{code_a}\n"
+    )
+    assert main(["collect", "verify", str(store.study.path), str(results)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert "belongs to another assignment or worker" in out[0]
+    assert "fewer than min_answers = 1" in out[1]  # the skipper never earned a code
+    assert "not a code of this study" in out[2]
+    assert "valid (" in out[3] and "repeated (first at line 5)" in out[4]
+    assert out[-1] == "1 valid, 4 not valid, of 5 code(s)"
+
+
+def test_skipping_everything_earns_no_code(tmp_path: Path) -> None:
+    store = _app(tmp_path, completion_code="PROLIFIC-CODE")
+    c = _client(store)
+    page = c.get("/start?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=X").text
+    while "Skip" in page:
+        page = c.post("/task", data={**_form(page, "stimulus"), "skip": "1"}).text
+    assert "no-code" in page and "skipped 3 item(s)" in page
+    assert "PROLIFIC-CODE" not in page and "completion-code" not in page
+    # with answers, a Prolific worker gets the study's code (Prolific's own) and the return link
+    other = _client(store)
+    page = other.get("/start?PROLIFIC_PID=P2&STUDY_ID=S&SESSION_ID=Y").text
+    page = other.post("/task", data={**_form(page, "stimulus"), "description": "a cat plays the piano"}).text
+    done = other.get("/done").text
+    assert "PROLIFIC-CODE" in done and "submissions/complete?cc=PROLIFIC-CODE" in done
+
+
+def test_min_answers_before_a_code(tmp_path: Path) -> None:
+    store = _app(tmp_path, min_answers=2)
+    c = _client(store)
+    page = c.get("/start?workerId=W&assignmentId=A1&hitId=H").text
+    c.post("/task", data={**_form(page, "stimulus"), "description": "one answer"})
+    done = c.get("/done").text
+    assert "completion-code" not in done and "at least 2 answer(s)" in done
+    page = c.get("/task").text
+    c.post("/task", data={**_form(page, "stimulus"), "description": "two answers"})
+    assert "completion-code" in c.get("/done").text
+
+
+def test_a_second_person_on_a_used_invitation_link_is_told(tmp_path: Path, db_url: str) -> None:
+    store = _app(tmp_path, db_url)
+    (token,) = store.add_invites(1)
+    first, second = _client(store), _client(store)
+    page = first.get(f"/start?invite={token}").text
+    assert 'name="description"' in page
+    r = second.get(f"/start?invite={token}")
+    assert r.status_code == 409 and "already been used" in r.text
+    assert second.get("/task").status_code == 403  # no session for the second person
+    # the first person carries on; their answer is stored
+    assert first.post("/task", data={**_form(page, "stimulus"), "description": "a cat"}).status_code == 200
+    assert first.get(f"/start?invite={token}").status_code == 200  # the same browser may come back
+    assert store.counts()["descriptions"] == 1
+
+
+def test_consent_comes_first(tmp_path: Path) -> None:
+    store = _app(tmp_path, consent="Your answers are used for research.")
+    c = _client(store)
+    page = c.get("/start?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=X").text
+    assert "Your answers are used for research." in page and 'id="agree"' in page
+    assert 'name="description"' not in c.get("/task").text  # no task before consent
+    page = c.post("/consent", data={"csrf": _field(page, "csrf"), "agree": "yes"}).text
+    assert 'name="description"' in page
+    assert store.annotators()[0][0].consented is not None
+    no = _client(store)
+    page = no.get("/start?PROLIFIC_PID=P2&STUDY_ID=S&SESSION_ID=Y").text
+    page = no.post("/consent", data={"csrf": _field(page, "csrf"), "agree": "no"}).text
+    assert "did not agree" in page and no.get("/task").status_code == 403
+
+
+def test_waiting_while_others_hold_the_last_items(tmp_path: Path) -> None:
+    store = _app(tmp_path, target=1)
+    holders = [_client(store) for _ in range(3)]
+    for k, h in enumerate(holders):
+        assert 'name="description"' in h.get(f"/start?PROLIFIC_PID=H{k}&STUDY_ID=S&SESSION_ID=S{k}").text
+    late = _client(store)
+    page = late.get("/start?PROLIFIC_PID=L&STUDY_ID=S&SESSION_ID=L").text
+    assert 'id="waiting"' in page and "20 minutes" in page
+
+
+def test_admin_progress_pages(tmp_path: Path, db_url: str) -> None:
+    path = _study(tmp_path, target=2)
+    rows = ["id,kind,src,start,end,text", *(f"t{i:03d},text,,,,sentence {i}" for i in range(150))]
+    (path.parent / "stimuli.csv").write_text("\n".join(rows) + "\n")
+    store = Store(load_study(path), db_url)
+    store.init()
+    store.add_admin("admin", "correct horse")
+    c = _client(store)
+    page = c.get("/start?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=X").text
+    c.post("/task", data={**_form(page, "stimulus"), "description": "one"})
+    c.get("/task")  # a second stimulus, leased
+    admin = _client(store)
+    assert admin.get("/admin/progress").url.path == "/admin/login"
+    _login(admin)
+    first = admin.get("/admin/progress").text
+    assert "1 of 300 descriptions" in first and "1 item(s) being worked on" in first
+    assert first.count("<tr><td>t") == 100 and "page 1 of 2" in first and 'rel="next"' in first
+    second = admin.get("/admin/progress?page=2").text
+    assert second.count("<tr><td>t") == 50 and "<td>t000</td><td>1</td><td>0</td><td>1</td>" in second
+    assert admin.get("/admin/progress?page=x").status_code == 400
+
+
+def test_rating_progress_shows_squares(tmp_path: Path) -> None:
+    store = _app(tmp_path, None, "rate")
+    for k in range(3):
+        store.annotator_for("invite", f"j{k}", group="expert")
+    for a, _ in store.annotators():
+        store.assign_trials(a.id)
+        while (t := store.next_trial(a.id)) is not None:
+            store.submit_rating(a.id, t.lease or "", {"fluency": 3, "accuracy": 3})
+    c = _client(store)
+    _login(c)
+    page = c.get("/admin/progress").text
+    assert "<td>expert</td><td>3</td><td>3</td><td>0</td>" in page  # 3 of the 6 Williams rows of 3 systems
+
+
+def test_init_refuses_an_edited_manifest_and_a_missing_video(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = _app(tmp_path)
+    manifest = store.study.path.parent / "stimuli.csv"
+    manifest.write_text(manifest.read_text().replace("A cat is playing the piano.", "A cat plays."))
+    assert main(["collect", "init", str(store.study.path)]) == 2
+    err = capsys.readouterr().err
+    assert "changed: txt1" in err and "--update" in err and "Traceback" not in err
+    assert main(["collect", "init", str(store.study.path), "--update"]) == 0
+    (store.study.path.parent / "clip.mp4").unlink()
+    with pytest.raises(StudyError, match=r"local media file\(s\) not found .*vid1_2_5 \(clip.mp4\)"):
+        load_study(store.study.path)
+
+
+def test_backup_while_serving_keeps_every_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = _app(tmp_path)
+    c = _client(store)
+    page = c.get("/start?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=X").text
+    c.post("/task", data={**_form(page, "stimulus"), "description": "kept in the backup"})
+    db = Path(store.url.removeprefix("sqlite:///"))
+    assert Path(f"{db}-wal").stat().st_size > 0  # the write sits in the write-ahead log
+    out = tmp_path / "copy.db"
+    assert main(["collect", "backup", str(store.study.path), str(out)]) == 0
+    with sqlite3.connect(out) as conn:
+        assert conn.execute("SELECT text FROM description").fetchall() == [("kept in the backup",)]
+    assert main(["collect", "backup", str(store.study.path), str(db)]) == 2
+    assert "overwrite the study database" in capsys.readouterr().err
+
+
+def test_missing_postgres_database_is_a_clear_error(
+    tmp_path: Path, postgres: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _study(tmp_path)
+    url = f"postgresql+psycopg://postgres@/no_such_study?host={postgres}"
+    assert main(["collect", "init", str(path), "--database", url]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist: create it first" in err and "createdb no_such_study" in err
+    assert "Traceback" not in err and "internal error" not in err
