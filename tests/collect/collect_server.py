@@ -1,15 +1,20 @@
-"""A real server for the collect tests: ``ngrameval collect serve`` (uvicorn) in a subprocess on a free
-loopback port."""
+"""A real server for the collect tests and benchmarks: ``ngrameval collect serve`` (uvicorn) in a subprocess on a
+free loopback port, and a throw-away PostgreSQL 15 cluster (Debian's binaries, run as the ``postgres`` user, a Unix
+socket in a temporary directory, no TCP listener)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,3 +69,47 @@ def serving(study: Path, database: str | None = None) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         stop(proc)
+
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+@contextmanager
+def pg_cluster() -> Iterator[str]:
+    """Start a throw-away cluster; yields its socket directory; stops and removes it afterwards."""
+    root = Path(tempfile.mkdtemp(prefix="ngrameval-pg-"))
+    os.chmod(root, 0o755)
+    data, sock = root / "data", root / "sock"
+    sock.mkdir()
+    subprocess.run(["chown", "-R", "postgres", str(root)], check=True)
+    run = ["runuser", "-u", "postgres", "--"]
+    if not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+        # this sandbox's /dev/null is a root-only regular file, which initdb and pg_ctl cannot write: give
+        # them, in a private mount namespace, /dev/zero (which discards writes just the same) in its place
+        run = ["unshare", "-m", "sh", "-c", 'mount --bind /dev/zero /dev/null && exec "$@"', "sh", *run]
+    subprocess.run(
+        [*run, str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"],
+        check=True,
+        capture_output=True,
+    )
+    opts = f"-c listen_addresses='' -k {sock} -c fsync=off -c max_connections=300"
+    subprocess.run(
+        [*run, str(PG_BIN / "pg_ctl"), "-D", str(data), "-o", opts, "-w", "-l", str(root / "log"), "start"],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield str(sock)
+    finally:
+        subprocess.run([*run, str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def pg_database(sock: str) -> str:
+    """A fresh database in the cluster; its URL."""
+    import psycopg
+
+    name = "t" + uuid.uuid4().hex[:12]
+    with psycopg.connect(f"host={sock} user=postgres dbname=postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')  # a generated identifier, not user input
+    return f"postgresql+psycopg://postgres@/{name}?host={sock}"

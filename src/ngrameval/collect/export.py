@@ -242,7 +242,8 @@ def verify_codes(store: Store, text: str, name: str) -> tuple[str, int]:
         rows = [(reader.line_num, r) for r in reader]
     else:
         rows = [(k, {"Answer.code": line}) for k, line in enumerate(lines, 1) if line.strip()]
-    out, bad, first = [], 0, {}
+    out: list[str] = []
+    bad, first = 0, dict[str, int]()
     for k, r in rows:
         code = (r.get("Answer.code") or "").strip().strip('"')
         where = f"{name}:{k}: {code[:80]!r}"
