@@ -3,12 +3,7 @@ cluster (started here with Debian's postgresql 15 binaries; skipped only where i
 
 from __future__ import annotations
 
-import os
 import shutil
-import stat
-import subprocess
-import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,8 +25,6 @@ def postgres() -> Iterator[str]:
     pytest.importorskip("psycopg", reason="needs ngrameval[postgres] (psycopg)")
     with pg_cluster() as sock:
         yield sock
-
-
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

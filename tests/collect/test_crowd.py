@@ -314,3 +314,56 @@ def test_missing_postgres_database_is_a_clear_error(
     err = capsys.readouterr().err
     assert "does not exist: create it first" in err and "createdb no_such_study" in err
     assert "Traceback" not in err and "internal error" not in err
+
+
+def _training_study(tmp_path: Path) -> Store:
+    path = _study(tmp_path, "rate")
+    rows = (path.parent / "items.csv").read_text().splitlines()
+    known = [f"k{i},A,known output {i},the reference of {i},{2 + i % 3}" for i in range(4)]
+    known += [f"k{i},{s},known {s} {i},the reference of {i},{2 + i % 3}" for i in range(4) for s in "BC"]
+    (path.parent / "items.csv").write_text("\n".join([rows[0] + ",expected", *(r + "," for r in rows[1:]), *known]))
+    path.write_text(path.read_text() + "[training]\nitems = 3\nmax_error = 0.5\nqualify = true\n")
+    store = Store(load_study(path))
+    store.init()
+    return store
+
+
+def _rate_all(c: TestClient, page: str, score: object) -> str:
+    while 'id="output"' in page:
+        expected = re.search(r'id="training"', page) is not None
+        form = _form(page, "trial")
+        value = score(page, expected) if callable(score) else score
+        page = c.post("/task", data={**form, "c_fluency": str(value), "c_accuracy": str(value)}).text
+    return page
+
+
+def test_training_gates_the_real_task(tmp_path: Path) -> None:
+    store = _training_study(tmp_path)
+    answers = {i.output: int(i.expected) for i in store.study.items if i.expected is not None}
+
+    def careful(page: str, training: bool) -> int:
+        out = re.search(r'id="output">([^<]*)<', page)[1]  # type: ignore[index]
+        return answers.get(out, 3)
+
+    good, bad = _client(store), _client(store)
+    page = good.get("/start?workerId=G&assignmentId=AG&hitId=H").text
+    assert 'id="training"' in page  # the qualification comes first
+    page = _rate_all(good, page, careful)
+    assert "completion-code" in page
+    (g,) = [a for a, _ in store.annotators() if a.external_id == "G"]
+    assert g.trained == "passed" and g.status == "qualified" and g.judge_index == 0
+    normal = [t for t, _, _ in store.ratings(g.id) if t.kind == "normal"]
+    assert len(normal) == 2 * 6 and all(t.tier == 2 for t in normal)  # two criteria, six items
+    page = bad.get("/start?workerId=B&assignmentId=AB&hitId=H").text
+    page = _rate_all(bad, page, lambda page, training: 5)  # far from every known answer
+    assert 'id="not-qualified"' in page and "completion-code" in page  # paid for the qualification items
+    (b,) = [a for a, _ in store.annotators() if a.external_id == "B"]
+    assert b.trained == "failed" and b.judge_index is None  # no Latin-square row taken
+    assert {t.kind for t, _, _ in store.ratings(b.id)} == {"training"}
+
+
+def test_training_needs_enough_known_items(tmp_path: Path) -> None:
+    path = _study(tmp_path, "rate")
+    path.write_text(path.read_text() + "[training]\nitems = 2\n")
+    with pytest.raises(StudyError, match=r"asks for 2 known-answer items, but the manifest has 0"):
+        load_study(path)

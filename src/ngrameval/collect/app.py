@@ -234,6 +234,7 @@ def create_app(store: Store) -> Starlette:
             raise BadRequest("no annotation session: open the study link you were given", 403)
         answers = await run_in_threadpool(store.answers, asg.id)
         n, total = await run_in_threadpool(store.progress, aid)
+        person = await run_in_threadpool(store.annotator, aid)
         return page(
             request,
             "done.html",
@@ -241,6 +242,7 @@ def create_app(store: Store) -> Starlette:
             answers=answers,
             earned=answers >= study.min_answers,
             code=asg.code,
+            trained=person.trained if person else None,
             total=total,
             platform=request.session.get("platform", ""),
             turk_submit=request.session.get("turk_submit", ""),

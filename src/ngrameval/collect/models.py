@@ -70,6 +70,7 @@ class Annotator(Base):
     judge_index: Mapped[int | None] = mapped_column(Integer, nullable=True)  # row of the group's Latin square
     square: Mapped[str | None] = mapped_column(String(32), nullable=True)  # the group that row belongs to
     consented: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    trained: Mapped[str | None] = mapped_column(String(8), nullable=True)  # the training phase: passed | failed
     created: Mapped[dt.datetime] = mapped_column(DateTime, default=now)
 
 
@@ -150,7 +151,8 @@ class DescriptionRow(Base):
 
 
 class TrialRow(Base):
-    """One rating trial of one judge at ``position`` (see :class:`ngrameval.collect.design.Trial`). ``lease``
+    """One rating trial of one judge at ``position`` (see :class:`ngrameval.collect.design.Trial`; ``kind``
+    ``training`` for the known-answer items of the qualification phase, which come first). ``lease``
     is the token of the form that shows it (set, with ``shown``, when it is first shown); ``token`` is set
     when it is answered."""
 

@@ -577,23 +577,36 @@ class Store:
         taken = {h.judge_index for h in holders}
         cutoff = at - self.lease_time
         for h in sorted(holders, key=lambda h: h.judge_index or 0):
-            answered = s.scalar(select(func.count()).where(TrialRow.annotator_id == h.id, TrialRow.token.is_not(None)))
-            last = s.scalar(select(func.max(TrialRow.shown)).where(TrialRow.annotator_id == h.id))
+            theirs = (TrialRow.annotator_id == h.id, TrialRow.kind != "training")
+            answered = s.scalar(select(func.count()).where(*theirs, TrialRow.token.is_not(None)))
+            last = s.scalar(select(func.max(TrialRow.shown)).where(*theirs))
             if not answered and (last or h.created) < cutoff:
                 row = h.judge_index
                 assert row is not None
-                s.execute(delete(TrialRow).where(TrialRow.annotator_id == h.id))
+                s.execute(delete(TrialRow).where(*theirs))
                 h.judge_index, h.square = None, None
                 s.flush()
                 return row
         return next(k for k in range(len(taken) + 1) if k not in taken)
 
     def assign_trials(self, aid: int) -> None:
-        """Give a judge their Latin-square row (numbered within their group) and control trials, once."""
+        """Give a judge their trials, once: first the training items (``[training]``), and when those are passed
+        their Latin-square row (numbered within their group) with its control trials."""
         st = self.study
         with self.session() as s:
-            if s.scalar(select(func.count()).where(TrialRow.annotator_id == aid)):
-                return
+            a = s.get(Annotator, aid)
+            if a is None:
+                raise ValueError("no such annotator")
+            training = int(
+                s.scalar(select(func.count()).where(TrialRow.annotator_id == aid, TrialRow.kind == "training")) or 0
+            )
+            total = int(s.scalar(select(func.count()).where(TrialRow.annotator_id == aid)) or 0)
+        if st.training_items and not training:
+            with self.write() as s:
+                self._assign_training(s, aid)
+            return
+        if total > training or (st.training_items and a.trained != "passed"):
+            return  # assigned already, or still in (or failed) training
         for _ in range(RETRIES):
             try:
                 with self.write() as s:
@@ -603,11 +616,34 @@ class Store:
                 continue
         raise RuntimeError("could not assign a Latin-square row")
 
+    def _assign_training(self, s: Session, aid: int) -> None:
+        """The first ``training_items`` known-answer items, in an order of this judge's, as ``training`` trials."""
+        s.get(Annotator, aid, with_for_update=not self.sqlite)
+        if s.scalar(select(func.count()).where(TrialRow.annotator_id == aid)):
+            return  # a concurrent request of this judge did it
+        known = [i for i in self.study.items if i.expected is not None]
+        rng = np.random.default_rng([self.study.seed, aid, 1])
+        for k, j in enumerate(rng.permutation(len(known))[: self.study.training_items].tolist()):
+            it = known[j]
+            s.add(
+                TrialRow(
+                    annotator_id=aid,
+                    position=k,
+                    item=it.item,
+                    system=it.system,
+                    kind="training",
+                    output=it.output,
+                    source=it.source,
+                    expected=it.expected,
+                )
+            )
+
     def _assign(self, s: Session, aid: int, st: Study) -> None:
         a = s.get(Annotator, aid, with_for_update=not self.sqlite)
         if a is None:
             raise ValueError("no such annotator")
-        if s.scalar(select(func.count()).where(TrialRow.annotator_id == aid)):
+        first = int(s.scalar(select(func.count()).where(TrialRow.annotator_id == aid)) or 0)
+        if first > (st.training_items if a.trained == "passed" else 0):
             return  # a concurrent request of this judge did it
         if a.judge_index is None:
             if not self.sqlite:  # one row assignment per group at a time (SQLite's write lock does this)
@@ -629,14 +665,14 @@ class Store:
         knowns = [design.Trial(i.item, i.system, "known") for i in known]
         bad = st.bad_references if st.kind == "da" else 0
         full = design.with_controls(trials, outputs, st.repeats, bad, rng, knowns)
-        positions = {id(t): k for k, t in enumerate(full)}
+        positions = {id(t): first + k for k, t in enumerate(full)}
         for k, t in enumerate(full):
             it = by_key[t.item, t.system]
             of = None if t.of is None else positions[id(trials[t.of])]
             s.add(
                 TrialRow(
                     annotator_id=aid,
-                    position=k,
+                    position=first + k,
                     item=t.item,
                     system=t.system,
                     kind=t.kind,
@@ -647,6 +683,25 @@ class Store:
                     tier=tier,
                 )
             )
+
+    def _judge_training(self, s: Session, aid: int) -> None:
+        """Once every training trial of ``aid`` is answered: passed when the mean absolute error of the scores
+        against the known answers (every criterion) is at most ``training_max_error``; passing qualifies the
+        judge when ``training_qualifies``."""
+        rows = s.execute(
+            select(TrialRow.token, TrialRow.expected, RatingRow.score)
+            .outerjoin(RatingRow, RatingRow.trial_id == TrialRow.id)
+            .where(TrialRow.annotator_id == aid, TrialRow.kind == "training")
+        ).all()
+        if any(token is None for token, _, _ in rows):
+            return
+        errors = [abs(score - expected) for _, expected, score in rows if score is not None and expected is not None]
+        a = s.get(Annotator, aid)
+        assert a is not None
+        passed = bool(errors) and sum(errors) / len(errors) <= self.study.training_max_error
+        a.trained = "passed" if passed else "failed"
+        if passed and self.study.training_qualifies:
+            a.status = "qualified"
 
     def next_trial(self, aid: int) -> TrialRow | None:
         """The judge's next unanswered trial, leased to the page that shows it (its form token and the server
@@ -676,6 +731,9 @@ class Store:
                 seconds = (at - t.shown).total_seconds() if t.shown else 0.0
                 t.token, t.seconds, t.answered, t.assignment_id = lease, seconds, at, assignment
                 s.add_all(RatingRow(trial_id=t.id, criterion=c, score=v) for c, v in scores.items())
+                if t.kind == "training":
+                    s.flush()
+                    self._judge_training(s, aid)
                 return Submitted("stored", seconds)
         except IntegrityError:
             return Submitted("repeat")

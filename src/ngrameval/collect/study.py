@@ -28,6 +28,10 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     name = "fluency"
     scale = "likert"             # likert (points, labels) | slider (0-100)
     points = 5
+    [training]                   # rate / da: a qualification phase before the real task
+    items = 3                    # known-answer items (manifest column 'expected') shown first
+    max_error = 1.0              # pass: mean absolute error on them at most this (scale units)
+    qualify = false              # passing also qualifies the judge (tier 2)
     [rating]
     systems_per_judge = 0        # 0: all systems (a Latin square of n systems)
     repeats = 2                  # control items per judge: exact repeats
@@ -103,6 +107,9 @@ class Study:
     lease_minutes: int = 20
     min_answers: int = 1
     consent: str = ""
+    training_items: int = 0
+    training_max_error: float = 0.0
+    training_qualifies: bool = False
     instructions: str = ""
     good: tuple[str, ...] = ()
     bad: tuple[str, ...] = ()
@@ -151,6 +158,7 @@ _SECTIONS: dict[str, set[str]] = {
         "min_answers",
     },
     "consent": {"text"},
+    "training": {"items", "max_error", "qualify"},
     "instructions": {"text", "good", "bad"},
     "tiers": {"tier1_rate", "tier2_rate", "currency"},
     "rating": {"repeats", "bad_references", "seed"},
@@ -319,13 +327,15 @@ def load_study(path: str | Path) -> Study:
     if unknown:
         raise StudyError(f"{p}: unknown table(s) {', '.join(unknown)}; expected {', '.join(sorted(_SECTIONS))}")
     tables = {}
-    for name in ("study", "consent", "instructions", "tiers", "rating"):
+    for name in ("study", "consent", "training", "instructions", "tiers", "rating"):
         t = raw.get(name, {})
         if not isinstance(t, dict):
             raise StudyError(f"{p}: {name!r} must be a table ([{name}])")
         _unknown(t, name, f"{p}: [{name}]")
         tables[name] = t
-    s, consent, ins, tiers, rating = (tables[k] for k in ("study", "consent", "instructions", "tiers", "rating"))
+    s, consent, training, ins, tiers, rating = (
+        tables[k] for k in ("study", "consent", "training", "instructions", "tiers", "rating")
+    )
     w = f"{p}: [study]"
     kind = _get(s, "kind", w, str)
     if kind not in KINDS:
@@ -381,6 +391,21 @@ def load_study(path: str | Path) -> Study:
             )
         if kind == "paraphrase" and any(x.kind != "text" for x in stimuli):
             raise StudyError(f"{mpath}: a 'paraphrase' study shows sentences: every stimulus must be of kind text")
+    tw = f"{p}: [training]"
+    training_items = _get(training, "items", tw, int, 0)
+    max_error = float(_get(training, "max_error", tw, (int, float), 1.0))
+    qualify = _get(training, "qualify", tw, bool, False)
+    if training_items < 0 or not max_error >= 0:
+        raise StudyError(f"{tw}: 'items' and 'max_error' must not be negative")
+    if training_items:
+        known = sum(i.expected is not None for i in items)
+        if kind not in ("rate", "da"):
+            raise StudyError(f"{tw}: a training phase of known-answer items is for rate and da studies")
+        if known < training_items:
+            raise StudyError(
+                f"{tw}: key 'items' asks for {training_items} known-answer items, but the manifest has {known} "
+                "(rows with a value in column 'expected')"
+            )
     rw = f"{p}: [rating]"
     repeats, bad_refs, seed = (
         _get(rating, k, rw, int, d) for k, d in (("repeats", 0), ("bad_references", 0), ("seed", 1))
@@ -400,6 +425,9 @@ def load_study(path: str | Path) -> Study:
         lease_minutes=lease_minutes,
         min_answers=min_answers,
         consent=_get(consent, "text", f"{p}: [consent]", str, ""),
+        training_items=training_items,
+        training_max_error=max_error,
+        training_qualifies=qualify,
         instructions=_get(ins, "text", f"{p}: [instructions]", str, ""),
         good=_strings(ins, "good", f"{p}: [instructions]"),
         bad=_strings(ins, "bad", f"{p}: [instructions]"),

@@ -1,5 +1,5 @@
 """a real crowd: leases on stimuli, assignments with their own completion codes, Latin-square rows per judge
-group, server-side trial times, consent
+group, server-side trial times, consent and a training phase
 
 Revision ID: 0002
 Revises: 0001
@@ -57,6 +57,7 @@ def upgrade() -> None:
     with op.batch_alter_table("annotator") as batch:
         batch.add_column(sa.Column("square", sa.String(length=32), nullable=True))
         batch.add_column(sa.Column("consented", sa.DateTime(), nullable=True))
+        batch.add_column(sa.Column("trained", sa.String(length=8), nullable=True))
         batch.create_unique_constraint("uq_annotator_square_row", ["square", "judge_index"])
     with op.batch_alter_table("description") as batch:
         batch.add_column(sa.Column("assignment_id", sa.Integer(), nullable=True))
@@ -104,6 +105,7 @@ def downgrade() -> None:
         batch.drop_column("assignment_id")
     with op.batch_alter_table("annotator") as batch:
         batch.drop_constraint("uq_annotator_square_row", type_="unique")
+        batch.drop_column("trained")
         batch.drop_column("consented")
         batch.drop_column("square")
     op.drop_table("lease")
