@@ -127,6 +127,8 @@ def test_an_assignment_belongs_to_its_worker(tmp_path: Path, db_url: str) -> Non
     # the export lists each assignment's code; `collect verify` checks what the platform returns
     c = _client(store)
     _login(c)
+    ledger = list(csv.DictReader(io.StringIO(c.get("/admin/export/ledger.csv").text)))
+    assert sorted(r["codes"] for r in ledger) == sorted([code_a[1], code_b[1]])
     rows = list(csv.DictReader(io.StringIO(c.get("/admin/export/assignments.csv").text)))
     assert {(r["assignment"], r["code"], r["answers"]) for r in rows} == {
         ("ASG-A", code_a[1], "1"),

@@ -145,7 +145,8 @@ def outputs(store: Store) -> dict[str, str]:
 
 
 def ledger_csv(store: Store, raw_ids: bool = False) -> str:
-    """One row per annotator and tier: submissions (descriptions, or answered rating trials), rate, amount."""
+    """One row per annotator and tier: submissions (descriptions, or answered rating trials), rate, amount, and
+    the completion codes their assignments earned (``;``-separated; see :func:`assignments_csv`)."""
     st = store.study
     counts: dict[tuple[int, int], int] = defaultdict(int)
     people: dict[int, Annotator] = {}
@@ -158,11 +159,16 @@ def ledger_csv(store: Store, raw_ids: bool = False) -> str:
             seen.add(t.id)
             counts[a.id, t.tier] += 1
             people[a.id] = a
-    rows: list[list[Any]] = [["worker", "platform", "tier", "submissions", "rate", "amount", "currency"]]
+    codes: dict[int, list[str]] = defaultdict(list)
+    for g, a, n in store.assignments():
+        if n >= st.min_answers:
+            codes[a.id].append(g.code)
+    rows: list[list[Any]] = [["worker", "platform", "tier", "submissions", "rate", "amount", "currency", "codes"]]
     for (aid, tier), n in sorted(counts.items()):
         rate = st.tier2_rate if tier == 2 else st.tier1_rate
         a = people[aid]
-        rows.append([worker(store, a, raw_ids), a.platform, tier, n, rate, round(n * rate, 4), st.currency])
+        paid = [worker(store, a, raw_ids), a.platform, tier, n, rate, round(n * rate, 4), st.currency]
+        rows.append([*paid, ";".join(codes[aid])])
     return _csv(rows)
 
 
