@@ -101,15 +101,16 @@ def judgments(store: Store, raw_ids: bool = False) -> tuple[str, list[JudgeSumma
     checks: dict[str, list[quality.JudgeCheck]] = defaultdict(list)
     for crit_rows in by_crit.values():
         for j, (rep, kn, bad) in quality.pairs_by_judge(crit_rows).items():
-            checks[j].append(quality.judge_check(rep, kn, bad))
+            checks[j].append(quality.judge_check(rep, kn, bad, store.study.alpha))
     judge_groups = {names[k]: g for k, g in groups.items()}
     summaries = [JudgeSummary(j, judge_groups[j], cs[0]) for j, cs in checks.items()]
     return _csv(out), summaries
 
 
 def judges_csv(summaries: list[JudgeSummary]) -> str:
-    """Per-judge consistency: repeats, known answers, the bad-reference test (p and flag)."""
-    head = ["judge", "group", "repeat_diff", "known_error", "bad_pairs", "bad_p", "flagged"]
+    """Per-judge consistency: repeats, known answers, the bad-reference test (p, flag, and whether the judge had
+    enough non-zero pairs for the test to reach its level)."""
+    head = ["judge", "group", "repeat_diff", "known_error", "bad_pairs", "bad_p", "flagged", "decisive"]
     return _csv(
         [head]
         + [
@@ -121,6 +122,7 @@ def judges_csv(summaries: list[JudgeSummary]) -> str:
                 s.check.bad_pairs,
                 s.check.bad_p,
                 s.check.flagged,
+                s.check.decisive,
             ]
             for s in summaries
         ]

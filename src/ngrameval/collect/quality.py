@@ -1,8 +1,9 @@
 """Quality control of a study, computed from what the store holds: description outliers (Chen & Dolan's
 review of Tier-1 workers, with ngrameval's own sentence BLEU), per-judge consistency on repeated and
-known-answer trials (Belz & Reiter), and WMT Direct Assessment's checks (Graham et al. 2013): a one-sided
-Wilcoxon signed-rank test per annotator that degraded "bad reference" copies score lower than their originals,
-and per-annotator z-scores. Pure functions of plain values."""
+known-answer trials (Belz & Reiter), and WMT Direct Assessment's checks (Graham et al. 2013, 2017): a one-sided
+Wilcoxon signed-rank test per annotator, exact, that degraded "bad reference" copies score lower than their
+originals (Appraise runs a one-sided Mann-Whitney U on the same pairs; the paired test uses the pairing), and
+per-annotator z-scores. Pure functions of plain values."""
 
 from __future__ import annotations
 
@@ -88,17 +89,66 @@ def annotator_checks(checks: Mapping[K, Sequence[DescriptionCheck]]) -> dict[K, 
     return out
 
 
+EXACT_PAIRS = 500  # signed-rank p exact up to this many non-zero pairs, normal approximation beyond
+
+
+def min_pairs(alpha: float) -> int:
+    """The fewest non-zero pairs with which a one-sided signed-rank (or sign) test can reach ``p < alpha``: its
+    smallest p, every difference of one sign, is ``0.5 ** n`` (5 at alpha = 0.05, 7 at 0.01)."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    n = 1
+    while 0.5**n >= alpha:
+        n += 1
+    return n
+
+
+def signed_rank_p(diffs: Sequence[float]) -> float:
+    """One-sided p-value of Wilcoxon's signed-rank test that ``diffs`` lean positive (H1: median > 0).
+
+    Zero differences are dropped (Wilcoxon's rule); tied absolute differences get their mean rank, and the null
+    distribution of T+ (the sum of the positive differences' ranks) is the exact one of those ranks under
+    random signs (conditional on the ties), by convolution on doubled ranks; above :data:`EXACT_PAIRS` non-zero
+    pairs, the normal approximation with the tie-corrected variance and a continuity correction.
+
+    >>> signed_rank_p([3, 1, 2, 5, 4])
+    0.03125
+    """
+    from scipy.stats import norm, rankdata
+
+    d = np.asarray(diffs, dtype=float)
+    d = d[d != 0]
+    if len(d) == 0:
+        return 1.0
+    ranks2 = np.rint(2 * rankdata(np.abs(d))).astype(np.int64)  # mid-ranks are multiples of 1/2
+    t = int(ranks2[d > 0].sum())
+    total = int(ranks2.sum())
+    if len(d) > EXACT_PAIRS:
+        sd = float(np.sqrt(np.sum(ranks2.astype(float) ** 2))) / 2
+        return float(norm.sf((t - total / 2 - 1) / sd))
+    dist = np.zeros(total + 1)
+    dist[0] = 1.0
+    for r in ranks2.tolist():
+        shifted = np.zeros_like(dist)
+        shifted[r:] = dist[: total + 1 - r]
+        dist = 0.5 * (dist + shifted)
+    return min(1.0, float(dist[t:].sum()))
+
+
 @dataclass(frozen=True)
 class JudgeCheck:
     """Consistency of one judge: mean absolute difference between a trial and its exact repeat, mean absolute
-    error on known-answer items, and (DA) the one-sided Wilcoxon signed-rank p-value that bad references
-    score lower than their originals (None: no pairs). ``flagged``: p >= alpha, or no bad reference lower."""
+    error on known-answer items, and (DA) the one-sided signed-rank p-value (:func:`signed_rank_p`) that bad
+    references score lower than their originals (None: no pairs). ``flagged``: p >= alpha. ``decisive``: the
+    judge has at least :func:`min_pairs` non-zero pairs, the fewest with which the test can reach alpha (a
+    judge flagged without them has not failed the test, they did too few controls to pass it)."""
 
     repeat_diff: float | None
     known_error: float | None
     bad_pairs: int
     bad_p: float | None
     flagged: bool
+    decisive: bool = False
 
 
 def judge_check(
@@ -108,20 +158,12 @@ def judge_check(
     alpha: float = 0.05,
 ) -> JudgeCheck:
     """From (original, repeat), (score, expected) and (original, bad reference) score pairs of one judge."""
-    from scipy.stats import wilcoxon
-
     rep = statistics.fmean(abs(a - b) for a, b in repeats) if repeats else None
     err = statistics.fmean(abs(a - b) for a, b in known) if known else None
-    p: float | None = None
-    flagged = False
-    if bad:
-        diffs = np.array([o - b for o, b in bad], dtype=float)
-        if np.all(diffs == 0):
-            p = 1.0
-        else:
-            p = float(wilcoxon(diffs[diffs != 0], alternative="greater").pvalue)
-        flagged = p >= alpha
-    return JudgeCheck(rep, err, len(bad), p, flagged)
+    diffs = [o - b for o, b in bad]
+    p = signed_rank_p(diffs) if bad else None
+    decisive = sum(x != 0 for x in diffs) >= min_pairs(alpha)
+    return JudgeCheck(rep, err, len(bad), p, p is not None and p >= alpha, decisive)
 
 
 def z_scores(scores: Mapping[str, Sequence[float]]) -> dict[str, tuple[float, float]]:

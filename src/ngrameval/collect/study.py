@@ -24,10 +24,12 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     name = "fluency"
     scale = "likert"             # likert (points, labels) | slider (0-100)
     points = 5
-    [rating]
-    systems_per_judge = 0        # 0: all systems (a Latin square of n systems)
-    repeats = 2                  # control items per judge: exact repeats
-    bad_references = 2           # da: degraded copies per judge
+    [rating]                     # a judge's trials come in batches with control trials (WMT / Appraise)
+    batch_size = 100             # trials in a full batch, controls included
+    repeats = 0.1                # exact repeats per batch: a count (10) or a share of the batch (0.1)
+    bad_references = 0.1         # da: degraded copies per batch, likewise (default 0.1 for da, 0 for rate)
+    alpha = 0.05                 # da: level of the one-sided bad-reference test; init refuses a design whose
+                                 # judges get fewer bad references than the test needs (5 at 0.05)
     seed = 1
 """
 
@@ -40,6 +42,8 @@ from typing import Any
 
 import tomllib
 
+from ngrameval.collect import design
+from ngrameval.collect.quality import min_pairs
 from ngrameval.errors import InputError
 
 KINDS = ("describe", "paraphrase", "rate", "da")
@@ -105,9 +109,11 @@ class Study:
     criteria: tuple[Criterion, ...] = ()
     stimuli: tuple[Stimulus, ...] = ()
     items: tuple[Item, ...] = ()
-    repeats: int = 0
-    bad_references: int = 0
+    repeats: int = 0  # exact repeats per judge, in all (see ``controls`` for the batches)
+    bad_references: int = 0  # bad references per judge, in all
     seed: int = 1
+    controls: design.Controls = field(default_factory=design.Controls)
+    alpha: float = 0.05
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -133,7 +139,7 @@ _SECTIONS: dict[str, set[str]] = {
     "study": {"name", "kind", "title", "database", "language", "target", "max_length", "completion_code", "manifest"},
     "instructions": {"text", "good", "bad"},
     "tiers": {"tier1_rate", "tier2_rate", "currency"},
-    "rating": {"repeats", "bad_references", "seed"},
+    "rating": {"repeats", "bad_references", "seed", "batch_size", "alpha"},
     "criteria": {"name", "scale", "points", "labels", "question"},
 }
 
@@ -284,6 +290,51 @@ def read_items(path: Path) -> tuple[Item, ...]:
     return tuple(out)
 
 
+def _share(table: dict[str, Any], key: str, where: str, default: int | float) -> int | float:
+    """A control count (a whole number) or share of a batch (a number in [0, 1))."""
+    value = _get(table, key, where, (int, float), default)
+    if value < 0 or (isinstance(value, float) and value >= 1):
+        raise StudyError(
+            f"{where}: key {key!r} must be a count (a whole number >= 0) or a share of a batch (0 <= x < 1), "
+            f"got {value!r}"
+        )
+    return value  # type: ignore[no-any-return]
+
+
+def _rating(
+    table: dict[str, Any], where: str, kind: str, items: tuple[Item, ...]
+) -> tuple[design.Controls, float, int]:
+    """The control design of ``[rating]`` and its level and seed; a DA design whose bad-reference test could
+    never reach ``alpha`` (a judge gets fewer bad references than :func:`min_pairs`) is refused."""
+    default = 0.1 if kind == "da" else 0
+    size = _get(table, "batch_size", where, int, 100)
+    if size < 2:
+        raise StudyError(f"{where}: key 'batch_size' must be at least 2, got {size}")
+    repeats = _share(table, "repeats", where, default)
+    bad = _share(table, "bad_references", where, default) if kind == "da" else 0
+    alpha = float(_get(table, "alpha", where, (int, float), 0.05))
+    if not 0 < alpha < 1:
+        raise StudyError(f"{where}: key 'alpha' must be in (0, 1), got {alpha}")
+    controls = design.Controls(size, repeats, bad)
+    normal = size - sum(design.control_count(x, size) for x in (repeats, bad))
+    if 2 * normal < size:
+        raise StudyError(
+            f"{where}: keys 'repeats' and 'bad_references' take {size - normal} of a batch of {size}; "
+            "at least half of a batch must be normal trials"
+        )
+    n = len({i.item for i in items if i.expected is None})
+    got = sum(b for _, _, b in design.batch_plan(n, controls))
+    need = min_pairs(alpha)
+    if bad and got < need:
+        hint = f"a count of at least {need}" if n >= need else f"more items (each judge rates {n})"
+        raise StudyError(
+            f"{where}: key 'bad_references' = {bad!r} gives each judge {got} bad reference(s) ({n} items, batches "
+            f"of {size}); the one-sided test at alpha = {alpha} needs at least {need} (its smallest p is 0.5 ** n): "
+            f"use {hint}, or bad_references = 0 for no test"
+        )
+    return controls, alpha, _get(table, "seed", where, int, 1)
+
+
 def load_study(path: str | Path) -> Study:
     """The study of ``path``; a TOML syntax error names the line, a schema error names the key."""
     p = Path(path)
@@ -344,12 +395,8 @@ def load_study(path: str | Path) -> Study:
         stimuli = read_stimuli(mpath)
         if kind == "paraphrase" and any(x.kind != "text" for x in stimuli):
             raise StudyError(f"{mpath}: a 'paraphrase' study shows sentences: every stimulus must be of kind text")
-    rw = f"{p}: [rating]"
-    repeats, bad_refs, seed = (
-        _get(rating, k, rw, int, d) for k, d in (("repeats", 0), ("bad_references", 0), ("seed", 1))
-    )
-    if repeats < 0 or bad_refs < 0:
-        raise StudyError(f"{rw}: 'repeats' and 'bad_references' must not be negative")
+    controls, alpha, seed = _rating(rating, f"{p}: [rating]", kind, items)
+    per_judge = design.batch_plan(len({i.item for i in items if i.expected is None}), controls)
     return Study(
         name=name,
         kind=kind,
@@ -369,7 +416,9 @@ def load_study(path: str | Path) -> Study:
         criteria=criteria,
         stimuli=stimuli,
         items=items,
-        repeats=repeats,
-        bad_references=bad_refs,
+        repeats=sum(r for _, r, _ in per_judge),
+        bad_references=sum(b for _, _, b in per_judge),
         seed=seed,
+        controls=controls,
+        alpha=alpha,
     )
