@@ -43,8 +43,10 @@ def video_id(key: str, start: int | None, end: int | None) -> str:
 def descriptions_csv(store: Store, raw_ids: bool = False) -> str:
     """The descriptions as the MSVD CSV: ``Source`` is ``clean`` for tier 2 (qualified annotators) and
     ``unverified`` for tier 1; ``AnnotationTime`` is the seconds spent; image and text stimuli have Start and
-    End 0."""
-    rows: list[list[Any]] = [list(CSV_COLUMNS)]
+    End 0. A paraphrase study adds a last column ``SourceSentence``, the sentence paraphrased (the MSVD readers
+    take the columns by name and ignore it)."""
+    paraphrase = store.study.kind == "paraphrase"
+    rows: list[list[Any]] = [[*CSV_COLUMNS, *(["SourceSentence"] if paraphrase else [])]]
     for d, s, a in store.descriptions():
         rows.append(
             [
@@ -56,6 +58,7 @@ def descriptions_csv(store: Store, raw_ids: bool = False) -> str:
                 round(d.seconds),
                 d.language,
                 d.text,
+                *([s.text] if paraphrase else []),
             ]
         )
     return _csv(rows)

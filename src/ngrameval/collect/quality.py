@@ -18,24 +18,60 @@ import numpy as np
 K = TypeVar("K", bound=Hashable)
 
 
+COPY_PINC = 0.1  # a paraphrase whose PINC against its source is below this is a copy (benchmarks/bench_copy_pinc.py)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The ``[quality]`` table of a study: ``copy_pinc``, the PINC against the source below which a paraphrase
+    is a copy (0 turns the check off)."""
+
+    copy_pinc: float = COPY_PINC
+
+
 @dataclass(frozen=True)
 class DescriptionCheck:
     """One description's sentence BLEU against the other descriptions of its stimulus (None if it is alone),
-    its length in words and whether its declared language differs from the study's."""
+    its length in words and whether its declared language differs from the study's; for a paraphrase, its PINC
+    against the source sentence (Chen & Dolan 2011: the share of its n-grams, n = 1..4, not in the source,
+    averaged over n; None: not a paraphrase) and ``copy``: PINC below :attr:`Rules.copy_pinc`."""
 
     bleu: float | None
     words: int
     other_language: bool
+    pinc: float | None = None
+    copy: bool = False
+
+
+def source_pinc(pairs: Sequence[tuple[str, str]]) -> list[float | None]:
+    """PINC of each (paraphrase, source) pair with :func:`ngrameval.paraphrase.pinc` (13a tokens, lower-cased,
+    n = 4: a copy with other capitals is still a copy); None for an empty paraphrase."""
+    from ngrameval.paraphrase import pinc
+
+    todo = [k for k, (text, _) in enumerate(pairs) if text.strip()]
+    out: list[float | None] = [None] * len(pairs)
+    if todo:
+        sent = pinc([pairs[k][0] for k in todo], [pairs[k][1] for k in todo], lowercase=True).sentences
+        assert sent is not None  # PINC always has sentence scores
+        for k, x in zip(todo, sent.tolist()):
+            out[k] = float(x)
+    return out
 
 
 def description_checks(
-    by_stimulus: Mapping[str, Sequence[tuple[str, str]]], language: str
+    by_stimulus: Mapping[str, Sequence[tuple[str, str]]],
+    language: str,
+    sources: Mapping[str, str] | None = None,
+    rules: Rules = Rules(),
 ) -> dict[tuple[str, int], DescriptionCheck]:
     """(stimulus, index) -> check, for ``by_stimulus``: stimulus -> [(text, declared language)]. BLEU is
-    sacreBLEU's sentence BLEU (exp smoothing, effective order) against the stimulus' other descriptions."""
+    sacreBLEU's sentence BLEU (exp smoothing, effective order) against the stimulus' other descriptions;
+    ``sources`` (stimulus -> the sentence to paraphrase) adds each paraphrase's PINC against it."""
     from ngrameval.api import bleu
 
     out: dict[tuple[str, int], DescriptionCheck] = {}
+    keys = [(key, i) for key, descs in by_stimulus.items() for i in range(len(descs)) if sources and key in sources]
+    pincs = dict(zip(keys, source_pinc([(by_stimulus[k][i][0], sources[k]) for k, i in keys]) if sources else []))
     for key, descs in by_stimulus.items():
         texts = [t for t, _ in descs]
         scores: list[float | None] = [None] * len(texts)
@@ -45,23 +81,32 @@ def description_checks(
             assert sent is not None  # asked for above
             scores = [float(x) for x in sent]
         for i, (text, lang) in enumerate(descs):
-            out[key, i] = DescriptionCheck(scores[i], len(text.split()), lang.lower() != language.lower())
+            p = pincs.get((key, i))
+            copy = p is not None and p < rules.copy_pinc
+            out[key, i] = DescriptionCheck(scores[i], len(text.split()), lang.lower() != language.lower(), p, copy)
     return out
 
 
 @dataclass(frozen=True)
 class AnnotatorCheck:
+    """One annotator's descriptions: how many, mean BLEU against the others' descriptions, mean length, how
+    many declared in another language, (paraphrase) mean PINC against the sources and how many copies, and
+    the flags of :func:`annotator_checks`."""
+
     submissions: int
     mean_bleu: float | None
     mean_words: float
     other_language: int
     flags: tuple[str, ...]
+    mean_pinc: float | None = None
+    copies: int = 0
 
 
 def annotator_checks(checks: Mapping[K, Sequence[DescriptionCheck]]) -> dict[K, AnnotatorCheck]:
     """Annotator -> summary and flags. Flags: ``low-bleu`` (mean BLEU below half the median annotator's),
     ``short`` (under 3 words on average) / ``long`` (over 3 times the median annotator's mean length),
-    ``language`` (any description declared in another language)."""
+    ``language`` (any description declared in another language), ``copy`` (any paraphrase that copies its
+    source)."""
     means = {
         a: (
             statistics.fmean(b) if (b := [c.bleu for c in cs if c.bleu is not None]) else None,
@@ -85,7 +130,12 @@ def annotator_checks(checks: Mapping[K, Sequence[DescriptionCheck]]) -> dict[K, 
         other = sum(c.other_language for c in cs)
         if other:
             flags.append("language")
-        out[a] = AnnotatorCheck(len(cs), mb, mw, other, tuple(flags))
+        copies = sum(c.copy for c in cs)
+        if copies:
+            flags.append("copy")
+        pincs = [c.pinc for c in cs if c.pinc is not None]
+        mean_pinc = statistics.fmean(pincs) if pincs else None
+        out[a] = AnnotatorCheck(len(cs), mb, mw, other, tuple(flags), mean_pinc, copies)
     return out
 
 

@@ -31,6 +31,8 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     alpha = 0.05                 # da: level of the one-sided bad-reference test; init refuses a design whose
                                  # judges get fewer bad references than the test needs (5 at 0.05)
     seed = 1
+    [quality]
+    copy_pinc = 0.1              # paraphrase: PINC against the source below this marks a copy (0: no check)
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from typing import Any
 import tomllib
 
 from ngrameval.collect import design
-from ngrameval.collect.quality import min_pairs
+from ngrameval.collect.quality import Rules, min_pairs
 from ngrameval.errors import InputError
 
 KINDS = ("describe", "paraphrase", "rate", "da")
@@ -114,6 +116,7 @@ class Study:
     seed: int = 1
     controls: design.Controls = field(default_factory=design.Controls)
     alpha: float = 0.05
+    quality: Rules = field(default_factory=Rules)
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -141,6 +144,7 @@ _SECTIONS: dict[str, set[str]] = {
     "tiers": {"tier1_rate", "tier2_rate", "currency"},
     "rating": {"repeats", "bad_references", "seed", "batch_size", "alpha"},
     "criteria": {"name", "scale", "points", "labels", "question"},
+    "quality": {"copy_pinc"},
 }
 
 
@@ -335,6 +339,18 @@ def _rating(
     return controls, alpha, _get(table, "seed", where, int, 1)
 
 
+def _fraction(table: dict[str, Any], key: str, where: str, default: float) -> float:
+    value = float(_get(table, key, where, (int, float), default))
+    if not 0 <= value <= 1:
+        raise StudyError(f"{where}: key {key!r} must be in [0, 1], got {value}")
+    return value
+
+
+def _quality(table: dict[str, Any], where: str) -> Rules:
+    """The quality-control rules of ``[quality]``."""
+    return Rules(copy_pinc=_fraction(table, "copy_pinc", where, Rules.copy_pinc))
+
+
 def load_study(path: str | Path) -> Study:
     """The study of ``path``; a TOML syntax error names the line, a schema error names the key."""
     p = Path(path)
@@ -350,13 +366,14 @@ def load_study(path: str | Path) -> Study:
     if unknown:
         raise StudyError(f"{p}: unknown table(s) {', '.join(unknown)}; expected {', '.join(sorted(_SECTIONS))}")
     tables = {}
-    for name in ("study", "instructions", "tiers", "rating"):
+    for name in ("study", "instructions", "tiers", "rating", "quality"):
         t = raw.get(name, {})
         if not isinstance(t, dict):
             raise StudyError(f"{p}: {name!r} must be a table ([{name}])")
         _unknown(t, name, f"{p}: [{name}]")
         tables[name] = t
     s, ins, tiers, rating = (tables[k] for k in ("study", "instructions", "tiers", "rating"))
+    rules = _quality(tables["quality"], f"{p}: [quality]")
     w = f"{p}: [study]"
     kind = _get(s, "kind", w, str)
     if kind not in KINDS:
@@ -421,4 +438,5 @@ def load_study(path: str | Path) -> Study:
         seed=seed,
         controls=controls,
         alpha=alpha,
+        quality=rules,
     )

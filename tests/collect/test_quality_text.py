@@ -1,0 +1,103 @@
+"""Quality checks of the text annotators write: paraphrase copies (PINC against the source), the paraphrase
+export's source sentence, and the [quality] table's errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from collect.collect_studies import write_study
+from ngrameval.collect import export, quality
+from ngrameval.collect.store import StimulusRow, Store
+from ngrameval.collect.study import StudyError, load_study
+from ngrameval.corpus.msvd import read_corpus
+
+SOURCES = {
+    "s1": "The committee postponed the vote until next week.",
+    "s2": "A man is slicing a tomato on a wooden board.",
+    "s3": "The children played football in the park after school.",
+}
+HONEST = {
+    "s1": "The vote was put off by the committee for a week.",
+    "s2": "Someone cuts a tomato into slices on a chopping board.",
+    "s3": "After classes the kids had a game of soccer in the park.",
+}
+
+
+def _checks(by_annotator: dict[str, dict[str, str]]) -> dict[str, quality.AnnotatorCheck]:
+    by_stim: dict[str, list[tuple[str, str]]] = {k: [] for k in SOURCES}
+    who: list[tuple[str, str, int]] = []
+    for a, texts in by_annotator.items():
+        for k, text in texts.items():
+            who.append((a, k, len(by_stim[k])))
+            by_stim[k].append((text, "English"))
+    checks = quality.description_checks(by_stim, "English", SOURCES)
+    per: dict[str, list[quality.DescriptionCheck]] = {a: [] for a in by_annotator}
+    for a, k, i in who:
+        per[a].append(checks[k, i])
+    return quality.annotator_checks(per)
+
+
+def test_a_worker_who_pastes_the_source_is_flagged() -> None:
+    """Issue 27: a worker who pasted the source three times went unflagged."""
+    shouted = {k: v.upper() for k, v in SOURCES.items()}  # a copy in capitals is still a copy
+    ann = _checks({"copier": dict(SOURCES), "shouter": shouted, "honest": HONEST})
+    assert ann["copier"].copies == 3 and "copy" in ann["copier"].flags and ann["copier"].mean_pinc == 0.0
+    assert ann["shouter"].copies == 3 and "copy" in ann["shouter"].flags
+    assert ann["honest"].copies == 0 and "copy" not in ann["honest"].flags
+    assert ann["honest"].mean_pinc is not None and ann["honest"].mean_pinc > 0.5
+
+
+def test_copy_threshold_and_describe_studies() -> None:
+    src = "a man is slicing a tomato"
+    by = {"s": [(src + " .", "English"), ("a man slices a red tomato", "English")]}
+    loose = quality.description_checks(by, "English", {"s": src}, quality.Rules(copy_pinc=0.3))
+    strict = quality.description_checks(by, "English", {"s": src}, quality.Rules(copy_pinc=0.0))
+    assert loose["s", 0].pinc is not None and 0 < loose["s", 0].pinc < 0.3 and loose["s", 0].copy
+    assert not strict["s", 0].copy and not loose["s", 1].copy  # copy_pinc = 0 turns the check off
+    plain = quality.description_checks(by, "English")  # a describe study has no source: no PINC, no copy
+    assert plain["s", 0].pinc is None and not plain["s", 0].copy
+    assert quality.source_pinc([("", src), (src, src)]) == [None, 0.0]  # nothing written: no score
+
+
+def _paraphrase_store(tmp_path: Path, quality_table: str = "") -> Store:
+    path = write_study(tmp_path)
+    path.write_text(path.read_text().replace('kind = "describe"', 'kind = "paraphrase"') + quality_table)
+    rows = "".join(f"{k},text,,,,{v}\n" for k, v in SOURCES.items())
+    (tmp_path / "stimuli.csv").write_text("id,kind,src,start,end,text\n" + rows)
+    store = Store(load_study(path))
+    store.init()
+    return store
+
+
+def test_paraphrase_export_carries_the_source(tmp_path: Path) -> None:
+    store = _paraphrase_store(tmp_path)
+    with store.session() as s:
+        ids = {r.key: r.id for r in s.scalars(select(StimulusRow))}
+    aid = store.annotator_for("prolific", "P1")
+    for n, (k, text) in enumerate(HONEST.items()):
+        assert store.submit_description(aid, ids[k], f"tok{n}", text, "English", "", 10.0)
+    text = export.descriptions_csv(store)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [(r["VideoID"], r["Description"], r["SourceSentence"]) for r in rows] == [
+        (k, HONEST[k], SOURCES[k]) for k in SOURCES
+    ]
+    path = tmp_path / "descriptions.csv"
+    path.write_text(text)
+    assert [(d.clip, d.text) for d in read_corpus(path)] == [(f"{k}_0_0", HONEST[k]) for k in SOURCES]  # MSVD
+
+
+def test_quality_table_errors(tmp_path: Path) -> None:
+    assert _paraphrase_store(tmp_path / "a", "[quality]\ncopy_pinc = 0.2\n").study.quality.copy_pinc == 0.2
+    for table, message in [
+        ("[quality]\ncopy_pinc = 1.5\n", "[quality]: key 'copy_pinc' must be in [0, 1], got 1.5"),
+        ('[quality]\ncopy_pinc = "low"\n', "[quality]: key 'copy_pinc' must be int or float"),
+        ("[quality]\ncopy = 1\n", "[quality]: unknown key(s) copy"),
+    ]:
+        with pytest.raises(StudyError) as err:
+            _paraphrase_store(tmp_path / "b", table)
+        assert message in str(err.value)
