@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,72 @@ def test_quality_table_errors(tmp_path: Path) -> None:
         with pytest.raises(StudyError) as err:
             _paraphrase_store(tmp_path / "b", table)
         assert message in str(err.value)
+
+
+def test_a_german_description_declared_english_is_flagged() -> None:
+    """Issue 27: only the declared language was checked; the text itself is now identified (py3langid)."""
+    detect = quality.language_detector()
+    by = {
+        "s": [
+            ("Ein Mann schneidet eine Tomate.", "English"),
+            ("A man is slicing a tomato.", "English"),
+            ("Ein Mann", "English"),  # under language_min_words: never flagged
+        ]
+    }
+    checks = quality.description_checks(by, "English", detect=detect)
+    german, english, short = checks["s", 0], checks["s", 1], checks["s", 2]
+    assert german.detected == "de" and german.detected_p is not None and german.detected_p >= 0.7
+    assert german.wrong_language and not german.other_language  # declared English, written German
+    assert not english.wrong_language and not short.wrong_language
+    ann = quality.annotator_checks({"g": [german], "e": [english]})
+    assert ann["g"].wrong_language == 1 and "detected-language" in ann["g"].flags
+    assert "detected-language" not in ann["e"].flags
+    assert quality.description_checks(by, "English")["s", 0].detected is None  # no detector: not checked
+
+
+def test_language_check_is_conservative_on_short_english() -> None:
+    """Crowd descriptions that py3langid, answering among all its 97 languages, took for Afrikaans, Nigerian
+    Pidgin or Tagalog with probability >= 0.7 (MSVD); the default candidate languages leave them English."""
+    texts = ["a woman makeup her face", "a hindi movie scene", "A dog is drinking water", "man making pancakes"]
+    texts += ["Twin baby moose in sprinkler", "A Man Preparing carrot for side dish", "A couple dances."]
+    checks = quality.description_checks(
+        {"s": [(t, "English") for t in texts]}, "English", detect=quality.language_detector()
+    )
+    assert [k for k, c in checks.items() if c.wrong_language] == []
+    everything = quality.language_detector(("af", "en", "pcm", "tl"))
+    assert everything("a woman makeup her face")[0] == "pcm"  # what the restriction avoids
+
+
+def test_language_detector_needs_its_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ngrameval.errors import MissingDependencyError
+
+    quality.language_detector.cache_clear()
+    monkeypatch.setitem(sys.modules, "py3langid.langid", None)
+    try:
+        with pytest.raises(MissingDependencyError, match=r"pip install 'ngrameval\[langid\]'"):
+            quality.language_detector()
+    finally:
+        quality.language_detector.cache_clear()
+
+
+def test_language_rules_in_the_study(tmp_path: Path) -> None:
+    rules = _paraphrase_store(tmp_path / "a").study.quality
+    assert rules.language_check and rules.language_code == "en" and rules.language_confidence == 0.7
+    custom = '[quality]\nlanguage_code = "de"\nlanguages = ["en", "fr"]\nlanguage_confidence = 0.9\n'
+    rules = _paraphrase_store(tmp_path / "b", custom).study.quality
+    assert (rules.language_code, rules.languages, rules.language_confidence) == ("de", ("en", "fr", "de"), 0.9)
+    for table, message in [
+        ('[quality]\nlanguage_code = "klingon"\n', "key 'language_code' is needed for the language check"),
+        ('[quality]\nlanguages = ["English"]\n', "key 'languages' takes ISO 639-1 codes"),
+        ("[quality]\nlanguage_min_words = 0\n", "key 'language_min_words' must be at least 1"),
+        ("[quality]\nlanguage_check = 1\n", "key 'language_check' must be bool"),
+    ]:
+        with pytest.raises(StudyError) as err:
+            _paraphrase_store(tmp_path / "c", table)
+        assert message in str(err.value) and "[quality]" in str(err.value)
+    path = write_study(tmp_path / "d")
+    path.write_text(path.read_text().replace("[instructions]", 'language = "Klingon"\n[instructions]'))
+    with pytest.raises(StudyError, match="ISO 639-1 code of 'Klingon'"):
+        load_study(path)
+    path.write_text(path.read_text() + "[quality]\nlanguage_check = false\n")
+    assert not load_study(path).quality.language_check

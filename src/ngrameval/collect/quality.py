@@ -7,9 +7,10 @@ per-annotator z-scores. Pure functions of plain values."""
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections import defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -19,14 +20,70 @@ K = TypeVar("K", bound=Hashable)
 
 
 COPY_PINC = 0.1  # a paraphrase whose PINC against its source is below this is a copy (benchmarks/bench_copy_pinc.py)
+# The languages the identifier may answer (ISO 639-1), the study's own added: widely written ones. py3langid knows
+# 97 more; among them Afrikaans, Frisian, Nigerian Pidgin, Tagalog and Javanese were its answers for English
+# crowd descriptions such as "A dog is drinking water" (benchmarks/bench_langid.py).
+LANGID_LANGUAGES = (
+    *("en", "de", "fr", "es", "it", "pt", "nl", "sv", "da", "no", "fi", "pl", "cs", "sk", "hu", "ro", "bg"),
+    *("ru", "uk", "el", "tr", "ar", "he", "fa", "hi", "bn", "ur", "ta", "te", "zh", "ja", "ko", "vi", "th"),
+    *("id", "ms", "lt", "lv", "et", "hr", "sl", "sr", "kk", "gu", "mr"),
+)
+LANGUAGE_CODES = {  # a study's ``language`` name -> ISO 639-1; a two-letter code is taken as it is
+    "english": "en", "german": "de", "french": "fr", "spanish": "es", "italian": "it", "portuguese": "pt",
+    "dutch": "nl", "swedish": "sv", "danish": "da", "norwegian": "no", "finnish": "fi", "polish": "pl",
+    "czech": "cs", "slovak": "sk", "hungarian": "hu", "romanian": "ro", "bulgarian": "bg", "russian": "ru",
+    "ukrainian": "uk", "greek": "el", "turkish": "tr", "arabic": "ar", "hebrew": "he", "persian": "fa",
+    "hindi": "hi", "bengali": "bn", "urdu": "ur", "tamil": "ta", "telugu": "te", "chinese": "zh",
+    "japanese": "ja", "korean": "ko", "vietnamese": "vi", "thai": "th", "indonesian": "id", "malay": "ms",
+    "lithuanian": "lt", "latvian": "lv", "estonian": "et", "croatian": "hr", "slovenian": "sl",
+    "serbian": "sr", "kazakh": "kk", "gujarati": "gu", "marathi": "mr",
+}  # fmt: skip
+Detect = Callable[[str], tuple[str, float]]
+
+
+def language_code(name: str) -> str | None:
+    """ISO 639-1 code of a language ``name`` ("English", "en"); None if unknown."""
+    key = name.strip().lower()
+    return key if len(key) == 2 and key.isalpha() else LANGUAGE_CODES.get(key)
 
 
 @dataclass(frozen=True)
 class Rules:
-    """The ``[quality]`` table of a study: ``copy_pinc``, the PINC against the source below which a paraphrase
-    is a copy (0 turns the check off)."""
+    """The ``[quality]`` table of a study.
+
+    ``copy_pinc``: the PINC against the source below which a paraphrase is a copy (0 turns the check off).
+    ``language_check``: identify each description's language (py3langid); ``language_code``: the study's, as
+    ISO 639-1; a description of at least ``language_min_words`` words identified as another language with
+    probability >= ``language_confidence`` among ``languages`` (plus the study's) is flagged."""
 
     copy_pinc: float = COPY_PINC
+    language_check: bool = True
+    language_code: str = "en"
+    language_confidence: float = 0.7
+    language_min_words: int = 3
+    languages: tuple[str, ...] = LANGID_LANGUAGES
+
+
+@functools.lru_cache(maxsize=8)
+def language_detector(languages: tuple[str, ...] = LANGID_LANGUAGES) -> Detect:
+    """A text's (ISO 639-1 code, probability) by py3langid (langid.py's model, Lui & Baldwin 2012; normalised
+    probabilities), answering only among ``languages`` (those the model knows); results are cached per text.
+    Imports py3langid and loads its model (about 1.5 s) on first use."""
+    try:
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    except ImportError as exc:
+        from ngrameval.errors import MissingDependencyError
+
+        raise MissingDependencyError("py3langid", "langid") from exc
+    ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    ident.set_languages([x for x in languages if x in ident.nb_classes])
+
+    @functools.lru_cache(maxsize=200_000)
+    def detect(text: str) -> tuple[str, float]:
+        code, prob = ident.classify(text)
+        return str(code), float(prob)
+
+    return detect
 
 
 @dataclass(frozen=True)
@@ -34,13 +91,18 @@ class DescriptionCheck:
     """One description's sentence BLEU against the other descriptions of its stimulus (None if it is alone),
     its length in words and whether its declared language differs from the study's; for a paraphrase, its PINC
     against the source sentence (Chen & Dolan 2011: the share of its n-grams, n = 1..4, not in the source,
-    averaged over n; None: not a paraphrase) and ``copy``: PINC below :attr:`Rules.copy_pinc`."""
+    averaged over n; None: not a paraphrase) and ``copy``: PINC below :attr:`Rules.copy_pinc`; the language
+    identified in the text and its probability (None: not checked) and ``wrong_language``: identified as
+    another language than the study's, by the rules of :class:`Rules`."""
 
     bleu: float | None
     words: int
     other_language: bool
     pinc: float | None = None
     copy: bool = False
+    detected: str | None = None
+    detected_p: float | None = None
+    wrong_language: bool = False
 
 
 def source_pinc(pairs: Sequence[tuple[str, str]]) -> list[float | None]:
@@ -63,10 +125,12 @@ def description_checks(
     language: str,
     sources: Mapping[str, str] | None = None,
     rules: Rules = Rules(),
+    detect: Detect | None = None,
 ) -> dict[tuple[str, int], DescriptionCheck]:
     """(stimulus, index) -> check, for ``by_stimulus``: stimulus -> [(text, declared language)]. BLEU is
     sacreBLEU's sentence BLEU (exp smoothing, effective order) against the stimulus' other descriptions;
-    ``sources`` (stimulus -> the sentence to paraphrase) adds each paraphrase's PINC against it."""
+    ``sources`` (stimulus -> the sentence to paraphrase) adds each paraphrase's PINC against it; ``detect``
+    (e.g. :func:`language_detector`) identifies each text's language."""
     from ngrameval.api import bleu
 
     out: dict[tuple[str, int], DescriptionCheck] = {}
@@ -83,15 +147,25 @@ def description_checks(
         for i, (text, lang) in enumerate(descs):
             p = pincs.get((key, i))
             copy = p is not None and p < rules.copy_pinc
-            out[key, i] = DescriptionCheck(scores[i], len(text.split()), lang.lower() != language.lower(), p, copy)
+            words = len(text.split())
+            found, prob = detect(text) if detect is not None and text.strip() else (None, None)
+            wrong = (
+                found is not None
+                and prob is not None
+                and words >= rules.language_min_words
+                and found != rules.language_code
+                and prob >= rules.language_confidence
+            )
+            declared = lang.lower() != language.lower()
+            out[key, i] = DescriptionCheck(scores[i], words, declared, p, copy, found, prob, wrong)
     return out
 
 
 @dataclass(frozen=True)
 class AnnotatorCheck:
     """One annotator's descriptions: how many, mean BLEU against the others' descriptions, mean length, how
-    many declared in another language, (paraphrase) mean PINC against the sources and how many copies, and
-    the flags of :func:`annotator_checks`."""
+    many declared in another language, (paraphrase) mean PINC against the sources and how many copies, how
+    many identified as another language, and the flags of :func:`annotator_checks`."""
 
     submissions: int
     mean_bleu: float | None
@@ -100,13 +174,14 @@ class AnnotatorCheck:
     flags: tuple[str, ...]
     mean_pinc: float | None = None
     copies: int = 0
+    wrong_language: int = 0
 
 
 def annotator_checks(checks: Mapping[K, Sequence[DescriptionCheck]]) -> dict[K, AnnotatorCheck]:
     """Annotator -> summary and flags. Flags: ``low-bleu`` (mean BLEU below half the median annotator's),
     ``short`` (under 3 words on average) / ``long`` (over 3 times the median annotator's mean length),
     ``language`` (any description declared in another language), ``copy`` (any paraphrase that copies its
-    source)."""
+    source), ``detected-language`` (any description identified as another language)."""
     means = {
         a: (
             statistics.fmean(b) if (b := [c.bleu for c in cs if c.bleu is not None]) else None,
@@ -133,9 +208,12 @@ def annotator_checks(checks: Mapping[K, Sequence[DescriptionCheck]]) -> dict[K, 
         copies = sum(c.copy for c in cs)
         if copies:
             flags.append("copy")
+        wrong = sum(c.wrong_language for c in cs)
+        if wrong:
+            flags.append("detected-language")
         pincs = [c.pinc for c in cs if c.pinc is not None]
         mean_pinc = statistics.fmean(pincs) if pincs else None
-        out[a] = AnnotatorCheck(len(cs), mb, mw, other, tuple(flags), mean_pinc, copies)
+        out[a] = AnnotatorCheck(len(cs), mb, mw, other, tuple(flags), mean_pinc, copies, wrong)
     return out
 
 

@@ -33,6 +33,11 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     seed = 1
     [quality]
     copy_pinc = 0.1              # paraphrase: PINC against the source below this marks a copy (0: no check)
+    language_check = true        # identify each description's language (py3langid, extra langid / collect)
+    language_code = "en"         # the study's language as ISO 639-1 (default: looked up from study.language)
+    language_confidence = 0.7    # flag another language identified with at least this probability
+    language_min_words = 3       # ... in a description of at least this many words
+    languages = ["en", "de"]     # what the identifier may answer (default: 45 widely written languages)
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from typing import Any
 import tomllib
 
 from ngrameval.collect import design
-from ngrameval.collect.quality import Rules, min_pairs
+from ngrameval.collect.quality import Rules, language_code, min_pairs
 from ngrameval.errors import InputError
 
 KINDS = ("describe", "paraphrase", "rate", "da")
@@ -144,7 +149,14 @@ _SECTIONS: dict[str, set[str]] = {
     "tiers": {"tier1_rate", "tier2_rate", "currency"},
     "rating": {"repeats", "bad_references", "seed", "batch_size", "alpha"},
     "criteria": {"name", "scale", "points", "labels", "question"},
-    "quality": {"copy_pinc"},
+    "quality": {
+        "copy_pinc",
+        "language_check",
+        "language_code",
+        "language_confidence",
+        "language_min_words",
+        "languages",
+    },
 }
 
 
@@ -346,9 +358,31 @@ def _fraction(table: dict[str, Any], key: str, where: str, default: float) -> fl
     return value
 
 
-def _quality(table: dict[str, Any], where: str) -> Rules:
-    """The quality-control rules of ``[quality]``."""
-    return Rules(copy_pinc=_fraction(table, "copy_pinc", where, Rules.copy_pinc))
+def _quality(table: dict[str, Any], where: str, language: str) -> Rules:
+    """The quality-control rules of ``[quality]``; ``language`` is the study's (its code is looked up unless
+    ``language_code`` gives it)."""
+    check = _get(table, "language_check", where, bool, True)
+    code = _get(table, "language_code", where, str, "") or language_code(language) or ""
+    if check and language_code(code) is None:
+        raise StudyError(
+            f"{where}: key 'language_code' is needed for the language check: the ISO 639-1 code of {language!r} "
+            "(e.g. 'en'), or language_check = false"
+        )
+    min_words = _get(table, "language_min_words", where, int, Rules.language_min_words)
+    if min_words < 1:
+        raise StudyError(f"{where}: key 'language_min_words' must be at least 1, got {min_words}")
+    languages = _strings(table, "languages", where) or Rules.languages
+    bad = [x for x in languages if language_code(x) != x.lower()]
+    if bad:
+        raise StudyError(f"{where}: key 'languages' takes ISO 639-1 codes such as 'en'; got {bad[:3]}")
+    return Rules(
+        copy_pinc=_fraction(table, "copy_pinc", where, Rules.copy_pinc),
+        language_check=check,
+        language_code=code.lower(),
+        language_confidence=_fraction(table, "language_confidence", where, Rules.language_confidence),
+        language_min_words=min_words,
+        languages=tuple(dict.fromkeys([*(x.lower() for x in languages), code.lower()] if code else languages)),
+    )
 
 
 def load_study(path: str | Path) -> Study:
@@ -373,7 +407,9 @@ def load_study(path: str | Path) -> Study:
         _unknown(t, name, f"{p}: [{name}]")
         tables[name] = t
     s, ins, tiers, rating = (tables[k] for k in ("study", "instructions", "tiers", "rating"))
-    rules = _quality(tables["quality"], f"{p}: [quality]")
+    rules = _quality(
+        tables["quality"], f"{p}: [quality]", _get(tables["study"], "language", f"{p}: [study]", str, "English")
+    )
     w = f"{p}: [study]"
     kind = _get(s, "kind", w, str)
     if kind not in KINDS:
