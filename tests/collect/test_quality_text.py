@@ -171,3 +171,68 @@ def test_language_rules_in_the_study(tmp_path: Path) -> None:
         load_study(path)
     path.write_text(path.read_text() + "[quality]\nlanguage_check = false\n")
     assert not load_study(path).quality.language_check
+
+
+def test_control_scores() -> None:
+    gold = ["a cat is playing the piano", "a kitten plays a keyboard"]
+    assert quality.control_score("a cat is playing the piano", gold, "bleu") == pytest.approx(1.0)
+    assert quality.control_score("nice video", gold, "bleu") < 0.1 < quality.control_score("a cat plays", gold, "bleu")
+    assert quality.control_score("", gold, "bleu") == 0.0
+    keys = ["cat", "piano", "grand piano"]
+    assert quality.control_score("A CAT plays the piano.", keys, "keywords") == pytest.approx(2 / 3)
+    assert quality.control_score("a category of pianos", keys, "keywords") == 0.0  # whole words only
+    with pytest.raises(ValueError, match="control metric must be one of bleu, keywords"):
+        quality.control_score("x", gold, "meteor")
+
+
+def test_attention_checks_and_qualification(tmp_path: Path) -> None:
+    path = write_study(tmp_path)
+    path.write_text(path.read_text() + '[quality]\ncontrol_metric = "keywords"\npass_mark = 0.5\nmin_controls = 3\n')
+    (tmp_path / "stimuli.csv").write_text(
+        "id,kind,src,start,end,text,control\n"
+        "c1,text,,,,A cat is playing the piano.,cat | piano\n"
+        "c2,text,,,,A man is slicing a tomato.,tomato|slicing|knife\n"
+        "c3,text,,,,A dog runs on a beach.,dog|beach\n"
+        "s1,text,,,,Two men are fighting.,\n"
+    )
+    st = load_study(path)
+    assert st.controls_gold == {"c1": ("cat", "piano"), "c2": ("tomato", "slicing", "knife"), "c3": ("dog", "beach")}
+    answers = {
+        "careful": [("c1", "a cat plays piano"), ("c2", "someone is slicing a tomato"), ("s1", "men fight")],
+        "careless": [("c1", "a video"), ("c2", "nice"), ("c3", "a dog on a beach")],
+        "new": [("c1", "a cat on a piano")],
+        "sloppy": [("c1", "music"), ("c2", "food")],
+    }
+    checks = quality.control_checks(answers, st.controls_gold, st.quality)
+    assert checks["careful"] == quality.ControlCheck(2, 2, pytest.approx((1 + 2 / 3) / 2))  # s1 is no control
+    assert (checks["careless"].controls, checks["careless"].passed) == (3, 1)
+    decide = {a: quality.qualification(c, st.quality) for a, c in checks.items()}
+    assert decide == {"careful": "undecided", "careless": "failed", "new": "undecided", "sloppy": "failed"}
+    done = quality.ControlCheck(3, 2, 0.7)  # 2 of 3 >= pass_rate 0.66
+    assert quality.qualification(done, st.quality) == "passed"
+    strict = quality.Rules(min_controls=4, pass_rate=1.0)
+    assert quality.qualification(quality.ControlCheck(1, 0, 0.0), strict) == "failed"  # can no longer pass
+    assert quality.qualification(quality.ControlCheck(3, 3, 1.0), strict) == "undecided"
+    assert quality.qualification(quality.ControlCheck(4, 4, 1.0), strict) == "passed"
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('[quality]\ncontrol_metric = "rouge"\n', "key 'control_metric' must be one of bleu, keywords"),
+        ("[quality]\nmin_controls = 0\n", "key 'min_controls' must be at least 1"),
+        ("[quality]\npass_rate = 2\n", "key 'pass_rate' must be in [0, 1]"),
+        ("[quality]\npass_mark = -0.1\n", "key 'pass_mark' must be in [0, 1]"),
+    ],
+)
+def test_control_rules_errors(tmp_path: Path, table: str, message: str) -> None:
+    with pytest.raises(StudyError) as err:
+        _paraphrase_store(tmp_path, table)
+    assert message in str(err.value)
+
+
+def test_control_column_errors(tmp_path: Path) -> None:
+    path = write_study(tmp_path)
+    (tmp_path / "stimuli.csv").write_text("id,kind,src,start,end,text,control\nc1,text,,,,A cat.,cat||piano\n")
+    with pytest.raises(StudyError, match=r"stimuli\.csv:2: column 'control' has an empty answer"):
+        load_study(path)

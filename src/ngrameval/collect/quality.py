@@ -8,6 +8,8 @@ per-annotator z-scores. Pure functions of plain values."""
 from __future__ import annotations
 
 import functools
+import math
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -52,11 +54,18 @@ class Rules:
     """The ``[quality]`` table of a study.
 
     ``copy_pinc``: the PINC against the source below which a paraphrase is a copy (0 turns the check off).
+    Attention checks (control stimuli with gold answers): an answer passes when its ``control_metric`` score
+    (:func:`control_score`) is >= ``pass_mark``; :func:`qualification` decides after ``min_controls`` answers
+    whether at least ``pass_rate`` of them passed.
     ``language_check``: identify each description's language (py3langid); ``language_code``: the study's, as
     ISO 639-1; a description of at least ``language_min_words`` words identified as another language with
     probability >= ``language_confidence`` among ``languages`` (plus the study's) is flagged."""
 
     copy_pinc: float = COPY_PINC
+    control_metric: str = "bleu"
+    pass_mark: float = 0.1
+    min_controls: int = 3
+    pass_rate: float = 0.66  # 2 of 3
     language_check: bool = True
     language_code: str = "en"
     language_confidence: float = 0.7
@@ -215,6 +224,61 @@ def annotator_checks(checks: Mapping[K, Sequence[DescriptionCheck]]) -> dict[K, 
         mean_pinc = statistics.fmean(pincs) if pincs else None
         out[a] = AnnotatorCheck(len(cs), mb, mw, other, tuple(flags), mean_pinc, copies, wrong)
     return out
+
+
+CONTROL_METRICS = ("bleu", "keywords")
+
+
+def control_score(text: str, gold: Sequence[str], metric: str) -> float:
+    """How well ``text`` answers a control stimulus whose gold answers are ``gold``: ``bleu``, sacreBLEU's
+    sentence BLEU (exp smoothing, effective order) against all of them; ``keywords``, the share of the gold
+    keywords (each a word or phrase) found in the text, as whole lower-cased words."""
+    if metric == "keywords":
+        words = " " + " ".join(re.findall(r"\w+", text.lower())) + " "
+        keys = [" " + " ".join(re.findall(r"\w+", k.lower())) + " " for k in gold]
+        return sum(k in words for k in keys) / len(keys) if keys else 0.0
+    if metric != "bleu":
+        raise ValueError(f"control metric must be one of {', '.join(CONTROL_METRICS)}, got {metric!r}")
+    from ngrameval.api import bleu
+
+    if not text.strip():
+        return 0.0
+    sent = bleu([text], [list(gold)], smooth="exp", eff=True).sentences
+    assert sent is not None  # asked for
+    return float(sent[0])
+
+
+@dataclass(frozen=True)
+class ControlCheck:
+    """One annotator's attention checks: answers to control stimuli, how many passed, mean score."""
+
+    controls: int
+    passed: int
+    mean_score: float | None
+
+
+def control_checks(
+    answers: Mapping[K, Sequence[tuple[str, str]]], gold: Mapping[str, Sequence[str]], rules: Rules = Rules()
+) -> dict[K, ControlCheck]:
+    """Annotator -> their attention checks, from ``answers``: annotator -> [(stimulus, text)] (answers to other
+    stimuli are ignored) and ``gold``: control stimulus -> its gold answers (the manifest's ``control`` column)."""
+    out = {}
+    for a, rows in answers.items():
+        scores = [control_score(text, gold[k], rules.control_metric) for k, text in rows if gold.get(k)]
+        passed = sum(x >= rules.pass_mark for x in scores)
+        out[a] = ControlCheck(len(scores), passed, statistics.fmean(scores) if scores else None)
+    return out
+
+
+def qualification(check: ControlCheck, rules: Rules = Rules()) -> str:
+    """``passed``, ``failed`` or ``undecided``: after ``min_controls`` answered controls, passed when at least
+    ``pass_rate`` of them passed; failed as soon as so many failed that ``min_controls`` answers could no longer
+    pass; undecided before."""
+    failed = check.controls - check.passed
+    allowed = rules.min_controls - math.ceil(rules.pass_rate * rules.min_controls - 1e-9)
+    if check.controls >= rules.min_controls:
+        return "passed" if check.passed >= rules.pass_rate * check.controls - 1e-9 else "failed"
+    return "failed" if failed > allowed else "undecided"
 
 
 EXACT_PAIRS = 500  # signed-rank p exact up to this many non-zero pairs, normal approximation beyond

@@ -11,7 +11,7 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     target = 3                   # annotators per stimulus (describe, paraphrase)
     max_length = 400             # characters of a description / comment
     completion_code = "NGE-1234" # shown at the end (MTurk / Prolific)
-    manifest = "stimuli.csv"     # describe/paraphrase: id,kind,src,start,end,text ; rate/da: item,system,output,source
+    manifest = "stimuli.csv"     # id,kind,src,start,end,text[,control] ; rate/da: item,system,output,source
     [instructions]
     text = "Write one sentence that describes the main action."
     good = ["A man slices a tomato."]
@@ -33,6 +33,10 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     seed = 1
     [quality]
     copy_pinc = 0.1              # paraphrase: PINC against the source below this marks a copy (0: no check)
+    control_metric = "bleu"      # attention checks (manifest column control = "gold 1 | gold 2"): bleu | keywords
+    pass_mark = 0.1              # an answer passes with a score >= this
+    min_controls = 3             # qualification decides after this many control answers ...
+    pass_rate = 0.66             # ... passed if at least this share of them passed (2 of 3)
     language_check = true        # identify each description's language (py3langid, extra langid / collect)
     language_code = "en"         # the study's language as ISO 639-1 (default: looked up from study.language)
     language_confidence = 0.7    # flag another language identified with at least this probability
@@ -50,7 +54,7 @@ from typing import Any
 import tomllib
 
 from ngrameval.collect import design
-from ngrameval.collect.quality import Rules, language_code, min_pairs
+from ngrameval.collect.quality import CONTROL_METRICS, Rules, language_code, min_pairs
 from ngrameval.errors import InputError
 
 KINDS = ("describe", "paraphrase", "rate", "da")
@@ -82,6 +86,7 @@ class Stimulus:
     start: int | None = None
     end: int | None = None
     text: str = ""
+    control: tuple[str, ...] = ()  # an attention check: its gold answers (or keywords), from column 'control'
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,12 @@ class Study:
     controls: design.Controls = field(default_factory=design.Controls)
     alpha: float = 0.05
     quality: Rules = field(default_factory=Rules)
+
+    @property
+    def controls_gold(self) -> dict[str, tuple[str, ...]]:
+        """Control stimulus -> its gold answers (for :func:`ngrameval.collect.quality.control_checks`)."""
+        return {x.key: x.control for x in self.stimuli if x.control}
+
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -151,6 +162,10 @@ _SECTIONS: dict[str, set[str]] = {
     "criteria": {"name", "scale", "points", "labels", "question"},
     "quality": {
         "copy_pinc",
+        "control_metric",
+        "pass_mark",
+        "min_controls",
+        "pass_rate",
         "language_check",
         "language_code",
         "language_confidence",
@@ -250,7 +265,8 @@ def _rows(path: Path, required: tuple[str, ...]) -> list[tuple[str, dict[str, st
 
 def read_stimuli(path: Path) -> tuple[Stimulus, ...]:
     """Stimuli of a manifest CSV with columns ``id,kind,src,start,end,text`` (``start``/``end`` and ``src`` /
-    ``text`` may be empty where the kind has none)."""
+    ``text`` may be empty where the kind has none) and optionally ``control``: the gold answers (or keywords)
+    of an attention-check stimulus, separated by ``|``."""
     out: list[Stimulus] = []
     seen: dict[str, str] = {}
     for where, r in _rows(path, ("id", "kind")):
@@ -272,7 +288,10 @@ def read_stimuli(path: Path) -> tuple[Stimulus, ...]:
             raise StudyError(f"{where}: end ({end}) must be after start ({start})")
         if len(text) > MAX_TEXT:
             raise StudyError(f"{where}: text longer than {MAX_TEXT} characters")
-        out.append(Stimulus(key, kind, src, start, end, text))
+        control = tuple(g.strip() for g in r.get("control", "").split("|")) if r.get("control", "").strip() else ()
+        if any(not g for g in control):
+            raise StudyError(f"{where}: column 'control' has an empty answer; separate gold answers with '|'")
+        out.append(Stimulus(key, kind, src, start, end, text, control))
     return tuple(out)
 
 
@@ -375,8 +394,18 @@ def _quality(table: dict[str, Any], where: str, language: str) -> Rules:
     bad = [x for x in languages if language_code(x) != x.lower()]
     if bad:
         raise StudyError(f"{where}: key 'languages' takes ISO 639-1 codes such as 'en'; got {bad[:3]}")
+    metric = _get(table, "control_metric", where, str, Rules.control_metric)
+    if metric not in CONTROL_METRICS:
+        raise StudyError(f"{where}: key 'control_metric' must be one of {', '.join(CONTROL_METRICS)}, got {metric!r}")
+    min_controls = _get(table, "min_controls", where, int, Rules.min_controls)
+    if min_controls < 1:
+        raise StudyError(f"{where}: key 'min_controls' must be at least 1, got {min_controls}")
     return Rules(
         copy_pinc=_fraction(table, "copy_pinc", where, Rules.copy_pinc),
+        control_metric=metric,
+        pass_mark=_fraction(table, "pass_mark", where, Rules.pass_mark),
+        min_controls=min_controls,
+        pass_rate=_fraction(table, "pass_rate", where, Rules.pass_rate),
         language_check=check,
         language_code=code.lower(),
         language_confidence=_fraction(table, "language_confidence", where, Rules.language_confidence),
