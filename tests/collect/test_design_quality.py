@@ -3,13 +3,16 @@ errors (key / line)."""
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
 from collections import Counter
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 
-from collect.collect_studies import write_study
+from collect.collect_studies import items_csv, write_study
 from ngrameval.collect import design, quality
 from ngrameval.collect.study import StudyError, load_study
 
@@ -45,6 +48,8 @@ def test_degrade_and_controls() -> None:
     text = "the quick brown fox jumps over the lazy dog"
     bad = design.degrade(text, ["alpha beta gamma delta epsilon zeta"], rng)
     assert len(bad.split()) == 9 and sum(a != b for a, b in zip(bad.split(), text.split())) == 4
+    # a donor span equal to the replaced one left the "bad reference" unchanged (a tie no judge can break)
+    assert all(design.degrade("a b c", ["a b c d"], np.random.default_rng(k)) != "a b c" for k in range(50))
     trials = design.latin_square(["a", "b", "c"], ["X", "Y", "Z"], 0, rng)
     outputs = {(i, s): f"{i} {s} words here" for i in "abc" for s in "XYZ"}
     full = design.with_controls(trials, outputs, 1, 2, rng)
@@ -52,6 +57,122 @@ def test_degrade_and_controls() -> None:
     for k, t in enumerate(full):
         if t.of is not None:  # a control comes after its original
             assert full.index(trials[t.of]) < k
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "bench_da_controls", Path(__file__).resolve().parents[2] / "benchmarks" / "bench_da_controls.py"
+    )
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize(
+    ("n", "controls"),
+    [
+        (200, design.Controls(100, 0.1, 0.1)),
+        (80, design.Controls()),
+        (1000, design.Controls(100, 0.1, 0.1)),
+        (16, design.Controls(100, 2, 5)),
+        (250, design.Controls(50, 5, 0.1)),
+        (7, design.Controls(10, 0.2, 0.2)),
+    ],
+)
+def test_batches_hold_their_controls(n: int, controls: design.Controls) -> None:
+    plan = design.batch_plan(n, controls)
+    assert sum(k for k, _, _ in plan) == n and max(k for k, _, _ in plan) - min(k for k, _, _ in plan) <= 1
+    for k, r, b in plan:
+        assert k + r + b <= controls.batch_size and r + b <= k
+        for share, got in ((controls.repeats, r), (controls.bad, b)):
+            if isinstance(share, int):
+                assert got == min(share, k)
+            else:  # a share of the batch, to the nearest trial
+                assert abs(got - share * (k + r + b)) <= 1
+    trials = [design.Trial(f"i{j}", "S") for j in range(n)]
+    outputs = {(t.item, t.system): f"output number {j} of the system" for j, t in enumerate(trials)}
+    known = [design.Trial(f"k{j}", "S", "known") for j in range(3)]
+    full = design.controls_for(trials, outputs, controls, np.random.default_rng(n), known)
+    assert [t for t in full if t.kind == "normal"] == trials  # the normal trials keep their order
+    kinds = {"normal": n, "repeat": sum(r for _, r, _ in plan), "bad": sum(b for _, _, b in plan), "known": 3}
+    assert Counter(t.kind for t in full) == Counter(kinds)
+    bounds = np.cumsum([0] + [k for k, _, _ in plan])
+    batch_of = {id(t): int(np.searchsorted(bounds, j, side="right")) - 1 for j, t in enumerate(trials)}
+    where = {id(t): p for p, t in enumerate(full)}
+    originals: Counter[int] = Counter()
+    for pos, t in enumerate(full):
+        if t.of is not None:
+            original = trials[t.of]
+            originals[t.of] += 1
+            assert where[id(original)] < pos and (t.item, t.system) == (original.item, original.system)
+            before = [u for u in full[:pos] if u.kind == "normal"]  # the control stays in its original's batch
+            assert batch_of[id(before[-1])] == batch_of[id(original)]
+            if t.kind == "bad":
+                assert t.output != outputs[original.item, original.system]
+    assert set(originals.values()) <= {1}  # distinct originals
+
+
+def test_signed_rank_test_is_exact() -> None:
+    from scipy.stats import rankdata, wilcoxon
+
+    rng = np.random.default_rng(5)
+    for n in range(1, 25):  # no ties: scipy's exact distribution
+        d = rng.normal(0.3, 1, n)
+        assert quality.signed_rank_p(d) == pytest.approx(wilcoxon(d, alternative="greater", method="exact").pvalue)
+    for _ in range(30):  # ties and zeros: every sign pattern enumerated
+        d = rng.integers(-3, 4, int(rng.integers(1, 9))).astype(float)
+        nz = d[d != 0]
+        r = rankdata(np.abs(nz))
+        t = r[nz > 0].sum()
+        hits = sum((r * np.array(s)).sum() >= t - 1e-9 for s in itertools.product((0, 1), repeat=len(nz)))
+        assert quality.signed_rank_p(d) == pytest.approx(hits / 2 ** len(nz) if len(nz) else 1.0)
+    assert [quality.min_pairs(a) for a in (0.05, 0.01, 1 / 32, 0.001)] == [5, 7, 6, 10]
+    for a in (0.05, 0.01):  # min_pairs is the first n whose smallest p, all differences positive, is below alpha
+        n = quality.min_pairs(a)
+        assert quality.signed_rank_p([1.0] * n) < a <= quality.signed_rank_p([1.0] * (n - 1))
+
+
+def test_two_bad_references_were_never_enough(tmp_path: Path) -> None:
+    """Issue 27 item 3: with 2 bad references the smallest p is 0.25, so every judge, a perfect one included,
+    was flagged; init now refuses such a design, naming the key and the minimum."""
+    perfect = quality.judge_check([], [], [(80, 20), (70, 30)])
+    assert perfect.bad_p == 0.25 and perfect.flagged and not perfect.decisive
+    path = write_study(tmp_path, "da")
+    text = path.read_text()
+    for rating, message in [
+        ("repeats = 1\nbad_references = 2\n", "bad_references' = 2 gives each judge 2 bad reference(s)"),
+        ("", "key 'bad_references' = 0.1 gives each judge 1 bad reference(s) (6 items, batches of 100)"),
+        ("repeats = 0\nbad_references = 5\nalpha = 0.01\n", "at alpha = 0.01 needs at least 7"),
+        ("bad_references = 0.6\n", "at least half of a batch must be normal trials"),
+        ("bad_references = 1.5\n", "key 'bad_references' must be a count"),
+        ("batch_size = 1\n", "key 'batch_size' must be at least 2"),
+    ]:
+        path.write_text(text.split("[rating]")[0] + "[rating]\n" + rating)
+        with pytest.raises(StudyError) as err:
+            load_study(path)
+        assert message in str(err.value) and "[rating]" in str(err.value)
+    (tmp_path / "items.csv").write_text(items_csv(3))
+    path.write_text(text)  # 5 bad references asked, but a judge rates 3 items: distinct originals run out
+    with pytest.raises(StudyError, match=r"needs at least 5 .* use more items"):
+        load_study(path)
+    (tmp_path / "items.csv").write_text(items_csv(60))
+    path.write_text(text.split("[rating]")[0] + "[rating]\nbatch_size = 20\n")  # 4 batches: 15 items, 2 + 2 controls
+    st = load_study(path)
+    assert st.controls == design.Controls(20, 0.1, 0.1) and (st.bad_references, st.repeats) == (8, 8)
+
+
+def test_da_power_simulation() -> None:
+    """Through controls_for, pairs_by_judge and judge_check: a perfect judge always passes, a random clicker
+    (uniform 0..100) is flagged, an honest judge whose scores carry Gaussian noise of sd 10 (bad references 20
+    points lower) passes with the measured probability; WMT's batch: 80 items, 10 repeats, 10 bad references."""
+    bench = _bench()
+    rng = np.random.default_rng(27)
+    assert bench.pass_rate(bench.perfect, 10, 20, rng) == 1.0
+    assert bench.pass_rate(bench.clicker, 10, 200, rng) <= 0.1  # the test's level is 0.05: ~5 % pass by chance
+    assert bench.pass_rate(bench.honest(10), 10, 200, rng) >= 0.9  # measured 0.98 (benchmarks/bench_da_controls.py)
+    check = bench.simulate(bench.perfect, design.Controls(100, 0.1, 0.1), 80, rng)
+    assert check.bad_pairs == 10 and check.bad_p == 2**-10 and check.decisive and not check.flagged
 
 
 def test_judge_check_and_z() -> None:

@@ -5,7 +5,7 @@ copies. Pure functions; randomness is a ``numpy.random.Generator`` argument."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,17 +73,106 @@ def degrade_span(n_words: int) -> int:
     return n_words // 4
 
 
-def degrade(text: str, donors: Sequence[str], rng: np.random.Generator) -> str:
+def degrade(text: str, donors: Sequence[str], rng: np.random.Generator, tries: int = 20) -> str:
     """``text`` with a random span of :func:`degrade_span` words replaced by a span as long taken from one of
-    ``donors`` (other outputs of the study); a donor too short gives its words cycled."""
+    ``donors`` (other outputs of the study); a donor too short gives its words cycled. A replacement that
+    leaves the text as it was (a donor span equal to the replaced one) is drawn again, up to ``tries`` times,
+    and then the span is deleted: a bad reference always differs from its original."""
     words = text.split()
     k = degrade_span(len(words))
     pool = [d.split() for d in donors if d.split() and d != text] or [["xxx"]]
-    donor = pool[int(rng.integers(len(pool)))]
-    start = int(rng.integers(len(words) - k + 1)) if words else 0
-    dstart = int(rng.integers(max(1, len(donor) - k + 1)))
-    span = [donor[(dstart + j) % len(donor)] for j in range(k)]
-    return " ".join([*words[:start], *span, *words[start + k :]])
+    for _ in range(tries):
+        donor = pool[int(rng.integers(len(pool)))]
+        start = int(rng.integers(len(words) - k + 1)) if words else 0
+        dstart = int(rng.integers(max(1, len(donor) - k + 1)))
+        span = [donor[(dstart + j) % len(donor)] for j in range(k)]
+        if span != words[start : start + k]:
+            return " ".join([*words[:start], *span, *words[start + k :]])
+    return " ".join([*words[:start], *words[start + k :]]) if words else "xxx"
+
+
+@dataclass(frozen=True)
+class Controls:
+    """The control trials of a judge's batches, as WMT's Direct Assessment and Appraise lay them out (Graham et
+    al. 2013, 2017; Appraise's HITs of 100 items): ``repeats`` exact repeats and ``bad`` degraded "bad reference"
+    copies per batch of at most ``batch_size`` trials. Each is a count per batch (an ``int``) or a share of each
+    batch's trials (a ``float`` in [0, 1)); WMT's ~10 % of each is ``Controls(100, 0.1, 0.1)``."""
+
+    batch_size: int = 100
+    repeats: int | float = 0
+    bad: int | float = 0
+
+
+def control_count(share: int | float, total: float) -> int:
+    """A count as given, or a share of ``total`` trials rounded half up."""
+    return share if isinstance(share, int) else int(share * total + 0.5)
+
+
+def batch_plan(n: int, controls: Controls) -> list[tuple[int, int, int]]:
+    """(normal trials, repeats, bad references) of each batch of a judge with ``n`` normal trials.
+
+    A full batch holds ``m = batch_size - repeats - bad`` normal trials (controls of a full batch); the ``n``
+    trials go into ``ceil(n / m)`` batches of as equal sizes as can be. A batch of ``k`` normal trials gets the
+    counts as given and, for a share ``f``, ``round(f t)`` controls with ``t = (k + counts) / (1 - shares)`` its
+    total size; controls copy distinct trials, bad references first, so a batch never has more controls than
+    normal trials.
+
+    >>> batch_plan(200, Controls(100, 0.1, 0.1))
+    [(67, 8, 8), (67, 8, 8), (66, 8, 8)]
+    >>> batch_plan(6, Controls(100, 1, 5))
+    [(6, 1, 5)]
+    """
+    if n == 0:
+        return []
+    full = controls.batch_size
+    m = full - control_count(controls.repeats, full) - control_count(controls.bad, full)
+    if m < 1:
+        raise ValueError(f"controls fill the whole batch of {full} trials")
+    k = -(-n // m)
+    shares = sum(x for x in (controls.repeats, controls.bad) if not isinstance(x, int))
+    counts = sum(x for x in (controls.repeats, controls.bad) if isinstance(x, int))
+    out = []
+    for size in (n // k + (i < n % k) for i in range(k)):
+        total = (size + counts) / (1 - shares)
+        bad = min(size, control_count(controls.bad, total))
+        out.append((size, min(size - bad, control_count(controls.repeats, total)), bad))
+    return out
+
+
+def controls_for(
+    trials: Sequence[Trial],
+    outputs: Mapping[tuple[str, str], str],
+    controls: Controls,
+    rng: np.random.Generator,
+    known: Sequence[Trial] = (),
+) -> list[Trial]:
+    """A judge's ``trials`` in batches (:func:`batch_plan`) with their controls, and the ``known`` trials spread
+    over the batches. In each batch the normal trials keep their order; each control copies a distinct normal
+    trial of its batch, taken from the batch's first half where there are enough, and comes at a random place
+    after it and after the middle of the batch (Appraise puts a control half a batch after its original), so
+    a judge rarely sees a copy next to its original. The normal trials are the objects of ``trials``; a
+    control's ``of`` is its original's index in ``trials``; a bad reference is ``outputs[item, system]``
+    degraded (:func:`degrade`, the other outputs as donors)."""
+    plan = batch_plan(len(trials), controls)
+    donors = list(outputs.values())
+    known_at = rng.permutation(len(known)) % max(1, len(plan))
+    out: list[Trial] = []
+    start = 0
+    for b, (size, n_rep, n_bad) in enumerate(plan):
+        keyed: list[tuple[float, int, Trial]] = [(float(j), 0, trials[start + j]) for j in range(size)]
+        pool = (size + 1) // 2 if n_rep + n_bad <= (size + 1) // 2 else size
+        for c, j in enumerate(rng.permutation(pool)[: n_rep + n_bad].tolist()):
+            t = trials[start + j]
+            if c < n_bad:
+                ctl = Trial(t.item, t.system, "bad", start + j, degrade(outputs[t.item, t.system], donors, rng))
+            else:
+                ctl = Trial(t.item, t.system, "repeat", start + j)
+            keyed.append((float(rng.uniform(max(j, (size - 1) / 2), size)), 1, ctl))
+        for i in np.flatnonzero(known_at == b).tolist():
+            keyed.append((float(rng.uniform(0, size)), 1, known[i]))
+        out += [t for _, _, t in sorted(keyed, key=lambda x: (x[0], x[1]))]
+        start += size
+    return out
 
 
 def with_controls(
@@ -94,21 +183,7 @@ def with_controls(
     rng: np.random.Generator,
     known: Sequence[Trial] = (),
 ) -> list[Trial]:
-    """``trials`` with ``repeats`` exact repeats and ``bad`` degraded copies of distinct normal trials, each
-    inserted at a random place after its original, and the ``known`` trials at random places."""
-    out = list(trials)
-    n = len(out)
-    picks = rng.permutation(n)[: min(n, repeats + bad)].tolist()
-    donors = list(outputs.values())
-    extra: list[Trial] = []
-    for j, pos in enumerate(picks):
-        t = out[pos]
-        if j < repeats:
-            extra.append(Trial(t.item, t.system, "repeat", pos))
-        else:
-            extra.append(Trial(t.item, t.system, "bad", pos, degrade(outputs[t.item, t.system], donors, rng)))
-    extra += list(known)
-    for t in extra:
-        lo = 0 if t.of is None else out.index(trials[t.of]) + 1
-        out.insert(int(rng.integers(lo, len(out) + 1)), t)
-    return out
+    """``trials`` as one batch with ``repeats`` exact repeats and ``bad`` degraded copies of distinct normal
+    trials and the ``known`` trials (:func:`controls_for` with counts and a batch that holds them all)."""
+    one = Controls(len(trials) + repeats + bad, repeats, bad)
+    return controls_for(trials, outputs, one, rng, known)

@@ -43,8 +43,10 @@ def video_id(key: str, start: int | None, end: int | None) -> str:
 def descriptions_csv(store: Store, raw_ids: bool = False) -> str:
     """The descriptions as the MSVD CSV: ``Source`` is ``clean`` for tier 2 (qualified annotators) and
     ``unverified`` for tier 1; ``AnnotationTime`` is the seconds spent; image and text stimuli have Start and
-    End 0."""
-    rows: list[list[Any]] = [list(CSV_COLUMNS)]
+    End 0. A paraphrase study adds a last column ``SourceSentence``, the sentence paraphrased (the MSVD readers
+    take the columns by name and ignore it)."""
+    paraphrase = store.study.kind == "paraphrase"
+    rows: list[list[Any]] = [[*CSV_COLUMNS, *(["SourceSentence"] if paraphrase else [])]]
     for d, s, a in store.descriptions():
         rows.append(
             [
@@ -56,6 +58,7 @@ def descriptions_csv(store: Store, raw_ids: bool = False) -> str:
                 round(d.seconds),
                 d.language,
                 d.text,
+                *([s.text] if paraphrase else []),
             ]
         )
     return _csv(rows)
@@ -101,15 +104,16 @@ def judgments(store: Store, raw_ids: bool = False) -> tuple[str, list[JudgeSumma
     checks: dict[str, list[quality.JudgeCheck]] = defaultdict(list)
     for crit_rows in by_crit.values():
         for j, (rep, kn, bad) in quality.pairs_by_judge(crit_rows).items():
-            checks[j].append(quality.judge_check(rep, kn, bad))
+            checks[j].append(quality.judge_check(rep, kn, bad, store.study.alpha))
     judge_groups = {names[k]: g for k, g in groups.items()}
     summaries = [JudgeSummary(j, judge_groups[j], cs[0]) for j, cs in checks.items()]
     return _csv(out), summaries
 
 
 def judges_csv(summaries: list[JudgeSummary]) -> str:
-    """Per-judge consistency: repeats, known answers, the bad-reference test (p and flag)."""
-    head = ["judge", "group", "repeat_diff", "known_error", "bad_pairs", "bad_p", "flagged"]
+    """Per-judge consistency: repeats, known answers, the bad-reference test (p, flag, and whether the judge had
+    enough non-zero pairs for the test to reach its level)."""
+    head = ["judge", "group", "repeat_diff", "known_error", "bad_pairs", "bad_p", "flagged", "decisive"]
     return _csv(
         [head]
         + [
@@ -121,6 +125,7 @@ def judges_csv(summaries: list[JudgeSummary]) -> str:
                 s.check.bad_pairs,
                 s.check.bad_p,
                 s.check.flagged,
+                s.check.decisive,
             ]
             for s in summaries
         ]

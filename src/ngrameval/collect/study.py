@@ -13,7 +13,7 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     completion_code = "NGE-1234" # the prefix of each assignment's own code; Prolific's study code
     lease_minutes = 20           # a task shown to an annotator is reserved for them this long
     min_answers = 1              # real answers (not skips) before an assignment gets its completion code
-    manifest = "stimuli.csv"     # describe/paraphrase: id,kind,src,start,end,text ; rate/da: item,system,output,source
+    manifest = "stimuli.csv"     # id,kind,src,start,end,text[,control] ; rate/da: item,system,output,source[,expected]
     [consent]
     text = "I agree that my answers are used for research ..."   # optional: a consent page before the task
     [instructions]
@@ -32,11 +32,24 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     items = 3                    # known-answer items (manifest column 'expected') shown first
     max_error = 1.0              # pass: mean absolute error on them at most this (scale units)
     qualify = false              # passing also qualifies the judge (tier 2)
-    [rating]
-    systems_per_judge = 0        # 0: all systems (a Latin square of n systems)
-    repeats = 2                  # control items per judge: exact repeats
-    bad_references = 2           # da: degraded copies per judge
+    [rating]                     # a judge's trials come in batches with control trials (WMT / Appraise)
+    batch_size = 100             # trials in a full batch, controls included
+    repeats = 0.1                # exact repeats per batch: a count (10) or a share of the batch (0.1)
+    bad_references = 0.1         # da: degraded copies per batch, likewise (default 0.1 for da, 0 for rate)
+    alpha = 0.05                 # da: level of the one-sided bad-reference test; init refuses a design whose
+                                 # judges get fewer bad references than the test needs (5 at 0.05)
     seed = 1
+    [quality]
+    copy_pinc = 0.1              # paraphrase: PINC against the source below this marks a copy (0: no check)
+    control_metric = "bleu"      # attention checks (manifest column control = "gold 1 | gold 2"): bleu | keywords
+    pass_mark = 0.1              # an answer passes with a score >= this
+    min_controls = 3             # qualification decides after this many control answers ...
+    pass_rate = 0.66             # ... passed if at least this share of them passed (2 of 3)
+    language_check = true        # identify each description's language (py3langid, extra langid / collect)
+    language_code = "en"         # the study's language as ISO 639-1 (default: looked up from study.language)
+    language_confidence = 0.7    # flag another language identified with at least this probability
+    language_min_words = 3       # ... in a description of at least this many words
+    languages = ["en", "de"]     # what the identifier may answer (default: 45 widely written languages)
 """
 
 from __future__ import annotations
@@ -48,6 +61,8 @@ from typing import Any
 
 import tomllib
 
+from ngrameval.collect import design
+from ngrameval.collect.quality import CONTROL_METRICS, Rules, language_code, min_pairs
 from ngrameval.errors import InputError
 
 KINDS = ("describe", "paraphrase", "rate", "da")
@@ -79,6 +94,7 @@ class Stimulus:
     start: int | None = None
     end: int | None = None
     text: str = ""
+    control: tuple[str, ...] = ()  # an attention check: its gold answers (or keywords), from column 'control'
 
 
 @dataclass(frozen=True)
@@ -119,9 +135,18 @@ class Study:
     criteria: tuple[Criterion, ...] = ()
     stimuli: tuple[Stimulus, ...] = ()
     items: tuple[Item, ...] = ()
-    repeats: int = 0
-    bad_references: int = 0
+    repeats: int = 0  # exact repeats per judge, in all (see ``controls`` for the batches)
+    bad_references: int = 0  # bad references per judge, in all
     seed: int = 1
+    controls: design.Controls = field(default_factory=design.Controls)
+    alpha: float = 0.05
+    quality: Rules = field(default_factory=Rules)
+
+    @property
+    def controls_gold(self) -> dict[str, tuple[str, ...]]:
+        """Control stimulus -> its gold answers (for :func:`ngrameval.collect.quality.control_checks`)."""
+        return {x.key: x.control for x in self.stimuli if x.control}
+
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -161,8 +186,20 @@ _SECTIONS: dict[str, set[str]] = {
     "training": {"items", "max_error", "qualify"},
     "instructions": {"text", "good", "bad"},
     "tiers": {"tier1_rate", "tier2_rate", "currency"},
-    "rating": {"repeats", "bad_references", "seed"},
+    "rating": {"repeats", "bad_references", "seed", "batch_size", "alpha"},
     "criteria": {"name", "scale", "points", "labels", "question"},
+    "quality": {
+        "copy_pinc",
+        "control_metric",
+        "pass_mark",
+        "min_controls",
+        "pass_rate",
+        "language_check",
+        "language_code",
+        "language_confidence",
+        "language_min_words",
+        "languages",
+    },
 }
 
 
@@ -256,7 +293,8 @@ def _rows(path: Path, required: tuple[str, ...]) -> list[tuple[str, dict[str, st
 
 def read_stimuli(path: Path) -> tuple[Stimulus, ...]:
     """Stimuli of a manifest CSV with columns ``id,kind,src,start,end,text`` (``start``/``end`` and ``src`` /
-    ``text`` may be empty where the kind has none)."""
+    ``text`` may be empty where the kind has none) and optionally ``control``: the gold answers (or keywords)
+    of an attention-check stimulus, separated by ``|``."""
     out: list[Stimulus] = []
     seen: dict[str, str] = {}
     for where, r in _rows(path, ("id", "kind")):
@@ -278,7 +316,10 @@ def read_stimuli(path: Path) -> tuple[Stimulus, ...]:
             raise StudyError(f"{where}: end ({end}) must be after start ({start})")
         if len(text) > MAX_TEXT:
             raise StudyError(f"{where}: text longer than {MAX_TEXT} characters")
-        out.append(Stimulus(key, kind, src, start, end, text))
+        control = tuple(g.strip() for g in r.get("control", "").split("|")) if r.get("control", "").strip() else ()
+        if any(not g for g in control):
+            raise StudyError(f"{where}: column 'control' has an empty answer; separate gold answers with '|'")
+        out.append(Stimulus(key, kind, src, start, end, text, control))
     return tuple(out)
 
 
@@ -312,6 +353,95 @@ def read_items(path: Path) -> tuple[Item, ...]:
     return tuple(out)
 
 
+def _share(table: dict[str, Any], key: str, where: str, default: int | float) -> int | float:
+    """A control count (a whole number) or share of a batch (a number in [0, 1))."""
+    value = _get(table, key, where, (int, float), default)
+    if value < 0 or (isinstance(value, float) and value >= 1):
+        raise StudyError(
+            f"{where}: key {key!r} must be a count (a whole number >= 0) or a share of a batch (0 <= x < 1), "
+            f"got {value!r}"
+        )
+    return value  # type: ignore[no-any-return]
+
+
+def _rating(
+    table: dict[str, Any], where: str, kind: str, items: tuple[Item, ...]
+) -> tuple[design.Controls, float, int]:
+    """The control design of ``[rating]`` and its level and seed; a DA design whose bad-reference test could
+    never reach ``alpha`` (a judge gets fewer bad references than :func:`min_pairs`) is refused."""
+    default = 0.1 if kind == "da" else 0
+    size = _get(table, "batch_size", where, int, 100)
+    if size < 2:
+        raise StudyError(f"{where}: key 'batch_size' must be at least 2, got {size}")
+    repeats = _share(table, "repeats", where, default)
+    bad = _share(table, "bad_references", where, default) if kind == "da" else 0
+    alpha = float(_get(table, "alpha", where, (int, float), 0.05))
+    if not 0 < alpha < 1:
+        raise StudyError(f"{where}: key 'alpha' must be in (0, 1), got {alpha}")
+    controls = design.Controls(size, repeats, bad)
+    normal = size - sum(design.control_count(x, size) for x in (repeats, bad))
+    if 2 * normal < size:
+        raise StudyError(
+            f"{where}: keys 'repeats' and 'bad_references' take {size - normal} of a batch of {size}; "
+            "at least half of a batch must be normal trials"
+        )
+    n = len({i.item for i in items if i.expected is None})
+    got = sum(b for _, _, b in design.batch_plan(n, controls))
+    need = min_pairs(alpha)
+    if bad and got < need:
+        hint = f"a count of at least {need}" if n >= need else f"more items (each judge rates {n})"
+        raise StudyError(
+            f"{where}: key 'bad_references' = {bad!r} gives each judge {got} bad reference(s) ({n} items, batches "
+            f"of {size}); the one-sided test at alpha = {alpha} needs at least {need} (its smallest p is 0.5 ** n): "
+            f"use {hint}, or bad_references = 0 for no test"
+        )
+    return controls, alpha, _get(table, "seed", where, int, 1)
+
+
+def _fraction(table: dict[str, Any], key: str, where: str, default: float) -> float:
+    value = float(_get(table, key, where, (int, float), default))
+    if not 0 <= value <= 1:
+        raise StudyError(f"{where}: key {key!r} must be in [0, 1], got {value}")
+    return value
+
+
+def _quality(table: dict[str, Any], where: str, language: str) -> Rules:
+    """The quality-control rules of ``[quality]``; ``language`` is the study's (its code is looked up unless
+    ``language_code`` gives it)."""
+    check = _get(table, "language_check", where, bool, True)
+    code = _get(table, "language_code", where, str, "") or language_code(language) or ""
+    if check and language_code(code) is None:
+        raise StudyError(
+            f"{where}: key 'language_code' is needed for the language check: the ISO 639-1 code of {language!r} "
+            "(e.g. 'en'), or language_check = false"
+        )
+    min_words = _get(table, "language_min_words", where, int, Rules.language_min_words)
+    if min_words < 1:
+        raise StudyError(f"{where}: key 'language_min_words' must be at least 1, got {min_words}")
+    languages = _strings(table, "languages", where) or Rules.languages
+    bad = [x for x in languages if language_code(x) != x.lower()]
+    if bad:
+        raise StudyError(f"{where}: key 'languages' takes ISO 639-1 codes such as 'en'; got {bad[:3]}")
+    metric = _get(table, "control_metric", where, str, Rules.control_metric)
+    if metric not in CONTROL_METRICS:
+        raise StudyError(f"{where}: key 'control_metric' must be one of {', '.join(CONTROL_METRICS)}, got {metric!r}")
+    min_controls = _get(table, "min_controls", where, int, Rules.min_controls)
+    if min_controls < 1:
+        raise StudyError(f"{where}: key 'min_controls' must be at least 1, got {min_controls}")
+    return Rules(
+        copy_pinc=_fraction(table, "copy_pinc", where, Rules.copy_pinc),
+        control_metric=metric,
+        pass_mark=_fraction(table, "pass_mark", where, Rules.pass_mark),
+        min_controls=min_controls,
+        pass_rate=_fraction(table, "pass_rate", where, Rules.pass_rate),
+        language_check=check,
+        language_code=code.lower(),
+        language_confidence=_fraction(table, "language_confidence", where, Rules.language_confidence),
+        language_min_words=min_words,
+        languages=tuple(dict.fromkeys([*(x.lower() for x in languages), code.lower()] if code else languages)),
+    )
+
+
 def load_study(path: str | Path) -> Study:
     """The study of ``path``; a TOML syntax error names the line, a schema error names the key."""
     p = Path(path)
@@ -327,7 +457,7 @@ def load_study(path: str | Path) -> Study:
     if unknown:
         raise StudyError(f"{p}: unknown table(s) {', '.join(unknown)}; expected {', '.join(sorted(_SECTIONS))}")
     tables = {}
-    for name in ("study", "consent", "training", "instructions", "tiers", "rating"):
+    for name in ("study", "consent", "training", "instructions", "tiers", "rating", "quality"):
         t = raw.get(name, {})
         if not isinstance(t, dict):
             raise StudyError(f"{p}: {name!r} must be a table ([{name}])")
@@ -335,6 +465,9 @@ def load_study(path: str | Path) -> Study:
         tables[name] = t
     s, consent, training, ins, tiers, rating = (
         tables[k] for k in ("study", "consent", "training", "instructions", "tiers", "rating")
+    )
+    rules = _quality(
+        tables["quality"], f"{p}: [quality]", _get(tables["study"], "language", f"{p}: [study]", str, "English")
     )
     w = f"{p}: [study]"
     kind = _get(s, "kind", w, str)
@@ -406,12 +539,8 @@ def load_study(path: str | Path) -> Study:
                 f"{tw}: key 'items' asks for {training_items} known-answer items, but the manifest has {known} "
                 "(rows with a value in column 'expected')"
             )
-    rw = f"{p}: [rating]"
-    repeats, bad_refs, seed = (
-        _get(rating, k, rw, int, d) for k, d in (("repeats", 0), ("bad_references", 0), ("seed", 1))
-    )
-    if repeats < 0 or bad_refs < 0:
-        raise StudyError(f"{rw}: 'repeats' and 'bad_references' must not be negative")
+    controls, alpha, seed = _rating(rating, f"{p}: [rating]", kind, items)
+    per_judge = design.batch_plan(len({i.item for i in items if i.expected is None}), controls)
     return Study(
         name=name,
         kind=kind,
@@ -437,7 +566,10 @@ def load_study(path: str | Path) -> Study:
         criteria=criteria,
         stimuli=stimuli,
         items=items,
-        repeats=repeats,
-        bad_references=bad_refs,
+        repeats=sum(r for _, r, _ in per_judge),
+        bad_references=sum(b for _, _, b in per_judge),
         seed=seed,
+        controls=controls,
+        alpha=alpha,
+        quality=rules,
     )
