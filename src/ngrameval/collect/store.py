@@ -11,6 +11,7 @@ import hmac
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -217,10 +218,13 @@ class Store:
                 raise RuntimeError("the study database is not initialised: run `ngrameval collect init STUDY.toml`")
             return row.value
 
+    @cached_property
+    def _pseudonym_key(self) -> bytes:
+        return self.secret("pseudonym_key").encode()  # read once: the admin page names every annotator
+
     def pseudonym(self, annotator: Annotator) -> str:
         """A keyed HMAC-SHA256 of the platform id, stable within a study and meaningless outside it."""
-        key = self.secret("pseudonym_key").encode()
-        mac = hmac.new(key, f"{annotator.platform}:{annotator.external_id}".encode(), hashlib.sha256)
+        mac = hmac.new(self._pseudonym_key, f"{annotator.platform}:{annotator.external_id}".encode(), hashlib.sha256)
         return "W" + mac.hexdigest()[:16]
 
     # -------------------------------------------------------------- admins and annotators

@@ -226,6 +226,12 @@ def _rows(path: Path, required: tuple[str, ...]) -> list[tuple[str, dict[str, st
     return out
 
 
+def _local_src(src: str) -> bool:
+    """Whether ``src`` names a file below the study's directory (no absolute path, ``..``, dotfile or URL)."""
+    parts = src.split("/")
+    return ":" not in src and "\\" not in src and all(p and not p.startswith(".") for p in parts)
+
+
 def read_stimuli(path: Path) -> tuple[Stimulus, ...]:
     """Stimuli of a manifest CSV with columns ``id,kind,src,start,end,text`` (``start``/``end`` and ``src`` /
     ``text`` may be empty where the kind has none)."""
@@ -244,6 +250,11 @@ def read_stimuli(path: Path) -> tuple[Stimulus, ...]:
         start, end = _int_cell(r.get("start", ""), where, "start"), _int_cell(r.get("end", ""), where, "end")
         if kind in ("video", "image") and not src:
             raise StudyError(f"{where}: a {kind} needs column 'src' (a file or an http(s) URL)")
+        if src and not src.startswith(("http://", "https://")) and not _local_src(src):
+            raise StudyError(
+                f"{where}: column 'src' must be an http(s) URL or a file below the study's directory (a relative "
+                f"path without '..', hidden parts or backslashes), got {src!r}"
+            )
         if kind == "text" and not text.strip():
             raise StudyError(f"{where}: a text stimulus needs column 'text'")
         if start is not None and end is not None and end <= start:
