@@ -412,6 +412,17 @@ def test_cached_checks_equal_a_fresh_computation(tmp_path: Path, db_url: str) ->
     assert any("language" in c.flags for c in checks.per_annotator.values())
 
 
+def test_checks_of_many_stimuli_at_once_equal_each_alone() -> None:
+    by = {
+        "a": [("a man slices a tomato", "English"), ("a man cuts a tomato", "English"), ("cooking", "German")],
+        "b": [("a cat plays the piano", "English")],
+        "c": [("a dog runs", "English"), ("a dog is running in a park", "English")],
+    }
+    together = quality.description_checks(by, "English")
+    alone = {k: v for key in by for k, v in quality.description_checks({key: by[key]}, "English").items()}
+    assert together == alone and together["b", 0].bleu is None and together["a", 2].other_language
+
+
 def test_pseudonyms_read_the_key_once(tmp_path: Path, db_url: str) -> None:
     store = _store(tmp_path, db_url)
     people = [store.annotator(store.annotator_for("prolific", f"P{k}")) for k in range(20)]

