@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import tempfile
 import time
 import warnings
@@ -111,14 +112,10 @@ def main() -> None:
     for n in args.n or [2000, 100_000]:
         url = None
         if args.postgres:
-            import uuid
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "collect"))
+            from conftest import pg_database  # a fresh database in that cluster
 
-            import psycopg
-
-            name = "bench" + uuid.uuid4().hex[:10]
-            with psycopg.connect(f"host={args.postgres} user=postgres dbname=postgres", autocommit=True) as c:
-                c.execute(f'CREATE DATABASE "{name}"')  # a generated identifier
-            url = f"postgresql+psycopg://postgres@/{name}?host={args.postgres}"
+            url = pg_database(args.postgres)
         t = run(n, url)
         db = "PostgreSQL" if url else "SQLite"
         print(

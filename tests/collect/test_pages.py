@@ -5,25 +5,15 @@ instructions, and an MTurk worker whose turkSubmitTo is missing or foreign is to
 from __future__ import annotations
 
 import re
-import warnings
 from pathlib import Path
 
 import pytest
 
-with warnings.catch_warnings():  # starlette >= 0.50 suggests httpx2; httpx is what it still runs on
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
-
 from collect.collect_studies import write_study
+from collect.test_app import TestClient, _field
 from ngrameval.collect.app import create_app
 from ngrameval.collect.store import Store
 from ngrameval.collect.study import StudyError, load_study
-
-
-def _field(html: str, name: str) -> str:
-    m = re.search(rf'name="{name}" value="([^"]*)"', html)
-    assert m, f"no field {name}"
-    return m[1]
 
 
 def _client(path: Path, db_url: str | None = None) -> tuple[TestClient, Store]:

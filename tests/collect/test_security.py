@@ -11,18 +11,14 @@ import csv
 import io
 import re
 import threading
-import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import event, update
 
-with warnings.catch_warnings():  # starlette >= 0.50 suggests httpx2; httpx is what it still runs on
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
-
 from collect.collect_studies import write_study
+from collect.test_app import TestClient, _field
 from ngrameval.cli import main
 from ngrameval.collect import overview, quality, security
 from ngrameval.collect.app import create_app
@@ -49,12 +45,6 @@ def _store(tmp_path: Path, url: str, kind: str = "describe") -> Store:
     store.init()
     store.add_admin("admin", PASSWORD)
     return store
-
-
-def _field(html: str, name: str) -> str:
-    m = re.search(rf'name="{name}" value="([^"]*)"', html)
-    assert m, f"no field {name}"
-    return m[1]
 
 
 def _client(app: object, address: str = "198.51.100.7") -> httpx.AsyncClient:

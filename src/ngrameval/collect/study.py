@@ -132,7 +132,18 @@ class Study:
 
 
 _SECTIONS: dict[str, set[str]] = {
-    "study": {"name", "kind", "title", "database", "language", "target", "max_length", "completion_code", "manifest", "source_label"},
+    "study": {
+        "name",
+        "kind",
+        "title",
+        "database",
+        "language",
+        "target",
+        "max_length",
+        "completion_code",
+        "manifest",
+        "source_label",
+    },
     "instructions": {"text", "good", "bad"},
     "tiers": {"tier1_rate", "tier2_rate", "currency"},
     "rating": {"repeats", "bad_references", "seed"},
