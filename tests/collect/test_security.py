@@ -420,3 +420,30 @@ def test_pseudonyms_read_the_key_once(tmp_path: Path, db_url: str) -> None:
     seen = _statements(store)
     names = {store.pseudonym(a) for a in people}  # type: ignore[arg-type]
     assert len(names) == 20 and seen == []
+
+
+def test_judge_checks_follow_new_ratings(tmp_path: Path, db_url: str) -> None:
+    store = _store(tmp_path, db_url, "rate")
+    admin = TestClient(create_app(store), follow_redirects=True)
+    page = admin.get("/admin/login").text
+    admin.post("/admin/login", data={"csrf": _field(page, "csrf"), "username": "admin", "password": PASSWORD})
+
+    def judge(name: str, spread: bool) -> None:
+        c = TestClient(admin.app, follow_redirects=True)
+        page, k = c.get(f"/start?PROLIFIC_PID={name}&STUDY_ID=S&SESSION_ID=X").text, 0
+        while "Text to rate" in page:
+            data = {f: _field(page, f) for f in ("csrf", "token", "shown", "trial")}
+            score = str(1 + k % 5) if spread else "3"  # a spread judge's repeat differs from its original
+            page = c.post("/task", data={**data, "c_fluency": score, "c_accuracy": "3"}).text
+            k += 1
+
+    row = re.compile(r'<tr id="annotator-\d+">.*?<td class="status">new</td>\s*<td>.*?</td>\s*<td>([^<]*)</td>', re.S)
+
+    def repeat_diffs() -> list[str]:
+        return row.findall(admin.get("/admin").text)
+
+    judge("P1", False)
+    assert repeat_diffs() == ["0.00"]
+    judge("P2", True)  # new ratings: the cached checks are brought up to date
+    diffs = repeat_diffs()
+    assert len(diffs) == 2 and "0.00" in diffs and all(re.fullmatch(r"\d+\.\d\d", d) for d in diffs)
