@@ -26,7 +26,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(study: Path, port: int, database: str | None = None) -> subprocess.Popen[bytes]:
+def start(study: Path, port: int, database: str | None = None, *extra: str) -> subprocess.Popen[bytes]:
     cmd = [
         sys.executable,
         "-m",
@@ -41,6 +41,7 @@ def start(study: Path, port: int, database: str | None = None) -> subprocess.Pop
     ]
     if database:
         cmd += ["--database", database]
+    cmd += extra
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -62,9 +63,9 @@ def stop(proc: subprocess.Popen[bytes], kill: bool = False) -> None:
 
 
 @contextmanager
-def serving(study: Path, database: str | None = None) -> Iterator[str]:
+def serving(study: Path, database: str | None = None, *extra: str) -> Iterator[str]:
     port = free_port()
-    proc = start(study, port, database)
+    proc = start(study, port, database, *extra)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hmac
 import secrets
 import unicodedata
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from starlette.responses import FileResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from ngrameval.collect import design, export, quality
+from ngrameval.collect import design, export, overview, security
 from ngrameval.collect.store import Store
 from ngrameval.collect.study import Criterion
 
@@ -84,15 +83,22 @@ def _score(c: Criterion, raw: str) -> float:
     return float(int(raw))
 
 
-def create_app(store: Store) -> Starlette:
-    """The app over ``store`` (already initialised: ``store.init()``)."""
+def create_app(store: Store, secure_cookies: bool = False, throttle: security.LoginThrottle | None = None) -> Starlette:
+    """The app over ``store`` (already initialised: ``store.init()``). ``secure_cookies``: the session cookie
+    only over HTTPS (Secure), SameSite=None and Partitioned, so that it also works in MTurk's iframe;
+    ``throttle``: the login throttle (a default one if None)."""
     study = store.study
+    throttle = throttle or security.LoginThrottle()
+    check_password = security.PasswordChecks(store)
+    description_checks = overview.DescriptionChecks(store)
+    judge_checks = overview.JudgeChecks(store)
+    private = security.database_files(store.url)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True)  # escape everything
     templates = Jinja2Templates(env=env)
     media_root = Path(study.path).parent
 
     def page(request: Request, name: str, status: int = 200, **ctx: Any) -> Response:
-        ctx.update(study=study, csrf=_csrf(request), admin=request.session.get("admin"))
+        ctx.update(study=study, csrf=_csrf(request), admin=request.session.get("admin"), nonce=request.state.csp_nonce)
         return templates.TemplateResponse(request, name, ctx, status_code=status)
 
     def message(request: Request, text: str, status: int = 200) -> Response:
@@ -104,8 +110,8 @@ def create_app(store: Store) -> Starlette:
             raise BadRequest("no annotation session: open the study link you were given", 403)
         return aid
 
-    def admin_required(request: Request) -> None:
-        if not request.session.get("admin"):
+    async def admin_required(request: Request) -> None:
+        if await security.admin_user(request, store) is None:
             raise BadRequest("login required", 401)
 
     # ---------------------------------------------------------------- annotators
@@ -127,7 +133,8 @@ def create_app(store: Store) -> Starlette:
         elif "PROLIFIC_PID" in q:
             platform, worker, group = "prolific", q["PROLIFIC_PID"][:128], ""
             info = f"STUDY_ID={q.get('STUDY_ID', '')[:64]}&SESSION_ID={q.get('SESSION_ID', '')[:64]}"
-            external = q.get("SESSION_ID", "")[:128] or f"{worker}:{q.get('STUDY_ID', '')[:64]}"
+            # Prolific checks its own study-wide code; a session is this participant's (never bound to another)
+            external = f"{worker}:{q.get('SESSION_ID', '')[:64] or q.get('STUDY_ID', '')[:64]}"
         elif "invite" in q:
             token = q["invite"][:64]
             inv = await run_in_threadpool(store.invite, token)
@@ -250,13 +257,15 @@ def create_app(store: Store) -> Starlette:
         )
 
     async def media(request: Request) -> Response:
-        stim = store.stimulus(int(request.path_params["sid"]))
-        if stim is None or not stim.src or stim.src.startswith(("http://", "https://")):
-            return PlainTextResponse("not found", 404)
-        path = (media_root / stim.src).resolve()
-        if not path.is_file():
-            return PlainTextResponse("not found", 404)
-        return FileResponse(path)
+        """A stimulus' local file, to a valid annotator or admin session only, and only a media file inside the
+        study's directory (never the database, a dotfile or anything outside)."""
+        aid = request.session.get("aid")
+        annotator = isinstance(aid, int) and await run_in_threadpool(store.annotator, aid) is not None
+        if not annotator and await security.admin_user(request, store) is None:
+            return PlainTextResponse("no annotation session", 403)
+        stim = await run_in_threadpool(store.stimulus, int(request.path_params["sid"]))
+        path = None if stim is None else security.media_file(media_root, stim.src, private)
+        return PlainTextResponse("not found", 404) if path is None else FileResponse(path)
 
     async def status(request: Request) -> Response:
         return page(request, "status.html", counts=store.counts())
@@ -267,45 +276,48 @@ def create_app(store: Store) -> Starlette:
         if request.method == "GET":
             return page(request, "login.html")
         form = await _form(request)
-        if store.check_admin(form.get("username", "")[:64], form.get("password", "")[:256]):
-            request.session.clear()
-            request.session["admin"] = form["username"][:64]
+        username, password = form.get("username", "")[:64], form.get("password", "")[:256]
+        keys = security.throttle_keys(request, username)
+        wait = throttle.attempt(keys)
+        if wait:
+            refused = page(request, "login.html", 429, error=f"Too many failed logins: try again in {wait} s.")
+            refused.headers["Retry-After"] = str(wait)
+            return refused
+        if await check_password(username, password):
+            throttle.success(keys)
+            await security.open_admin_session(request, store, username)
             return RedirectResponse("/admin", 303)
         return page(request, "login.html", 401, error="wrong user name or password")
 
     async def logout(request: Request) -> Response:
         await _form(request)
+        name = await security.admin_user(request, store)
+        if name is not None:
+            await run_in_threadpool(security.end_sessions, store, name)  # a saved copy of the cookie ends too
         request.session.clear()
         return RedirectResponse("/admin/login", 303)
 
-    def _description_flags() -> tuple[dict[int, quality.AnnotatorCheck], dict[int, quality.DescriptionCheck]]:
-        rows = store.descriptions()
-        by_stim: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        index: list[tuple[str, int]] = []
-        for d, s, _ in rows:
-            index.append((s.key, len(by_stim[s.key])))
-            by_stim[s.key].append((d.text, d.language))
-        checks = quality.description_checks(by_stim, study.language) if by_stim else {}
-        per_desc = {d.id: checks[k] for (d, _, _), k in zip(rows, index)}
-        per_ann: dict[int, list[quality.DescriptionCheck]] = defaultdict(list)
-        for d, _, a in rows:
-            per_ann[a.id].append(per_desc[d.id])
-        return {a: c for a, c in quality.annotator_checks(per_ann).items()}, per_desc
-
     async def admin(request: Request) -> Response:
-        admin_required(request)
-        people = store.annotators()
-        checks = _description_flags()[0] if not study.rating else {}
-        judges: dict[str, export.JudgeSummary] = {}
-        if study.rating:
-            judges = {s.judge: s for s in export.judgments(store)[1]}
-        rows = [(a, n, store.pseudonym(a), checks.get(a.id), judges.get(store.pseudonym(a))) for a, n in people]
-        return page(request, "admin.html", rows=rows, counts=store.counts())
+        await admin_required(request)
+        try:
+            number = int(request.query_params.get("page", "1"))
+        except ValueError:
+            number = 1
+        cache = judge_checks if study.rating else description_checks
+        await run_in_threadpool(cache.refresh)
+        everyone = await run_in_threadpool(store.annotators)
+        people, number, pages = overview.page_of(everyone, number)
+        rows = []
+        for a, n in people:
+            name = store.pseudonym(a)
+            rows.append((a, n, name, description_checks.per_annotator.get(a.id), judge_checks.by_judge.get(name)))
+        counts = await run_in_threadpool(store.counts)
+        return page(request, "admin.html", rows=rows, counts=counts, page=number, pages=pages, total=len(everyone))
 
     async def admin_progress(request: Request) -> Response:
         """Per-stimulus fill (descriptions, open leases, missing), least filled first, 100 a page; for rating
         studies the Latin squares of each judge group."""
-        admin_required(request)
+        await admin_required(request)
         try:
             number = max(1, min(int(request.query_params.get("page", "1")), 10**6))
         except ValueError:
@@ -326,19 +338,21 @@ def create_app(store: Store) -> Starlette:
         )
 
     async def admin_annotator(request: Request) -> Response:
-        admin_required(request)
+        await admin_required(request)
         aid = int(request.path_params["aid"])
         a = store.annotator(aid)
         if a is None:
             return message(request, "no such annotator", 404)
-        per_desc = _description_flags()[1] if not study.rating else {}
+        if not study.rating:
+            await run_in_threadpool(description_checks.refresh)
+        per_desc = description_checks.per_description
         descs = [(d, s, per_desc.get(d.id)) for d, s, _ in store.descriptions(aid)]
         return page(
             request, "annotator.html", a=a, pseudonym=store.pseudonym(a), descs=descs, ratings=store.ratings(aid)
         )
 
     async def admin_action(request: Request) -> Response:
-        admin_required(request)
+        await admin_required(request)
         form = await _form(request)
         aid = int(request.path_params["aid"])
         action = request.path_params["action"]
@@ -353,7 +367,7 @@ def create_app(store: Store) -> Starlette:
         return RedirectResponse("/admin", 303)
 
     async def admin_invites(request: Request) -> Response:
-        admin_required(request)
+        await admin_required(request)
         form = await _form(request)
         try:
             n = max(1, min(int(form.get("n", "1")), 500))
@@ -364,7 +378,7 @@ def create_app(store: Store) -> Starlette:
         return page(request, "invites.html", links=[f"{base}/start?invite={t}" for t in tokens])
 
     async def admin_export(request: Request) -> Response:
-        admin_required(request)
+        await admin_required(request)
         name = request.path_params["name"]
         raw = request.query_params.get("raw") == "1"
         if name == "descriptions.csv":
@@ -386,7 +400,7 @@ def create_app(store: Store) -> Starlette:
         )
 
     async def admin_annotator_export(request: Request) -> Response:
-        admin_required(request)
+        await admin_required(request)
         body = export.annotator_json(store, int(request.path_params["aid"]))
         return Response(body, media_type="application/json")
 
@@ -394,7 +408,8 @@ def create_app(store: Store) -> Starlette:
         assert isinstance(exc, BadRequest)
         if exc.status == 401:
             return RedirectResponse("/admin/login", 303)
-        return message(request, str(exc), exc.status)
+        back = "/task" if request.url.path == "/task" and exc.status in (400, 413) else ""
+        return page(request, "message.html", exc.status, text=str(exc), back=back)
 
     routes = [
         Route("/", home),
@@ -415,8 +430,14 @@ def create_app(store: Store) -> Starlette:
         Route("/admin/export/{name}", admin_export),
     ]
     middleware = [
+        Middleware(security.SecurityHeaders),
         Middleware(
-            SessionMiddleware, secret_key=store.secret("session_secret"), same_site="lax", max_age=14 * 24 * 3600
-        )
+            SessionMiddleware,
+            secret_key=store.secret("session_secret"),
+            same_site="none" if secure_cookies else "lax",
+            https_only=secure_cookies,
+            partitioned=secure_cookies,
+            max_age=14 * 24 * 3600,
+        ),
     ]
     return Starlette(routes=routes, middleware=middleware, exception_handlers={BadRequest: on_bad_request})

@@ -45,7 +45,10 @@ def cmd_init(args: argparse.Namespace) -> int:
     store = _store(args)
     store.init(update_manifest=args.update)
     if args.admin:
+        from ngrameval.collect.security import end_sessions
+
         store.add_admin(args.admin, _password(args))
+        end_sessions(store, args.admin)
     st = store.study
     n = len(st.items) if st.rating else len(st.stimuli)
     from sqlalchemy.engine import make_url
@@ -56,9 +59,12 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_admin(args: argparse.Namespace) -> int:
+    from ngrameval.collect.security import end_sessions
+
     store = _store(args)
     store.init()
     store.add_admin(args.admin, _password(args))
+    end_sessions(store, args.admin)  # a new password logs out the old sessions
     print(f"admin {args.admin!r} set")
     return 0
 
@@ -80,7 +86,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     store = _store(args)
     store.init()
-    uvicorn.run(create_app(store), host=args.host, port=args.port, workers=1, log_level=args.log_level)
+    app = create_app(store, secure_cookies=args.secure_cookies)
+    uvicorn.run(app, host=args.host, port=args.port, workers=1, log_level=args.log_level)
     return 0
 
 
@@ -185,6 +192,12 @@ def add_collect_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore
     q.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     q.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     q.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
+    q.add_argument(
+        "--secure-cookies",
+        action="store_true",
+        help="send the session cookie over HTTPS only (Secure; SameSite=None and Partitioned, so that it also "
+        "works in MTurk's iframe): use it behind an HTTPS proxy",
+    )
     q.set_defaults(func=cmd_serve)
     q = csub.add_parser("export", help="write descriptions (MSVD CSV) or judgments, outputs and the ledger")
     common(q)

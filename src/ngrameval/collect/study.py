@@ -16,6 +16,7 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     manifest = "stimuli.csv"     # id,kind,src,start,end,text[,control] ; rate/da: item,system,output,source[,expected]
     [consent]
     text = "I agree that my answers are used for research ..."   # optional: a consent page before the task
+    source_label = "Reference"   # rate/da: what the page calls the source column (e.g. "Source", "Original sentence")
     [instructions]
     text = "Write one sentence that describes the main action."
     good = ["A man slices a tomato."]
@@ -126,6 +127,7 @@ class Study:
     training_items: int = 0
     training_max_error: float = 0.0
     training_qualifies: bool = False
+    source_label: str = "Reference"
     instructions: str = ""
     good: tuple[str, ...] = ()
     bad: tuple[str, ...] = ()
@@ -181,6 +183,7 @@ _SECTIONS: dict[str, set[str]] = {
         "manifest",
         "lease_minutes",
         "min_answers",
+        "source_label",
     },
     "consent": {"text"},
     "training": {"items", "max_error", "qualify"},
@@ -291,6 +294,12 @@ def _rows(path: Path, required: tuple[str, ...]) -> list[tuple[str, dict[str, st
     return out
 
 
+def _local_src(src: str) -> bool:
+    """Whether ``src`` names a file below the study's directory (no absolute path, ``..``, dotfile or URL)."""
+    parts = src.split("/")
+    return ":" not in src and "\\" not in src and all(p and not p.startswith(".") for p in parts)
+
+
 def read_stimuli(path: Path) -> tuple[Stimulus, ...]:
     """Stimuli of a manifest CSV with columns ``id,kind,src,start,end,text`` (``start``/``end`` and ``src`` /
     ``text`` may be empty where the kind has none) and optionally ``control``: the gold answers (or keywords)
@@ -310,6 +319,11 @@ def read_stimuli(path: Path) -> tuple[Stimulus, ...]:
         start, end = _int_cell(r.get("start", ""), where, "start"), _int_cell(r.get("end", ""), where, "end")
         if kind in ("video", "image") and not src:
             raise StudyError(f"{where}: a {kind} needs column 'src' (a file or an http(s) URL)")
+        if src and not src.startswith(("http://", "https://")) and not _local_src(src):
+            raise StudyError(
+                f"{where}: column 'src' must be an http(s) URL or a file below the study's directory (a relative "
+                f"path without '..', hidden parts or backslashes), got {src!r}"
+            )
         if kind == "text" and not text.strip():
             raise StudyError(f"{where}: a text stimulus needs column 'text'")
         if start is not None and end is not None and end <= start:
@@ -489,6 +503,9 @@ def load_study(path: str | Path) -> Study:
     code = _get(s, "completion_code", w, str, "")
     if len(code) > 40 or any(not (c.isalnum() or c in "-_") for c in code):
         raise StudyError(f"{w}: key 'completion_code' must be at most 40 letters, digits, '-' or '_', got {code!r}")
+    source_label = _get(s, "source_label", w, str, "Reference").strip()
+    if not 1 <= len(source_label) <= 64:
+        raise StudyError(f"{w}: key 'source_label' must be 1..64 characters, got {source_label!r}")
     rates = {}
     for key in ("tier1_rate", "tier2_rate"):
         rates[key] = float(_get(tiers, key, f"{p}: [tiers]", (int, float), 0.0))
@@ -551,6 +568,7 @@ def load_study(path: str | Path) -> Study:
         target=target,
         max_length=max_length,
         completion_code=code,
+        source_label=source_label,
         lease_minutes=lease_minutes,
         min_answers=min_answers,
         consent=_get(consent, "text", f"{p}: [consent]", str, ""),
