@@ -369,3 +369,74 @@ def test_training_needs_enough_known_items(tmp_path: Path) -> None:
     path.write_text(path.read_text() + "[training]\nitems = 2\n")
     with pytest.raises(StudyError, match=r"asks for 2 known-answer items, but the manifest has 0"):
         load_study(path)
+
+
+def _control_study(tmp_path: Path, db_url: str | None = None) -> Store:
+    path = _study(tmp_path, target=2)
+    rows = ["id,kind,src,start,end,text,control"]
+    rows += [f"t{i},text,,,,sentence number {i}," for i in range(8)]
+    rows += [f"c{i},text,,,,a dog chases a red ball,dog|ball" for i in range(3)]
+    (path.parent / "stimuli.csv").write_text("\n".join(rows) + "\n")
+    path.write_text(
+        path.read_text() + '[quality]\ncontrol_metric = "keywords"\npass_mark = 0.5\ncontrol_every = 2\n'
+        "min_controls = 2\npass_rate = 0.5\n"
+    )
+    store = Store(load_study(path), db_url)
+    store.init()
+    store.add_admin("admin", "correct horse")
+    return store
+
+
+def test_attention_checks_gate_a_describe_study(tmp_path: Path, db_url: str) -> None:
+    store = _control_study(tmp_path, db_url)
+    honest, careless = _client(store), _client(store)
+    seen: dict[str, list[str]] = {"honest": [], "careless": []}
+    for name, c, text in (("honest", honest, "a dog runs after a ball"), ("careless", careless, "good")):
+        page = c.get(f"/start?PROLIFIC_PID={name}&STUDY_ID=S&SESSION_ID=X").text
+        while 'name="description"' in page:
+            seen[name].append(re.search(r'id="stimulus-text">([^<]*)<', page)[1])  # type: ignore[index]
+            page = c.post("/task", data={**_form(page, "stimulus"), "description": text}).text
+    # every second item is a control while any is left; the honest annotator passes and sees everything
+    assert seen["honest"][1::2][:3] == ["a dog chases a red ball"] * 3
+    assert len(seen["honest"]) == 8 + 3
+    (h,) = [a for a, _ in store.annotators() if a.external_id == "honest"]
+    (c,) = [a for a, _ in store.annotators() if a.external_id == "careless"]
+    assert h.trained == "passed" and c.trained == "failed"
+    # the careless one stopped after failing two controls: 2 regular items and 2 controls
+    assert len(seen["careless"]) == 4 and 'id="not-qualified"' in careless.get("/done").text
+    # controls are outside the target and the corpus
+    assert store.counts()["stimuli"] == 8
+    assert {s.key for _, s, _ in store.descriptions()} <= {f"t{i}" for i in range(8)}
+    assert len(store.descriptions(controls=True)) == len(store.descriptions()) + 3 + 2
+
+
+def test_admin_flags_copies_and_other_languages(tmp_path: Path) -> None:
+    path = _study(tmp_path)
+    path.write_text(path.read_text().replace('kind = "describe"', 'kind = "paraphrase"'))
+    (path.parent / "stimuli.csv").write_text(
+        "id,kind,src,start,end,text\n"
+        "s1,text,,,,The committee postponed the vote until next week.\n"
+        "s2,text,,,,A man is slicing a tomato in the kitchen.\n"
+    )
+    store = Store(load_study(path))
+    store.init()
+    store.add_admin("admin", "correct horse")
+    for name, answers in (
+        ("copier", ["The committee postponed the vote until next week.", "A man is slicing a tomato in the kitchen."]),
+        ("german", ["Der Ausschuss hat die Abstimmung verschoben.", "Ein Mann schneidet in der Küche eine Tomate."]),
+    ):
+        c = _client(store)
+        page = c.get(f"/start?PROLIFIC_PID={name}&STUDY_ID=S&SESSION_ID=X").text
+        while 'name="description"' in page:
+            text = re.search(r'id="stimulus-text">([^<]*)<', page)[1]  # type: ignore[index]
+            answer = answers[0] if "committee" in text else answers[1]
+            page = c.post("/task", data={**_form(page, "stimulus"), "description": answer, "language": "English"}).text
+    admin = _client(store)
+    page = _login(admin)
+    flags = {
+        store.pseudonym(a): re.search(rf'id="annotator-{a.id}".*?class="flag">([^<]*)<', page, re.S)[1]  # type: ignore[index]
+        for a, _ in store.annotators()
+    }
+    by_name = {a.external_id: flags[store.pseudonym(a)] for a, _ in store.annotators()}
+    assert "copy" in by_name["copier"] and "copy" not in by_name["german"]
+    assert "language" in by_name["german"]

@@ -398,7 +398,8 @@ def test_cached_checks_equal_a_fresh_computation(tmp_path: Path, db_url: str) ->
     for d, s, _ in rows:
         index.append((s.key, len(by_stim.setdefault(s.key, []))))
         by_stim[s.key].append((d.text, d.language))
-    fresh = quality.description_checks(by_stim, store.study.language)
+    detect = quality.language_detector(store.study.quality.languages)  # the cache identifies languages too
+    fresh = quality.description_checks(by_stim, store.study.language, None, store.study.quality, detect)
     per_desc = {d.id: fresh[k] for (d, _, _), k in zip(rows, index)}
     assert checks.per_description == per_desc
     per_ann: dict[int, list[quality.DescriptionCheck]] = {}

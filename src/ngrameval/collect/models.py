@@ -20,6 +20,7 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
+    false,
 )
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -96,7 +97,9 @@ class Invite(Base):
 
 
 class StimulusRow(Base):
-    """A stimulus; ``done`` counts its (non-skipped) descriptions, kept in step under the row's lock."""
+    """A stimulus; ``done`` counts its (non-skipped) descriptions, kept in step under the row's lock; a
+    ``control`` (an attention check with gold answers in the manifest) is shown to every annotator, outside the
+    target."""
 
     __tablename__ = "stimulus"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -107,6 +110,7 @@ class StimulusRow(Base):
     end: Mapped[int | None] = mapped_column(Integer, nullable=True)
     text: Mapped[str] = mapped_column(Text, default="")
     done: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    control: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Lease(Base):

@@ -13,8 +13,9 @@ from typing import TypeVar
 from sqlalchemy import func, select
 
 from ngrameval.collect import export, quality
-from ngrameval.collect.models import DescriptionRow, RatingRow
+from ngrameval.collect.models import DescriptionRow, RatingRow, StimulusRow
 from ngrameval.collect.store import Store
+from ngrameval.errors import MissingDependencyError
 
 PAGE_SIZE = 100  # annotators per admin page
 T = TypeVar("T")
@@ -32,6 +33,26 @@ class DescriptionChecks:
         self._by_stimulus: dict[int, list[int]] = defaultdict(list)  # stimulus -> description ids, in id order
         self.per_description: dict[int, quality.DescriptionCheck] = {}
         self.per_annotator: dict[int, quality.AnnotatorCheck] = {}
+        self._detect: quality.Detect | None = None
+
+    def _sources(self) -> dict[str, str]:
+        """Stimulus id (as the checks key it) -> its text: what a paraphrase is measured against for copying."""
+        with self.store.session() as s:
+            return {str(i): t for i, t in s.execute(select(StimulusRow.id, StimulusRow.text)).all()}
+
+    def _detector(self) -> quality.Detect | None:
+        """The language identifier of ``[quality] language_check`` (py3langid, loaded once); None when the check
+        is off or the package is missing (the extra ``langid``, part of ``collect``): then no text is flagged
+        for its detected language, only for the language declared."""
+        rules = self.store.study.quality
+        if not rules.language_check:
+            return None
+        if self._detect is None:
+            try:
+                self._detect = quality.language_detector(rules.languages)
+            except MissingDependencyError:
+                return None
+        return self._detect
 
     def _fetch(self, after: int) -> tuple[list[tuple[int, int, int, str, str]], int]:
         with self.store.session() as s:
@@ -67,7 +88,9 @@ class DescriptionChecks:
             touched = {sid for _, sid, _, _, _ in new}
             texts = {str(sid): [self._rows[d][2:] for d in self._by_stimulus[sid]] for sid in touched}
             if texts:
-                checks = quality.description_checks(texts, self.store.study.language)
+                study = self.store.study
+                sources = self._sources() if study.kind == "paraphrase" else None
+                checks = quality.description_checks(texts, study.language, sources, study.quality, self._detector())
                 for sid in touched:
                     for i, did in enumerate(self._by_stimulus[sid]):
                         self.per_description[did] = checks[str(sid), i]

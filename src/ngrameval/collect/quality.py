@@ -56,7 +56,8 @@ class Rules:
     ``copy_pinc``: the PINC against the source below which a paraphrase is a copy (0 turns the check off).
     Attention checks (control stimuli with gold answers): an answer passes when its ``control_metric`` score
     (:func:`control_score`) is >= ``pass_mark``; :func:`qualification` decides after ``min_controls`` answers
-    whether at least ``pass_rate`` of them passed.
+    whether at least ``pass_rate`` of them passed; ``control_every``: one item in that many is a control (the
+    ``control_every``-th, ``2 * control_every``-th, ... item an annotator is shown, while controls are left).
     ``language_check``: identify each description's language (py3langid); ``language_code``: the study's, as
     ISO 639-1; a description of at least ``language_min_words`` words identified as another language with
     probability >= ``language_confidence`` among ``languages`` (plus the study's) is flagged."""
@@ -66,6 +67,7 @@ class Rules:
     pass_mark: float = 0.1
     min_controls: int = 3
     pass_rate: float = 0.66  # 2 of 3
+    control_every: int = 5
     language_check: bool = True
     language_code: str = "en"
     language_confidence: float = 0.7

@@ -142,8 +142,8 @@ class Store:
             k
             for k, st in want.items()
             if k in rows
-            and (rows[k].kind, rows[k].src, rows[k].start, rows[k].end, rows[k].text)
-            != (st.kind, st.src, st.start, st.end, st.text)
+            and (rows[k].kind, rows[k].src, rows[k].start, rows[k].end, rows[k].text, rows[k].control)
+            != (st.kind, st.src, st.start, st.end, st.text, bool(st.control))
         ]
         removed = [k for k in rows if k not in want]
         if changed or removed:
@@ -167,11 +167,22 @@ class Store:
             for k in changed:
                 st, row = want[k], rows[k]
                 row.kind, row.src, row.start, row.end, row.text = st.kind, st.src, st.start, st.end, st.text
+                row.control = bool(st.control)
             for k in removed:
                 s.delete(rows[k])
         for k, st in want.items():
             if k not in rows:
-                s.add(StimulusRow(key=k, kind=st.kind, src=st.src, start=st.start, end=st.end, text=st.text))
+                s.add(
+                    StimulusRow(
+                        key=k,
+                        kind=st.kind,
+                        src=st.src,
+                        start=st.start,
+                        end=st.end,
+                        text=st.text,
+                        control=bool(st.control),
+                    )
+                )
 
     def _sync_items(self, s: Session, update_manifest: bool) -> None:
         digest = hashlib.sha256(repr(self.study.items).encode()).hexdigest()
@@ -423,6 +434,9 @@ class Store:
         with self.write() as s:
             if not self.sqlite:  # one request of an annotator at a time: never two open leases
                 s.get(Annotator, aid, with_for_update=True)
+            person = s.get(Annotator, aid)
+            if person is None or person.trained == "failed":
+                return None  # failed the attention checks: no more work
             mine = s.scalar(select(Lease).where(Lease.annotator_id == aid, Lease.closed.is_(None)))
             if mine is not None:
                 if mine.expires > at or self._claim(s, mine.stimulus_id, at, but=mine.id):
@@ -431,13 +445,16 @@ class Store:
                     assert stim is not None
                     return stim, mine
                 mine.closed = at  # expired, and others filled it meanwhile
+            control = self._control_due(s, aid)
+            if control is not None:
+                return self._new_lease(s, aid, control, at)
             open_ = self._open_leases(at)
             seen = select(Lease.stimulus_id).where(Lease.annotator_id == aid)
             fill = StimulusRow.done + func.coalesce(open_.c.n, 0)
             q = (
                 select(StimulusRow.id)
                 .outerjoin(open_, open_.c.stimulus_id == StimulusRow.id)
-                .where(StimulusRow.id.not_in(seen), fill < self.study.target)
+                .where(StimulusRow.id.not_in(seen), StimulusRow.control.is_(False), fill < self.study.target)
                 .order_by(fill, StimulusRow.id)
             )
             candidates = list(s.scalars(q.limit(1 if self.sqlite else 64)))
@@ -446,26 +463,66 @@ class Store:
             passes = [(sid, True) for sid in candidates] + ([] if self.sqlite else [(sid, False) for sid in candidates])
             for sid, skip in passes:
                 if self._claim(s, sid, at, skip_locked=skip):
-                    lease = Lease(
-                        annotator_id=aid,
-                        stimulus_id=sid,
-                        token=secrets.token_urlsafe(24),
-                        issued=at,
-                        expires=at + self.lease_time,
-                    )
-                    s.add(lease)
-                    s.flush()
-                    stim = s.get(StimulusRow, sid)
-                    assert stim is not None
-                    return stim, lease
+                    return self._new_lease(s, aid, sid, at)
         return None
+
+    def _new_lease(self, s: Session, aid: int, sid: int, at: dt.datetime) -> tuple[StimulusRow, Lease]:
+        lease = Lease(
+            annotator_id=aid, stimulus_id=sid, token=secrets.token_urlsafe(24), issued=at, expires=at + self.lease_time
+        )
+        s.add(lease)
+        s.flush()
+        stim = s.get(StimulusRow, sid)
+        assert stim is not None
+        return stim, lease
+
+    def _control_due(self, s: Session, aid: int) -> int | None:
+        """An attention-check stimulus this annotator has not been shown, when one is due: the
+        ``control_every``-th, ``2 * control_every``-th, ... item they are shown is a control, while any is left
+        (controls have no target: every annotator gets each)."""
+        every = self.study.quality.control_every
+        shown = dict(
+            s.execute(
+                select(StimulusRow.control, func.count())
+                .join(Lease, Lease.stimulus_id == StimulusRow.id)
+                .where(Lease.annotator_id == aid)
+                .group_by(StimulusRow.control)
+            ).all()
+        )
+        controls, regular = int(shown.get(True, 0)), int(shown.get(False, 0))
+        if controls >= (controls + regular + 1) // every:
+            return None
+        seen = select(Lease.stimulus_id).where(Lease.annotator_id == aid)
+        q = select(StimulusRow.id).where(StimulusRow.control.is_(True), StimulusRow.id.not_in(seen))
+        return s.scalar(q.order_by(StimulusRow.id).limit(1))
+
+    def _judge_controls(self, s: Session, aid: int) -> None:
+        """Decide the annotator's qualification from their control answers (:func:`quality.qualification`; a
+        skipped control counts as an answer that fails), once it is decided."""
+        from ngrameval.collect import quality
+
+        a = s.get(Annotator, aid)
+        if a is None or a.trained is not None:
+            return
+        rows = s.execute(
+            select(StimulusRow.key, DescriptionRow.text)
+            .join(DescriptionRow, DescriptionRow.stimulus_id == StimulusRow.id)
+            .where(DescriptionRow.annotator_id == aid, StimulusRow.control.is_(True))
+        ).all()
+        rules = self.study.quality
+        check = quality.control_checks({aid: [(k, t) for k, t in rows]}, self.study.controls_gold, rules)[aid]
+        verdict = quality.qualification(check, rules)
+        if verdict != "undecided":
+            a.trained = verdict
 
     def waiting(self, aid: int) -> bool:
         """Whether stimuli this annotator has not been shown are below target only through others' open
         leases (so work may come back when those leases expire)."""
         with self.session() as s:
             seen = select(Lease.stimulus_id).where(Lease.annotator_id == aid)
-            q = select(func.count()).where(StimulusRow.id.not_in(seen), StimulusRow.done < self.study.target)
+            q = select(func.count()).where(
+                StimulusRow.id.not_in(seen), StimulusRow.control.is_(False), StimulusRow.done < self.study.target
+            )
             return bool(s.scalar(q))
 
     def stimulus(self, sid: int) -> StimulusRow | None:
@@ -524,11 +581,17 @@ class Store:
                     s.execute(
                         update(StimulusRow).where(StimulusRow.id == lease.stimulus_id).values(done=StimulusRow.done + 1)
                     )
+                if s.scalar(select(StimulusRow.control).where(StimulusRow.id == lease.stimulus_id)):
+                    s.flush()
+                    self._judge_controls(s, aid)
                 return Submitted("stored", seconds)
         except IntegrityError:  # the same form in two requests at once: one of them stored it
             return Submitted("repeat")
 
-    def descriptions(self, aid: int | None = None) -> list[tuple[DescriptionRow, StimulusRow, Annotator]]:
+    def descriptions(
+        self, aid: int | None = None, controls: bool = False
+    ) -> list[tuple[DescriptionRow, StimulusRow, Annotator]]:
+        """Descriptions (not skips) in the order stored; answers to attention checks only with ``controls``."""
         with self.session() as s:
             q = (
                 select(DescriptionRow, StimulusRow, Annotator)
@@ -537,6 +600,8 @@ class Store:
                 .where(DescriptionRow.skipped.is_(False))
                 .order_by(DescriptionRow.id)
             )
+            if not controls:
+                q = q.where(StimulusRow.control.is_(False))
             if aid is not None:
                 q = q.where(DescriptionRow.annotator_id == aid)
             return [tuple(r) for r in s.execute(q).all()]  # type: ignore[misc]
@@ -789,7 +854,7 @@ class Store:
                 "leased": int(s.scalar(select(func.count()).where(Lease.closed.is_(None), Lease.expires > at)) or 0),
                 "trials_answered": int(s.scalar(select(func.count()).where(TrialRow.token.is_not(None))) or 0),
                 "trials": int(s.scalar(select(func.count()).select_from(TrialRow)) or 0),
-                "stimuli": int(s.scalar(select(func.count()).select_from(StimulusRow)) or 0),
+                "stimuli": int(s.scalar(select(func.count()).where(StimulusRow.control.is_(False))) or 0),
             }
 
     def stimulus_progress(self, offset: int = 0, limit: int = 100) -> list[tuple[StimulusRow, int]]:

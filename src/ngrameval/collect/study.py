@@ -44,6 +44,7 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     copy_pinc = 0.1              # paraphrase: PINC against the source below this marks a copy (0: no check)
     control_metric = "bleu"      # attention checks (manifest column control = "gold 1 | gold 2"): bleu | keywords
     pass_mark = 0.1              # an answer passes with a score >= this
+    control_every = 5            # one item in this many is a control (while the annotator has unseen ones)
     min_controls = 3             # qualification decides after this many control answers ...
     pass_rate = 0.66             # ... passed if at least this share of them passed (2 of 3)
     language_check = true        # identify each description's language (py3langid, extra langid / collect)
@@ -196,6 +197,7 @@ _SECTIONS: dict[str, set[str]] = {
         "control_metric",
         "pass_mark",
         "min_controls",
+        "control_every",
         "pass_rate",
         "language_check",
         "language_code",
@@ -442,7 +444,11 @@ def _quality(table: dict[str, Any], where: str, language: str) -> Rules:
     min_controls = _get(table, "min_controls", where, int, Rules.min_controls)
     if min_controls < 1:
         raise StudyError(f"{where}: key 'min_controls' must be at least 1, got {min_controls}")
+    every = _get(table, "control_every", where, int, Rules.control_every)
+    if every < 2:
+        raise StudyError(f"{where}: key 'control_every' must be at least 2 (one item in that many), got {every}")
     return Rules(
+        control_every=every,
         copy_pinc=_fraction(table, "copy_pinc", where, Rules.copy_pinc),
         control_metric=metric,
         pass_mark=_fraction(table, "pass_mark", where, Rules.pass_mark),

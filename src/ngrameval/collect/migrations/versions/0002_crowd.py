@@ -67,6 +67,7 @@ def upgrade() -> None:
         )
     with op.batch_alter_table("stimulus") as batch:
         batch.add_column(sa.Column("done", sa.Integer(), server_default="0", nullable=False))
+        batch.add_column(sa.Column("control", sa.Boolean(), server_default=sa.false(), nullable=False))
     with op.batch_alter_table("trial") as batch:
         batch.add_column(sa.Column("lease", sa.String(length=64), nullable=True))
         batch.add_column(sa.Column("shown", sa.DateTime(), nullable=True))
@@ -98,6 +99,7 @@ def downgrade() -> None:
         batch.drop_column("shown")
         batch.drop_column("lease")
     with op.batch_alter_table("stimulus") as batch:
+        batch.drop_column("control")
         batch.drop_column("done")
     with op.batch_alter_table("description") as batch:
         batch.drop_constraint("fk_description_assignment", type_="foreignkey")
