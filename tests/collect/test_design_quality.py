@@ -52,7 +52,7 @@ def test_degrade_and_controls() -> None:
     assert all(design.degrade("a b c", ["a b c d"], np.random.default_rng(k)) != "a b c" for k in range(50))
     trials = design.latin_square(["a", "b", "c"], ["X", "Y", "Z"], 0, rng)
     outputs = {(i, s): f"{i} {s} words here" for i in "abc" for s in "XYZ"}
-    full = design.with_controls(trials, outputs, 1, 2, rng)
+    full = design.controls_for(trials, outputs, design.Controls(6, 1, 2), rng)  # one batch holding them all
     assert Counter(t.kind for t in full) == {"normal": 3, "repeat": 1, "bad": 2}
     for k, t in enumerate(full):
         if t.of is not None:  # a control comes after its original

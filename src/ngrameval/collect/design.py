@@ -173,17 +173,3 @@ def controls_for(
         out += [t for _, _, t in sorted(keyed, key=lambda x: (x[0], x[1]))]
         start += size
     return out
-
-
-def with_controls(
-    trials: Sequence[Trial],
-    outputs: dict[tuple[str, str], str],
-    repeats: int,
-    bad: int,
-    rng: np.random.Generator,
-    known: Sequence[Trial] = (),
-) -> list[Trial]:
-    """``trials`` as one batch with ``repeats`` exact repeats and ``bad`` degraded copies of distinct normal
-    trials and the ``known`` trials (:func:`controls_for` with counts and a batch that holds them all)."""
-    one = Controls(len(trials) + repeats + bad, repeats, bad)
-    return controls_for(trials, outputs, one, rng, known)

@@ -728,8 +728,7 @@ class Store:
         trials = design.latin_square(items, systems, judge, rng)
         outputs = {(i.item, i.system): i.output for i in normal}
         knowns = [design.Trial(i.item, i.system, "known") for i in known]
-        bad = st.bad_references if st.kind == "da" else 0
-        full = design.with_controls(trials, outputs, st.repeats, bad, rng, knowns)
+        full = design.controls_for(trials, outputs, st.controls, rng, knowns)  # WMT/Appraise batches
         positions = {id(t): first + k for k, t in enumerate(full)}
         for k, t in enumerate(full):
             it = by_key[t.item, t.system]
