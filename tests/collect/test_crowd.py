@@ -216,6 +216,29 @@ def test_a_second_person_on_a_used_invitation_link_is_told(tmp_path: Path, db_ur
     assert store.counts()["descriptions"] == 1
 
 
+def test_two_people_opening_one_invitation_at_once(tmp_path: Path, db_url: str) -> None:
+    """Ten browsers open one fresh invitation link at the same moment: exactly one gets the task."""
+    import threading
+
+    store = _app(tmp_path, db_url)
+    (token,) = store.add_invites(1)
+    clients = [_client(store) for _ in range(10)]
+    barrier = threading.Barrier(len(clients))
+    codes: list[int] = []
+
+    def arrive(c: TestClient) -> None:
+        barrier.wait()
+        codes.append(c.get(f"/start?invite={token}").status_code)
+
+    threads = [threading.Thread(target=arrive, args=(c,)) for c in clients]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sorted(codes) == [200] + [409] * 9
+    assert len(store.annotators()) == 1
+
+
 def test_consent_comes_first(tmp_path: Path) -> None:
     store = _app(tmp_path, consent="Your answers are used for research.")
     c = _client(store)

@@ -140,7 +140,9 @@ def create_app(store: Store, secure_cookies: bool = False, throttle: security.Lo
             inv = await run_in_threadpool(store.invite, token)
             if inv is None:
                 return message(request, "This invitation link is not valid.", 404)
-            if inv.used_by is not None and request.session.get("aid") != inv.used_by:
+            # the first browser to open the link claims it (a secret kept in its session); another is told
+            claim = request.session.get("invite_claim") or secrets.token_urlsafe(16)
+            if await run_in_threadpool(store.claim_invite, token, str(claim)) is None:
                 return message(
                     request,
                     "This invitation link has already been used, in another browser. Each link is for one person: "
@@ -152,8 +154,6 @@ def create_app(store: Store, secure_cookies: bool = False, throttle: security.Lo
         else:
             return message(request, "Open the study link you were given (it identifies you).", 400)
         aid = await run_in_threadpool(store.annotator_for, platform, worker, info, group)
-        if platform == "invite" and await run_in_threadpool(store.use_invite, worker) != aid:
-            return message(request, "This invitation link has already been used, in another browser.", 409)
         asg = await run_in_threadpool(store.assignment_for, aid, platform, external)
         if asg is None:
             return message(
@@ -163,6 +163,9 @@ def create_app(store: Store, secure_cookies: bool = False, throttle: security.Lo
             )
         request.session.clear()
         request.session.update(aid=aid, asg=asg.id, platform=platform)
+        if platform == "invite":
+            request.session["invite_claim"] = claim
+            await run_in_threadpool(store.use_invite, worker)
         if platform == "mturk":
             submit_to = q.get("turkSubmitTo", "").rstrip("/")
             request.session["turk_submit"] = submit_to if submit_to in MTURK_SUBMIT else ""

@@ -94,6 +94,7 @@ class Invite(Base):
     token: Mapped[str] = mapped_column(String(64), primary_key=True)
     group: Mapped[str] = mapped_column(String(32), default="")
     used_by: Mapped[int | None] = mapped_column(ForeignKey("annotator.id", ondelete="SET NULL"), nullable=True)
+    claim: Mapped[str | None] = mapped_column(String(64), nullable=True)  # the secret of the browser that opened it
 
 
 class StimulusRow(Base):

@@ -241,6 +241,17 @@ class Store(Leases, Trials):
         with self.session() as s:
             return s.get(Invite, token)
 
+    def claim_invite(self, token: str, claim: str) -> str | None:
+        """Claim invitation ``token`` for the browser holding secret ``claim``: the first claim wins, in one
+        transaction; the same claim again is accepted; another browser's (or an unknown token) gives None."""
+        with self.write() as s:
+            row = s.get(Invite, token, with_for_update=not self.sqlite)
+            if row is None:
+                return None
+            if row.claim is None:
+                row.claim = claim
+            return claim if row.claim == claim else None
+
     def use_invite(self, token: str) -> int | None:
         """The annotator of invitation ``token`` (created on first use); None for an unknown token."""
         inv = self.invite(token)

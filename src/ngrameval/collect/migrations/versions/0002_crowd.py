@@ -59,6 +59,8 @@ def upgrade() -> None:
         batch.add_column(sa.Column("consented", sa.DateTime(), nullable=True))
         batch.add_column(sa.Column("trained", sa.String(length=8), nullable=True))
         batch.create_unique_constraint("uq_annotator_square_row", ["square", "judge_index"])
+    with op.batch_alter_table("invite") as batch:
+        batch.add_column(sa.Column("claim", sa.String(length=64), nullable=True))
     with op.batch_alter_table("description") as batch:
         batch.add_column(sa.Column("assignment_id", sa.Integer(), nullable=True))
         batch.create_index("ix_description_assignment_id", ["assignment_id"])
@@ -110,5 +112,7 @@ def downgrade() -> None:
         batch.drop_column("trained")
         batch.drop_column("consented")
         batch.drop_column("square")
+    with op.batch_alter_table("invite") as batch:
+        batch.drop_column("claim")
     op.drop_table("lease")
     op.drop_table("assignment")
