@@ -291,7 +291,12 @@ def _measure_checked(
                 values = tuple(mean_rows(x) for x in sent)
                 name = spec.metric.display_name()
                 out[i] = MetricRows(name, signature(spec, n_refs), spec.fraction, values, mean_of_rows)
-    return unique_names([out[i] for i in range(len(specs))])
+    return unique_names([directed(out[i], specs[i]) for i in range(len(specs))])
+
+
+def directed(rows: MetricRows, spec: MetricSpec) -> MetricRows:
+    """``rows`` carrying the direction of ``spec``'s metric (lower is better for TER)."""
+    return replace(rows, higher_is_better=bool(getattr(spec.metric, "higher_is_better", True)))
 
 
 def _bleu_details(metric: BLEU, order: int, nist: bool) -> Callable[[FloatArray], dict[str, Any] | None]:

@@ -388,3 +388,8 @@ def _add_external_scores(q: argparse.ArgumentParser) -> None:
         "--scores-metric-column), correlated beside ngrameval's; with no system file, alone",
     )  # fmt: skip
     q.add_argument("--scores-metric-column", metavar="COL", help="--scores in long form: the metric column")
+    q.add_argument(
+        "--lower-is-better", metavar="METRIC[,METRIC]", action="append", default=[],
+        help="--scores metrics that are error rates (lower is better, as TER): negated before correlating and "
+        "testing, as mt-metrics-eval does (ngrameval's own metrics know their direction)",
+    )  # fmt: skip

@@ -97,6 +97,7 @@ class MetricComparison:
     systems: tuple[SystemScore, ...]
     pairs: tuple[PairTest, ...]
     ranking: tuple[RankEntry, ...] | None
+    higher_is_better: bool = True  # False for error rates (TER): the best system has the lowest score
 
 
 @dataclass(frozen=True)
@@ -171,9 +172,9 @@ def _label(k: int) -> str:
 
 
 def higher_is_better(rows: MetricRows) -> bool:
-    """The metric's direction: False for error rates (TER), whose scorer is the metric configuration and
-    says so (``higher_is_better``); True for every other metric."""
-    return bool(getattr(rows.scorer, "higher_is_better", True))
+    """The metric's direction (:attr:`MetricRows.higher_is_better`): False for error rates (TER) and external
+    scores declared lower-is-better."""
+    return rows.higher_is_better
 
 
 def rank(
@@ -472,7 +473,7 @@ def _paired_test(
                 sig[i, j] = sig[j, i] = t.significant
             ranking = rank(names, obs, sig, higher_is_better(r))
         sig_text = _signature(r, test, n, n_confidence, used_seed, correction)
-        out.append(MetricComparison(r.metric, sig_text, r.fraction, systems, tests, ranking))
+        out.append(MetricComparison(r.metric, sig_text, r.fraction, systems, tests, ranking, r.higher_is_better))
     return Comparison(test, n, n_confidence, used_seed, correction, alpha, confidence, baseline, tuple(out))
 
 

@@ -30,6 +30,7 @@ import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -65,6 +66,8 @@ class Rouge:
     length_limit: int = 0
     byte_limit: int = 0
     sentences: str = "lines"
+
+    higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if self.sentences not in SPLITTERS:

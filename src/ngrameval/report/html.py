@@ -226,6 +226,12 @@ def _correlations(sec: HumanSection) -> str:
         cap = (f"{level} level (n = {f.n}{'' if level == 'system' else ', every judged segment'}): coefficient "
                f"[{f.confidence * 100:g}% bootstrap interval, {f.n_resamples} resamples, seed {f.seed}]")  # fmt: skip
         out.append(table(["metric", *coefs], rows, cap))
+    negated = list(dict.fromkeys(c.metric for c in sec.correlations if c.negated))
+    if negated:
+        out.append(
+            f'<p class="note">{e(", ".join(negated))}: lower is better; scores negated before correlating '
+            "and testing (as mt-metrics-eval does), so a positive value means agreement with people.</p>"
+        )
     return "".join(out)
 
 

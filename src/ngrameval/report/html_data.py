@@ -111,7 +111,7 @@ def _intervals(rows: Sequence[MetricRows], names: Sequence[str], opts: ReportOpt
         lo, hi = np.quantile(s, q, axis=0)
         systems = tuple(SystemScore(n, float(obs[i]), float(s[:, i].mean()), float(lo[i]), float(hi[i]))
                         for i, n in enumerate(names))  # fmt: skip
-        out.append(MetricComparison(r.metric, r.signature, r.fraction, systems, (), None))
+        out.append(MetricComparison(r.metric, r.signature, r.fraction, systems, (), None, r.higher_is_better))
     return tuple(out)
 
 

@@ -45,18 +45,20 @@ def _k(fraction: bool) -> float:
 
 
 def scores_figure(metrics: Sequence[MetricComparison], confidence: float) -> Any:
-    """Each metric's score per system (x100 on the 0-1 scale) with its bootstrap interval, best on top."""
+    """Each metric's score per system (x100 on the 0-1 scale) with its bootstrap interval, best on top (the
+    lowest score of a lower-is-better metric such as TER)."""
     shown = list(metrics)[:MAX_PANELS]
     fig, axes = _panels(len(shown), height=0.6 + 0.28 * len(shown[0].systems))
     for ax, m in zip(axes, shown):
         k = _k(m.fraction)
-        systems = sorted(m.systems, key=lambda s: s.score)
+        sign = 1.0 if m.higher_is_better else -1.0
+        systems = sorted(m.systems, key=lambda s: sign * s.score)  # worst first: drawn at the bottom
         y = np.arange(len(systems))
         x = np.array([s.score for s in systems]) * k
         err = np.array([[s.score - s.ci_low, s.ci_high - s.score] for s in systems]).T * k
         ax.errorbar(x, y, xerr=np.maximum(err, 0), fmt="o", color="C0", ecolor="0.4", capsize=3, markersize=4)
         ax.set_yticks(y, [s.system for s in systems], fontsize=8)
-        ax.set_title(m.metric, fontsize=9)
+        ax.set_title(m.metric + ("" if m.higher_is_better else " (lower is better)"), fontsize=9)
         ax.set_xlabel(f"score{' x100' if m.fraction else ''}, {confidence * 100:g}% CI", fontsize=8)
         ax.grid(axis="x", alpha=0.3)
     return fig
