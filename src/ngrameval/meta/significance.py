@@ -78,7 +78,8 @@ class PairTest:
 @dataclass(frozen=True)
 class RankEntry:
     """A system's place: its rank range (1 + systems significantly better .. n - systems significantly
-    worse) and the letters of the groups of adjacent systems not significantly different."""
+    worse) and its letters in the compact letter display of the pairwise tests (:func:`letter_groups`): two
+    systems share a letter exactly when their difference is not significant."""
 
     system: str
     score: float
@@ -177,14 +178,57 @@ def higher_is_better(rows: MetricRows) -> bool:
     return rows.higher_is_better
 
 
+def _absorb(columns: list[frozenset[int]]) -> list[frozenset[int]]:
+    """The columns that are no subset of another (one copy of equal ones), in their order."""
+    out: list[frozenset[int]] = []
+    for k, c in enumerate(columns):
+        if any(c < d or (c == d and j < k) for j, d in enumerate(columns) if j != k):
+            continue
+        out.append(c)
+    return out
+
+
+def letter_groups(significant: NDArray[np.bool_]) -> list[frozenset[int]]:
+    """The compact letter display of a symmetric ``significant`` matrix whose rows are in rank order (best
+    first): Piepho's (2004) insert-and-absorb algorithm, then his sweep.
+
+    Start from one group holding every system. For each significant pair (i, j), every group holding both is
+    split into a copy without i and a copy without j, and any group contained in another is absorbed (dropped).
+    The sweep then drops a system from a group when each of its non-significant partners in that group shares
+    another group with it (and it keeps a group), and absorbs again. The result: two systems share a group if
+    and only if their difference is not significant. Groups are ordered by their best system (then the next), so
+    the group of the top system is ``a``.
+
+    >>> sig = np.array([[0, 0, 1], [0, 0, 0], [1, 0, 0]], dtype=bool)
+    >>> [sorted(g) for g in letter_groups(sig)]
+    [[0, 1], [1, 2]]
+    """
+    n = len(significant)
+    columns: list[frozenset[int]] = [frozenset(range(n))] if n else []
+    for i in range(n):
+        for j in range(i + 1, n):
+            if not significant[i, j]:
+                continue
+            split: list[frozenset[int]] = []
+            for c in columns:
+                split += [c - {i}, c - {j}] if i in c and j in c else [c]
+            columns = _absorb(split)
+    for k in range(len(columns)):
+        for x in sorted(columns[k]):
+            rest = columns[k] - {x}
+            others = [c for m, c in enumerate(columns) if m != k and x in c]
+            if others and all(any(y in c for c in others) for y in rest):
+                columns[k] = rest
+    columns = _absorb([c for c in columns if c])
+    return sorted(columns, key=sorted)
+
+
 def rank(
     names: Sequence[str], scores: FloatArray, significant: NDArray[np.bool_], higher_is_better: bool = True
 ) -> tuple[RankEntry, ...]:
-    """Systems best first (highest score, or lowest when not ``higher_is_better``), with rank ranges and groups
-    from a symmetric ``significant`` matrix.
-
-    A group is a maximal run of adjacent systems (in score order) among which no pair differs
-    significantly (the homogeneous subsets of Belz & Reiter's rank columns); a system may be in several.
+    """Systems best first (highest score, or lowest when not ``higher_is_better``), with rank ranges and the
+    letters of :func:`letter_groups` from a symmetric ``significant`` matrix: systems sharing a letter do not
+    differ significantly, and systems with no letter in common do.
 
     >>> sig = np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]], dtype=bool)
     >>> [(e.system, e.rank_low, e.rank_high, e.groups) for e in rank(["x", "y", "z"], np.array([3.0, 2, 1]), sig)]
@@ -193,20 +237,13 @@ def rank(
     n = len(names)
     key = scores if higher_is_better else -scores  # larger key = better system
     order = np.argsort(-key, kind="stable")
-    sub = significant[np.ix_(order, order)]
-    ends = []
-    for s in range(n):
-        e = s
-        while e + 1 < n and not sub[s : e + 2, s : e + 2].any():
-            e += 1
-        ends.append(e)
-    runs = [(s, ends[s]) for s in range(n) if s == 0 or ends[s] > ends[s - 1]]
+    groups = letter_groups(significant[np.ix_(order, order)])
     out = []
     for pos, i in enumerate(order.tolist()):
         better = int(np.count_nonzero(significant[i] & (key > key[i])))
         worse = int(np.count_nonzero(significant[i] & (key < key[i])))
-        groups = "".join(_label(g) for g, (s, e) in enumerate(runs) if s <= pos <= e)
-        out.append(RankEntry(names[i], float(scores[i]), 1 + better, n - worse, groups))
+        letters = "".join(_label(g) for g, members in enumerate(groups) if pos in members)
+        out.append(RankEntry(names[i], float(scores[i]), 1 + better, n - worse, letters))
     return tuple(out)
 
 

@@ -200,7 +200,8 @@ def _significance(data: ReportData, width: int) -> str:
         f"<p>{e(_TESTS[c.test])} ({e(n)}, seed {c.seed}); p-values {e(corr)}; significant at α = {c.alpha:g}. "
         "▲/▼ (and green/red): the row system is significantly better/worse than the column system. "
         "Rank: 1 + systems significantly better … n − systems significantly worse; systems sharing a group letter "
-        "do not differ significantly from each other.</p>",
+        "do not differ significantly, systems with no letter in common do (compact letter display of the pairwise "
+        "tests, Piepho 2004).</p>",
     ]
     for m in c.metrics:
         out += [f"<h3>{e(m.metric)}</h3>", '<div class="cols">', _ranking(m, data, width), "</div>",

@@ -46,7 +46,8 @@ def _text_metric(c: Comparison, m: MetricComparison, width: int, pairs: bool) ->
         lines += [
             "",
             "rank: 1 + systems significantly better .. n - systems significantly worse;",
-            "group: adjacent systems sharing a letter do not differ significantly from each other",
+            "group: systems sharing a letter do not differ significantly; systems with no letter in common do "
+            "(compact letter display of the pairwise tests, Piepho 2004)",
         ]
     else:
         # baseline layout (sacreBLEU's): every system's score and interval, then its test against the first
