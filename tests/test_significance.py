@@ -347,7 +347,7 @@ def _share_exactly_the_non_significant(groups: list[str], sig: np.ndarray) -> bo
 def test_letter_groups_follow_the_tests(cells: list[bool]) -> None:
     """Compact letter display (Piepho 2004): two systems share a letter if and only if their difference is not
     significant, for any symmetric significance matrix (even one that does not follow the scores)."""
-    n = int(round(len(cells) ** 0.5))
+    n = round(len(cells) ** 0.5)
     sig = np.array(cells, dtype=bool).reshape(n, n)
     sig = np.triu(sig, 1) | np.triu(sig, 1).T
     entries = rank([f"s{i}" for i in range(n)], np.arange(n, 0, -1, dtype=float), sig)
