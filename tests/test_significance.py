@@ -434,3 +434,24 @@ def test_pinc_compared_with_its_source() -> None:
     m = res.metrics[0]
     assert m.systems[0].score == 0.0 and m.systems[1].score == pytest.approx(ne.pinc(b, src).score)
     assert m.signature.startswith("PINC|nrefs:src|")
+
+
+@pytest.mark.filterwarnings("ignore:with .* (AR trials|bootstrap resamples):UserWarning")
+def test_one_interval_per_system_and_seed() -> None:
+    """The interval of a system does not depend on the test (AR draws its masks first) nor on the command:
+    compare (AR), compare --paired-bs and score --confidence (``intervals``) give the same numbers."""
+    from ngrameval.api import measure
+    from ngrameval.meta.significance import intervals
+    from ngrameval.metrics.registry import parse_specs
+
+    systems = {"a": ["the cat sat on the mat", "a dog", "it rains", "we go"],
+               "b": ["the cat is on a mat", "dog", "it is raining", "we went"],
+               "c": ["cat", "a dog barks", "rain today", "going"]}  # fmt: skip
+    refs = ["the cat sat on the mat", "a dog barks", "it is raining", "we went"]
+    rows = measure(systems, refs, parse_specs("bleu,ter"))
+    ar = paired_test(rows, list(systems), n_resamples=50, n_confidence=200, seed=7)
+    bs = paired_test(rows, list(systems), test="bs", n_resamples=200, seed=7)
+    alone = intervals(rows, n_resamples=200, seed=7)
+    for m_ar, m_bs, (lo, hi) in zip(ar.metrics, bs.metrics, alone, strict=True):
+        assert [(s.ci_low, s.ci_high) for s in m_ar.systems] == [(s.ci_low, s.ci_high) for s in m_bs.systems]
+        assert [(s.ci_low, s.ci_high) for s in m_ar.systems] == list(zip(lo.tolist(), hi.tolist(), strict=True))

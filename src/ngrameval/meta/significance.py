@@ -422,8 +422,10 @@ def paired_test(
 
     ``test``: ``"ar"`` (approximate randomisation, default 10,000 trials) or ``"bs"`` (paired bootstrap,
     default 1,000 resamples); system confidence intervals come from ``n_confidence`` bootstrap
-    resamples under AR and from the test's own resamples under BS. ``seed=None`` draws a seed from
-    the OS and records it in the result. ``correction`` over the pairs tested: holm, bonferroni, none.
+    resamples under AR and from the test's own resamples under BS, both drawn by a generator seeded with
+    ``seed`` alone, so one system, seed and number of resamples has one interval (:func:`intervals`).
+    ``seed=None`` draws a seed from the OS and records it in the result. ``correction`` over the pairs
+    tested: holm, bonferroni, none.
     ``jobs``: threads for the resampling (``None``: every core), with the ``jobs=1`` result bit for bit.
     ``progress``: bars on standard error (:mod:`ngrameval.progress`), the same result.
     """
@@ -473,7 +475,9 @@ def _paired_test(
         for c in randomisation_counts(rows, pairs, n, rng, jobs):
             p_values.append(((c + 1) / (n + 1)).astype(np.float64))
             wins.append(None)
-        boot = bootstrap_scores(rows, n_confidence, rng, jobs)
+        # the intervals from their own generator of the same seed: one system and seed, one interval, the same
+        # as score --confidence, compare --paired-bs and the report give (sacreBLEU draws them after the masks)
+        boot = bootstrap_scores(rows, n_confidence, np.random.default_rng(used_seed), jobs)
     else:
         boot = bootstrap_scores(rows, n, rng, jobs)
         for scores, obs, r in zip(boot, observed, rows):
