@@ -50,15 +50,17 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def _demo_report(path: str, width: int) -> None:
-    """``demo --report``: the HTML report of the bundled sample (its metrics, the relevance judgments)."""
-    from ngrameval.demo import PLANE_CRITERION, REPORT_METRICS, load_sample, sample_human
+    """``demo --report``: the HTML report of the bundled sample: the demo's metrics, its relevance judgments and
+    its plane (with the demo's text settings), so the page shows the numbers the terminal does."""
+    from ngrameval.demo import DEMO_METRICS, PLANE_CRITERION, PLANE_TEXT, load_sample, sample_human
     from ngrameval.report.html import render_html
     from ngrameval.report.html_data import build_report
 
     systems, refs = load_sample()
     humans = [sample_human(PLANE_CRITERION)]
     title, command = "ngrameval demo: the SummEval sample", f"ngrameval demo --report {path}"
-    data = build_report(systems, refs, parse_specs(REPORT_METRICS), humans=humans, title=title, command=command)
+    data = build_report(systems, refs, parse_specs(DEMO_METRICS), humans=humans, title=title, command=command,
+                        plane_text=PLANE_TEXT)  # fmt: skip
     write_atomic(path, render_html(data, width))
     sys.stderr.write(f"ngrameval: wrote {path}\n")
 

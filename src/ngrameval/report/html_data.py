@@ -172,11 +172,13 @@ def build_report(
     title: str = "ngrameval report",
     command: str = "",
     jobs: int | None = 1,
+    plane_text: Preprocess | None = None,
 ) -> ReportData:
     """Scores with intervals, all-pairs tests and ranking, correlations with ``humans`` and their planes, the
     compare-mt analysis (two systems or more) and, with ``source``, the paraphrase scores — as far as the
     inputs allow (a section that cannot be computed says why in its notes). ``jobs``: threads for scoring and
-    resampling (the numbers do not depend on it)."""
+    resampling (the numbers do not depend on it). ``plane_text``: the text settings of the (alpha, N) planes
+    (default: those of the first metric)."""
     seg_refs = segment_major(refs)
     names = list(systems)
     rows = measure(systems, seg_refs, specs, source, jobs)
@@ -191,7 +193,7 @@ def build_report(
     else:
         metrics = _intervals(rows, names, opts)
     pre = specs[0].pre
-    found = _planes(systems, seg_refs, humans, pre) if humans else []
+    found = _planes(systems, seg_refs, humans, plane_text or pre) if humans else []
     sections = tuple(_human_section(rows, h, f, opts) for h, f in zip(humans, found, strict=True))
     text = Preprocess(pre.tokenize, pre.lowercase)  # the analysis shows words: no stemming, no stop-word removal
     enc = an.encode(systems, seg_refs, text)
