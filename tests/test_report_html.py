@@ -20,6 +20,7 @@ from ngrameval.meta.plane import Plane
 from ngrameval.metrics.registry import parse_specs
 from ngrameval.report.html import render_html
 from ngrameval.report.html_data import ReportOptions, build_report
+from ngrameval.tabular import p_text
 from ngrameval.text.pipeline import Preprocess
 
 pytest.importorskip("matplotlib")
@@ -130,7 +131,7 @@ def test_tables_hold_the_numbers_of_score_and_compare(
             delta = p["delta"]
             if head.index(a) > head.index(b):  # the upper triangle shows the better-ranked row
                 a, b, delta = b, a, -delta
-            assert matrix[a][head.index(b)].startswith(f"{delta:+.2f} p={p['p_adjusted']:.2g}")
+            assert matrix[a][head.index(b)].startswith(f"{delta:+.2f} p={p_text(p['p_adjusted'])}")
         assert m["signature"] in sigs
 
 

@@ -88,8 +88,9 @@ class Score:
         return f"Score({self.system!r}, {self.metric} {self.score:.6g} on {self.scale}{per}, {self.signature!r})"
 
     def _repr_html_(self) -> str:
-        return html_table(["system", "metric", "score", "scale", "signature"],
-                          [[self.system, self.metric, self.score, self.scale, self.signature]])  # fmt: skip
+        """As :class:`Scores` and text output show it: x100 on the 0-1 scale (NIST on its own)."""
+        head = ["system", "metric", "score x100" if self.fraction else "score", "signature"]
+        return html_table(head, [[self.system, self.metric, self.score100, self.signature]], digits=4)
 
 
 class Scores(list[Score]):

@@ -131,17 +131,20 @@ class Comparison:
         return to_pandas([{"metric": m.metric, **dataclasses.asdict(p)} for m in self.metrics for p in m.pairs])
 
     def _repr_html_(self) -> str:
-        """Per metric, the ranking (rank range and groups of systems that do not differ significantly)."""
+        """Per metric, the ranking (rank range and letter groups), scores x100 on the 0-1 scale as text output
+        and :class:`~ngrameval.api.Scores` show them."""
         parts = []
         for m in self.metrics:
+            k = 100.0 if m.fraction else 1.0
             if m.ranking is None:
-                rows = [[s.system, s.score, s.ci_low, s.ci_high, "", ""] for s in m.systems]
+                rows = [[s.system, s.score * k, s.ci_low * k, s.ci_high * k, "", ""] for s in m.systems]
             else:
                 ci = {s.system: s for s in m.systems}
-                rows = [[r.system, r.score, ci[r.system].ci_low, ci[r.system].ci_high,
+                rows = [[r.system, r.score * k, ci[r.system].ci_low * k, ci[r.system].ci_high * k,
                          f"{r.rank_low}-{r.rank_high}", r.groups] for r in m.ranking]  # fmt: skip
             caption = f"{m.metric}: {self.test}, {self.correction} correction, significance level {self.alpha:g}"
-            parts.append(html_table(["system", "score", "ci low", "ci high", "rank", "groups"], rows, caption, 4))
+            head = ["system", "score x100" if m.fraction else "score", "ci low", "ci high", "rank", "groups"]
+            parts.append(html_table(head, rows, caption, 4))
         return "".join(parts)
 
 

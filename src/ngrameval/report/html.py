@@ -24,6 +24,7 @@ from ngrameval.meta.correlate import Correlation
 from ngrameval.meta.plane import Plane
 from ngrameval.meta.significance import MetricComparison
 from ngrameval.report.html_data import HumanSection, ReportData
+from ngrameval.tabular import p_text
 
 _TESTS = {"ar": "paired approximate randomisation", "bs": "paired bootstrap resampling"}
 
@@ -170,7 +171,7 @@ def _matrix(m: MetricComparison, width: int) -> str:
             if p.significant:
                 better = pos[a] < pos[b]
                 mark, cls = (" ▲", "better") if better else (" ▼", "worse")
-            cells.append(td(f"{delta * k:+.{width}f} p={p.p_adjusted:.2g}{mark}", p.p_adjusted, cls))
+            cells.append(td(f"{delta * k:+.{width}f} p={p_text(p.p_adjusted)}{mark}", p.p_adjusted, cls))
         rows.append(cells)
     return table(["row − column", *order], rows, f"{m.metric}: pairwise differences and adjusted p-values",
                  sortable=False, extra="matrix")  # fmt: skip
@@ -242,8 +243,8 @@ def _differences(sec: HumanSection) -> str:
     d0 = sec.differences[0]
     rows = [[td(d.metric_a, cls="l"), td(d.metric_b, cls="l"), td(f"{d.value_a:.3f}", d.value_a),
              td(f"{d.value_b:.3f}", d.value_b), td(f"{d.r_ab:.3f}", d.r_ab),
-             td("n/a" if d.williams_p is None else f"{d.williams_p:.3g}", d.williams_p),
-             td(f"{d.permutation_p:.3g}", d.permutation_p)] for d in sec.differences]  # fmt: skip
+             td(p_text(d.williams_p), d.williams_p), td(p_text(d.permutation_p), d.permutation_p)]
+            for d in sec.differences]  # fmt: skip
     cap = (f"Is metric A's {d0.coefficient} with people higher than B's? ({d0.level} level, n = {d0.n}; "
            f"Williams' test for Pearson; permutation test, {d0.n_resamples} trials, seed {d0.seed})")  # fmt: skip
     head = ["metric A", "metric B", f"{d0.coefficient} A", f"{d0.coefficient} B", "r(A, B)", "Williams p",

@@ -10,6 +10,7 @@ from typing import Any
 from ngrameval.io.write import dumps_json
 from ngrameval.meta.significance import Comparison, MetricComparison
 from ngrameval.report.table import table
+from ngrameval.tabular import p_text
 
 _SCALED = ("score", "mean", "ci_low", "ci_high", "score_a", "score_b", "delta")
 _TESTS = {"ar": "approximate randomisation", "bs": "paired bootstrap"}
@@ -59,17 +60,18 @@ def _text_metric(c: Comparison, m: MetricComparison, width: int, pairs: bool) ->
                 p.system_a,
                 p.system_b,
                 f"{p.delta * k:+.{width}f}",
-                f"{p.p_value:.4f}",
-                f"{p.p_adjusted:.4f}",
+                p_text(p.p_value),
+                *([] if c.correction == "none" else [p_text(p.p_adjusted)]),
                 "*" if p.significant else "",
                 *([] if p.win_rate is None else [f"{p.win_rate:.3f}"]),
             ]
             for p in m.pairs
         ]
         wins = [] if c.test == "ar" else ["A wins"]
+        adjusted = [] if c.correction == "none" else [f"p ({c.correction})"]  # none: p is the p tested
         lines += [
             "",
-            *table(["system A", "system B", "A - B", "p", f"p ({c.correction})", "sig", *wins], pair_rows, 2),
+            *table(["system A", "system B", "A - B", "p", *adjusted, "sig", *wins], pair_rows, 2),
         ]
     return [*lines, "", f"  {m.signature}", ""]
 
