@@ -501,6 +501,18 @@ class RougeScore:
         return float(self.items.f.mean()) if len(self.items.f) else 0.0
 
 
+class RougeScores(dict[str, RougeScore]):
+    """What :func:`rouge` returns: spec -> :class:`RougeScore`, with ``to_dict()`` and ``to_pandas()`` (one row
+    per spec: metric, recall, precision, F as fractions, signature) like every other result."""
+
+    def to_dict(self) -> list[dict[str, object]]:
+        return [{"spec": k, "metric": s.metric, "recall": s.recall, "precision": s.precision, "f": s.f,
+                 "signature": s.signature} for k, s in self.items()]  # fmt: skip
+
+    def to_pandas(self) -> Any:
+        return to_pandas(self.to_dict(), index="spec")
+
+
 def rouge(
     hyps: Sequence[str],
     refs: RefsLike,
@@ -515,7 +527,7 @@ def rouge(
     byte_limit: int = 0,
     sentences: str = "lines",
     normalize: str | None = None,
-) -> dict[str, RougeScore]:
+) -> RougeScores:
     """ROUGE of one system, per item and averaged, keyed by the spec given (``rouge-2``, ``rouge-su4``,
     ``rouge-w:w=1.5`` ...). Sentences are separated by ``"\n"`` inside a text (ROUGE-L/W use them).
 
@@ -536,6 +548,8 @@ def rouge(
         metrics = split_specs(metrics)  # "rouge-1,rouge-l" as the CLI's -m
     elif not isinstance(metrics, Sequence) or not all(isinstance(m, str) for m in metrics):
         raise InputTypeError(f"metrics must be a spec string or a list of them, got {metrics!r}")
+    else:
+        metrics = [s for m in metrics for s in (split_specs(m) if m.strip().lower() == "rouge" else [m])]
     defaults: dict[str, object] = {"profile": profile, "alpha": alpha}
     defaults.update(length_limit=length_limit, byte_limit=byte_limit, **({"multi": multi} if multi else {}))
     defaults["sentences"] = sentences
@@ -554,4 +568,4 @@ def rouge(
         (scores,) = item_scores([m for _, _, m in group], [hyps], flat, seg, pre)
         for (name, spec, metric), items in zip(group, scores):
             out[name] = RougeScore(metric.display_name(), signature(spec, n_refs), items)
-    return {name: out[name] for name in metrics}
+    return RougeScores((name, out[name]) for name in metrics)

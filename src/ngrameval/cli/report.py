@@ -41,7 +41,11 @@ def cmd_metrics(args: argparse.Namespace) -> int:
             dumps_json([dict(zip(("metric", "option", "default", "valid"), r, strict=True)) for r in rows])
         )
         return 0
-    lines = [f"Metric specs: NAME[:OPTION=VALUE,...] ({valid_names()}); 'rouge' stands for every rouge-* name.", ""]
+    lines = [
+        f"Metric specs: NAME[:OPTION=VALUE,...] ({valid_names()}); in the option table, 'rouge' stands for "
+        "every rouge-* name.",
+        "",
+    ]
     lines += table(["metric", "option", "default", "valid values"], [list(r) for r in rows], left=4)
     lines += ["", "Text options of every spec but chrf/chrf++/ter (default: -tok, -lc, --stem, --stopwords):"]
     lines += [f"  {key}: {valid}" for key, valid in TEXT_OPTIONS.items()]
