@@ -141,8 +141,22 @@ def test_where_filters_the_scores_files_too(files: dict[str, str], capsys: pytes
                                  + "".join(f"y\t{s}\t{-v}\n" for s, v in DA.items()))  # fmt: skip
     (d / "comet_lp.csv").write_text("lp,system,COMET\n" + "".join(f"x,{s},{v}\n" for s, v in COMET.items())
                                     + "".join(f"y,{s},{-v}\n" for s, v in COMET.items()))  # fmt: skip
-    code, out, err = _run(capsys, "correlate", "-j", str(d / "da_lp.tsv"), "--where", "lp=x", "--scores",
-                          str(d / "comet_lp.csv"), "--coefficients", "pearson", "--confidence-n", "20", "-f", "json")
+    code, out, err = _run(
+        capsys,
+        "correlate",
+        "-j",
+        str(d / "da_lp.tsv"),
+        "--where",
+        "lp=x",
+        "--scores",
+        str(d / "comet_lp.csv"),
+        "--coefficients",
+        "pearson",
+        "--confidence-n",
+        "20",
+        "-f",
+        "json",
+    )
     assert code == 0, err
     (c,) = json.loads(out)
     comet, da = np.array(list(COMET.values())), np.array(list(DA.values()))

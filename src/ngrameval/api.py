@@ -208,8 +208,9 @@ def _measure_valid(
     """:func:`measure` of texts already checked (:mod:`ngrameval.validate`), specs too: the lengths agree."""
     for name, hyps in systems.items():
         if len(hyps) != len(seg_refs):
+            who = "hyps" if list(systems) == ["system"] else f"system {name!r}"  # one system: the API's hyps
             raise InputError(
-                f"system {name} has {len(hyps)} segments but the references have {len(seg_refs)}"
+                f"{who} has {len(hyps)} segment{'' if len(hyps) == 1 else 's'} but the references have {len(seg_refs)}"
                 + validate.stream_major_hint(seg_refs, len(hyps))
             )
     if source is not None and len(source) != len(seg_refs):

@@ -75,8 +75,8 @@ def _correlate_inputs(
 
 def _judged_note(h: HumanScores) -> str:
     """How many judgments a criterion has and how many of its cells (systems, or system x segment) have none."""
-    what = "systems" if h.segment is None else "(system, segment) cells"
-    return f"{h.criterion}: {h.judgments} judgments; {h.missing} {what} without one"
+    what = ("system" if h.segment is None else "(system, segment) cell") + ("" if h.missing == 1 else "s")
+    return f"{h.criterion}: {h.judgments} judgment{'' if h.judgments == 1 else 's'}; {h.missing} {what} without one"
 
 
 def _epsilon_notes(results: Sequence[Any]) -> list[str]:
