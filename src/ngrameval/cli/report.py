@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -109,8 +110,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         coefficients=tuple(_coefficients(args.coefficients)), n_corr_resamples=args.correlation_confidence_n,
         examples=args.examples, max_pairs=args.max_pairs,
     )  # fmt: skip
+    base = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
+    command = command_line("ngrameval report", vars(args), defaults=args._defaults, base=base)
     data = build_report(systems, refs, specs, source=source, humans=humans, options=opts, title=args.title,
-                        command=command_line("ngrameval report", vars(args)), jobs=args.jobs)  # fmt: skip
+                        command=command, jobs=args.jobs)  # fmt: skip
     _emit(render_html(data, _digits(args, 2)), args.output)
     if args.output:
         sys.stderr.write(f"ngrameval: wrote {args.output}\n")
@@ -151,6 +154,7 @@ def add_parser(sub: Any) -> None:
     _add_width(rp, 2)
     rp.add_argument("-o", "--output", metavar="FILE", help="write the HTML here (atomically) instead of stdout")
     rp.set_defaults(func=cmd_report)
+    rp.set_defaults(_defaults={a.dest: a.default for a in rp._actions})  # the command block shows what was set
 
     ms = sub.add_parser("metrics", help="every metric spec with its options, defaults and valid values")
     ms.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
