@@ -62,3 +62,12 @@ def test_judgment_note_counts_in_the_right_number() -> None:
 
     h = HumanScores("da", ("a", "b"), np.array([0.1, np.nan]), None, 1, 1)
     assert _judged_note(h) == "da: 1 judgment; 1 system without one"
+
+
+def test_rouge_l_and_rouge_lsum_are_named_as_asked(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Under ROUGE-1.5.5's profile both read lines as sentences (the same numbers); they print as asked, not as
+    ROUGE-L and ROUGE-L #2."""
+    h, r = files
+    assert main(["score", h, "-r", r, "-m", "rouge-l,rouge-lsum"]) == 0
+    out = capsys.readouterr().out
+    assert "ROUGE-Lsum" in out and "#2" not in out

@@ -201,7 +201,7 @@ def _rouge_name(name: str) -> dict[str, Any] | None:
     if m["n"]:
         return {"variant": "n", "n": int(m["n"])}
     if m["l"]:
-        return {"variant": "l", **({"split": True} if m["l"] == "lsum" else {})}
+        return {"variant": "l", **({"split": True, "lsum": True} if m["l"] == "lsum" else {})}
     if m["w"]:
         return {"variant": "w"}
     return {"variant": m["s"], "gap": None if m["gap"] in (None, "*") else int(m["gap"])}
