@@ -237,7 +237,8 @@ def _measure_checked(
     texts = list(systems.values())
     n_refs = sorted(set(map(len, seg_refs)))
     out: dict[int, MetricRows] = {}
-    for pre, group in _progress.counted(by_text.items(), advance, lambda item: len(item[1]) * len(seg_refs)):
+    n_seg = len(seg_refs)  # the bar advances by n_seg for every metric as soon as its rows are made
+    for pre, group in by_text.items():
         rouge = [(i, sp.metric, signature(sp, n_refs)) for i, sp in group if isinstance(sp.metric, Rouge)]
         if rouge:
             # one tokenization of every text for all ROUGE variants of this text setting; R, P and F of one
@@ -248,6 +249,7 @@ def _measure_checked(
                 k = variants.index(replace(rm, stat="f"))
                 values = tuple(mean_rows(items[k].stat(rm.stat)) for items in per_system)
                 out[i] = MetricRows(rm.display_name(), sig, True, values, mean_of_rows)
+            advance(len(rouge) * n_seg)
         own = [(i, sp, sp.metric) for i, sp in group if isinstance(sp.metric, OWN_ROWS)]
         if own:
             flat, seg = flatten(seg_refs)
@@ -265,6 +267,7 @@ def _measure_checked(
                 else:
                     values = tuple(ter_rows(om, raw, flat, seg))
                 out[i] = MetricRows(om.display_name(), signature(spec, n_refs), True, values, om)
+                advance(n_seg)
         if len(rouge) + len(own) == len(group):
             continue
         counted = [(i, sp, sp.metric) for i, sp in group if not isinstance(sp.metric, SENTENCE_METRICS)]
@@ -287,12 +290,14 @@ def _measure_checked(
                 out[i] = MetricRows(
                     metric.display_name(), signature(spec, n_refs), spec.fraction, values, scorer, details
                 )
+            advance(len(counted) * n_seg)
         for i, spec in group:
             if built is not None and isinstance(spec.metric, PINC | SE):
                 sent = sentence_scores(spec.metric, texts, built, source)
                 values = tuple(mean_rows(x) for x in sent)
                 name = spec.metric.display_name()
                 out[i] = MetricRows(name, signature(spec, n_refs), spec.fraction, values, mean_of_rows)
+                advance(n_seg)
     return unique_names([directed(out[i], specs[i]) for i in range(len(specs))])
 
 
