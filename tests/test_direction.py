@@ -122,3 +122,18 @@ def test_summary_heading_says_when_a_value_is_mapped_to_r_plus_1_over_2() -> Non
             SetSummary("da", "system", "accuracy", "BLEU", 2, 0.8, None, None, None)]  # fmt: skip
     text = summary_text(rows)
     assert "avg (pearson + 1) / 2" in text and "avg accuracy" in text and "[0,1]" not in text
+
+
+def test_compare_text_and_scatter_state_the_direction() -> None:
+    pytest.importorskip("matplotlib")
+    from ngrameval.meta.significance import paired_test
+    from ngrameval.report.html_figures import human_figure
+    from ngrameval.report.significance import render_comparison
+
+    rows = measure(HYPS, REF, parse_specs("bleu,ter"))
+    text = render_comparison(paired_test(rows, list(HYPS), n_resamples=199, n_confidence=20, correction="none"))
+    assert "TER (lower is better: the best system has the lowest score)" in text
+    assert "BLEU (lower" not in text
+    scores = {r.metric: r.corpus() for r in rows}
+    fig = human_figure(_human(), scores, {"BLEU": True, "TER": True}, lower=["TER"])
+    assert [ax.get_title() for ax in fig.axes] == ["BLEU", "TER (lower is better)"]

@@ -319,6 +319,7 @@ def _human(sec: HumanSection, data: ReportData, index: int, width: int) -> str:
         out += [f'<h3 id="plane-{index}">The evaluation plane</h3>', _plane(sec.plane)]
     scores = {m.metric: np.array([s.score for s in m.systems]) for m in data.metrics}
     fractions = {m.metric: m.fraction for m in data.metrics}
+    lower = [m.metric for m in data.metrics if not m.higher_is_better]
     rows = [[td(s, cls="l"), td(_fmt(h.system[i], 1.0, 3), h.system[i]),
              *(td(_fmt(scores[m][i], _k(fractions[m]), width), scores[m][i]) for m in scores)]
             for i, s in enumerate(h.systems)]  # fmt: skip
@@ -328,7 +329,7 @@ def _human(sec: HumanSection, data: ReportData, index: int, width: int) -> str:
         "the points are listed in the table below."
     )
     out += ["<h3>Metrics against people, per system</h3>",
-            figure(lambda: _figures().human_figure(h, scores, fractions), alt,
+            figure(lambda: _figures().human_figure(h, scores, fractions, lower), alt,
                    f"Each point is a system: mean human {h.criterion} (x) and the metric's corpus score (y); a label "
                    "that would overlap another is left out (every point is in the table below)."),
             f"<details><summary>points</summary>{tbl}</details>"]  # fmt: skip

@@ -143,15 +143,18 @@ def word_figure(w: WordAccuracy) -> Any:
     return fig
 
 
-def human_figure(human: HumanScores, scores: Mapping[str, FloatArray], fractions: Mapping[str, bool]) -> Any:
-    """Metric (y) against the mean human score (x), a labelled point per judged system, one panel per metric."""
+def human_figure(
+    human: HumanScores, scores: Mapping[str, FloatArray], fractions: Mapping[str, bool], lower: Sequence[str] = ()
+) -> Any:
+    """Metric (y) against the mean human score (x), a labelled point per judged system, one panel per metric;
+    the metrics named in ``lower`` are lower-is-better (their titles say so: agreement slopes down)."""
     names = list(scores)[:MAX_PANELS]
     fig, axes = _panels(len(names))
     keep = ~np.isnan(human.system)
     for ax, name in zip(axes, names):
         y = scores[name] * _k(fractions[name])
         ax.scatter(human.system[keep], y[keep], s=16, color="C0")
-        ax.set_title(name, fontsize=9)
+        ax.set_title(name + (" (lower is better)" if name in lower else ""), fontsize=9)
         ax.set_xlabel(f"human {human.criterion} (mean)", fontsize=8)
         ax.set_ylabel(f"{name}{' x100' if fractions[name] else ''}", fontsize=8)
         ax.grid(alpha=0.3)

@@ -29,7 +29,9 @@ def _text_metric(c: Comparison, m: MetricComparison, width: int, pairs: bool) ->
     k = 100.0 if m.fraction else 1.0
     n = f"{c.n_resamples} {'trials' if c.test == 'ar' else 'resamples'}"
     corr = "uncorrected" if c.correction == "none" else f"{c.correction}-corrected"
-    lines = [f"{m.metric}: {_TESTS[c.test]} ({n}, seed {c.seed}), p {corr}, significance level {c.alpha:g}", ""]
+    direction = "" if m.higher_is_better else " (lower is better: the best system has the lowest score)"
+    lines = [f"{m.metric}{direction}: {_TESTS[c.test]} ({n}, seed {c.seed}), p {corr}, significance level {c.alpha:g}",
+             ""]  # fmt: skip
     ci = f"{c.confidence * 100:g}% CI"
     if m.ranking is not None:
         score = {s.system: s for s in m.systems}
