@@ -322,11 +322,20 @@ def test_demo_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
     out = tmp_path / "demo.html"
     _demo_report(str(out), 2)
-    page = out.read_text(encoding="utf-8")
+    page = out.read_text(encoding="utf-8").replace("|<wbr>", "|")  # signatures wrap only after their separators
     assert "ngrameval demo: the SummEval sample" in page and "M23" in page and "relevance" in page
     assert "BLEU|nrefs:11|tok:13a" in page and "ngrameval demo --report" in page
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "") and "https://" not in page
     assert f"wrote {out}" in capsys.readouterr().err
+    # the report is the demo: the same metrics and the plane under the same text settings (best cell and value)
+    from ngrameval.demo import run_demo
+
+    scores, _, best = run_demo()
+    for s in scores:
+        assert f"<b>{s.metric}</b>" in page, s.metric
+    assert "chrF2" not in page
+    assert f"best member AEv(alpha={best.best_alpha:g}, N={best.best_order}), r2 = {best.best_value * 100:.1f}" in page
+    assert best.signature in page
 
 
 def test_bleu_breakdown_as_sacrebleu_prints_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -85,8 +85,8 @@ def test_rouge_score_scorer(files: dict[str, Path]) -> None:
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"], use_stemmer=True)
     argv = [*NGRAMEVAL, "score", str(files["hyp"]), "-r", str(files["ref"]), "-m", "rouge-1,rouge-2,rouge-l,rouge-lsum",
             "--rouge-profile", "rouge-score", "--stem", "--sentence", "-f", "json"]  # fmt: skip
-    rows = json.loads(run(argv))  # in the order of -m; ROUGE-1.5.5's names: rougeL is ROUGE-L-sent, rougeLsum ROUGE-L
-    assert [r["metric"] for r in rows] == ["ROUGE-1", "ROUGE-2", "ROUGE-L-sent", "ROUGE-L"]
+    rows = json.loads(run(argv))  # in the order of -m; rougeL is ROUGE-L-sent (whole texts), rougeLsum ROUGE-Lsum
+    assert [r["metric"] for r in rows] == ["ROUGE-1", "ROUGE-2", "ROUGE-L-sent", "ROUGE-Lsum"]
     pairs = [scorer.score(r, h) for h, r in zip(hyps, refs)]
     for row, key in zip(rows, ("rouge1", "rouge2", "rougeL", "rougeLsum")):
         assert row["sentences"] == pytest.approx([100 * p[key].fmeasure for p in pairs], abs=1e-9), key

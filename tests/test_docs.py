@@ -58,11 +58,12 @@ def example_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_mkdocs_build_strict(tmp_path: Path) -> None:
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     run = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(out)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -70,15 +71,57 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
         timeout=300,
     )
     assert run.returncode == 0, run.stderr[-4000:]
-    for page in ("index.html", "cli/index.html", "api/ngrameval/index.html", "guides/mt/index.html"):
+    return out
+
+
+def test_mkdocs_build_strict(site: Path) -> None:
+    # pages are name.html (use_directory_urls: false), so links work when the site is opened from files
+    for page in ("index.html", "cli.html", "api/ngrameval.html", "guides/mt.html"):
         assert (site / page).is_file(), page
-    cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
+    cli = (site / "cli.html").read_text(encoding="utf-8")
     assert "ngrameval corpus export" in cli and "--paired-bs-n" in cli
-    api = (site / "api" / "ngrameval" / "index.html").read_text(encoding="utf-8")
+    api = (site / "api" / "ngrameval.html").read_text(encoding="utf-8")
     for name in ("ngrameval.bleu", "ngrameval.score", "ngrameval.Score", "ngrameval.Preprocess"):
         assert f'id="{name}"' in api, name
-    changelog = (site / "changelog" / "index.html").read_text(encoding="utf-8")
+    changelog = (site / "changelog.html").read_text(encoding="utf-8")
     assert "Deprecated" in changelog and "--sig-level" in changelog
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert 'href="guides/mt.html"' in index and "unpkg.com" not in index  # no script from the network
+    assert (site / "search" / "search_index.js").is_file()  # the offline plugin's inlined index
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM}")
+def test_site_works_from_files(site: Path) -> None:
+    """Opened from file://: a guide link opens its page, search finds pages (the Worker shim), and code blocks
+    wrap instead of scrolling in an 800 px window."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (Python package)")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto((site / "index.html").as_uri())
+            page.get_by_role("link", name="Machine translation (from sacreBLEU)").first.click()
+            page.wait_for_load_state()
+            assert page.url.endswith("/guides/mt.html") and "Machine translation" in page.title()
+            page.goto((site / "index.html").as_uri())
+            page.keyboard.press("s")  # Material's shortcut: focus the search box
+            page.keyboard.type("paired bootstrap")
+            page.wait_for_selector(".md-search-result__item", timeout=20_000)
+            assert page.locator(".md-search-result__item").count() > 0
+            narrow = browser.new_page(viewport={"width": 800, "height": 900})
+            narrow.goto((site / "guides" / "mt.html").as_uri())
+            overflow = narrow.evaluate(
+                "Math.max(0, ...[...document.querySelectorAll('pre > code')].map(c => c.scrollWidth - c.clientWidth))"
+            )
+            assert overflow <= 1
+            assert not errors, errors
+        finally:
+            browser.close()
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

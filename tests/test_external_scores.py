@@ -132,3 +132,32 @@ def test_segment_scores_must_cover_judged_cells(files: dict[str, str], capsys: p
     assert code == 0, err
     got = {c["coefficient"]: c for c in json.loads(out)}
     assert got["acc-eq"]["epsilon"] is not None and 0 <= got["acc-eq"]["value"] <= 1
+
+
+def test_where_filters_the_scores_files_too(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """--where lp=x keeps the judgments and the --scores rows of x; the lp column is not read as a metric."""
+    d = Path(files["dir"])
+    (d / "da_lp.tsv").write_text("lp\tsystem\tscore\n" + "".join(f"x\t{s}\t{v}\n" for s, v in DA.items())
+                                 + "".join(f"y\t{s}\t{-v}\n" for s, v in DA.items()))  # fmt: skip
+    (d / "comet_lp.csv").write_text("lp,system,COMET\n" + "".join(f"x,{s},{v}\n" for s, v in COMET.items())
+                                    + "".join(f"y,{s},{-v}\n" for s, v in COMET.items()))  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        "correlate",
+        "-j",
+        str(d / "da_lp.tsv"),
+        "--where",
+        "lp=x",
+        "--scores",
+        str(d / "comet_lp.csv"),
+        "--coefficients",
+        "pearson",
+        "--confidence-n",
+        "20",
+        "-f",
+        "json",
+    )
+    assert code == 0, err
+    (c,) = json.loads(out)
+    comet, da = np.array(list(COMET.values())), np.array(list(DA.values()))
+    assert c["metric"] == "COMET" and c["value"] == pytest.approx(np.corrcoef(comet, da)[0, 1], abs=1e-12)

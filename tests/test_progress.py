@@ -193,3 +193,38 @@ def test_task_rules(monkeypatch: pytest.MonkeyPatch) -> None:
         assert outer.done == 4000 and set(map(id, created)) == {id(outer)}
         assert progress._open == []
     assert not progress.enabled()
+
+
+def test_scoring_advances_per_metric_and_reaches_the_total(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scoring bar moves as each metric's rows are made (not once per text setting, which left `score`
+    with 4 metrics showing one bar at 75 % for most of the run) and ends at its total."""
+    import ngrameval as ne
+
+    steps: list[tuple[int, int | None]] = []
+
+    def record(self: progress._Task, done: int) -> None:
+        with progress._lock:
+            self.done += done
+            steps.append((done, self.total))
+
+    monkeypatch.setattr(progress._Task, "advance", record)
+    hyps = {"a": ["the cat sat on the mat", "a dog"], "b": ["the cat", "a dog barks"]}
+    refs = ["the cat sat on a mat", "a dog barks"]
+    ne.measure(hyps, refs, "bleu,chrf,ter,rouge-l,se", progress=True)
+    assert [d for d, _ in steps] == [2, 2, 2, 2, 2] and {t for _, t in steps} == {10}
+
+
+def test_a_late_bar_counts_its_rate_from_the_start_of_the_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bar created after DELAY shows the units done so far, and its clock starts when the task started."""
+    pytest.importorskip("tqdm")
+    import io
+
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress.sys, "stderr", io.StringIO())
+    with progress.shown(True), progress.task("work", 8) as advance:
+        task = progress._open[0]
+        task.start -= 100.0  # as if the task had run 100 s before its first advance
+        advance(6)
+        bar = task.bar
+        assert bar is not None and bar.n == 6
+        assert bar.format_dict["elapsed"] >= 100.0  # the rate is 6 units over >= 100 s, not over the last jump

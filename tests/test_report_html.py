@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from ngrameval.meta.plane import Plane
 from ngrameval.metrics.registry import parse_specs
 from ngrameval.report.html import render_html
 from ngrameval.report.html_data import ReportOptions, build_report
+from ngrameval.tabular import p_text
 from ngrameval.text.pipeline import Preprocess
 
 pytest.importorskip("matplotlib")
@@ -112,7 +114,7 @@ def test_tables_hold_the_numbers_of_score_and_compare(
     for s in scores:
         col = 0 if s["metric"] == "BLEU" else 2
         assert summary[s["system"]][col] == f"{s['score']:.2f}"
-    sigs = report.read_text("utf-8")
+    sigs = report.read_text("utf-8").replace("|<wbr>", "|")  # signatures wrap only after their separators
     assert all(s["signature"] in sigs for s in scores)  # every metric's signature, as score prints it
     assert main(["compare", *_args(inputs), *FAST[:4], "-f", "json"]) == 0
     comp = json.loads(capsys.readouterr().out)
@@ -123,14 +125,11 @@ def test_tables_hold_the_numbers_of_score_and_compare(
             assert by_system[s["system"]][3] == f"{s['ci_low']:.2f}–{s['ci_high']:.2f}"
         for r in m["ranking"]:
             assert by_system[r["system"]][4] == r["groups"]
-        matrix = {r[0]: r for r in table(page, f"{m['metric']}: pairwise")}
-        head = matrix["row − column"]
+        pairs = {(r[0], r[1]): r[2:] for r in table(page, f"{m['metric']}: pairwise")[1:]}
         for p in m["pairs"]:
-            a, b = p["system_a"], p["system_b"]
-            delta = p["delta"]
-            if head.index(a) > head.index(b):  # the upper triangle shows the better-ranked row
-                a, b, delta = b, a, -delta
-            assert matrix[a][head.index(b)].startswith(f"{delta:+.2f} p={p['p_adjusted']:.2g}")
+            got = pairs[p["system_a"], p["system_b"]]
+            assert got[:3] == [f"{p['delta']:+.2f}", p_text(p["p_value"]), p_text(p["p_adjusted"])]
+            assert got[3] == ("yes" if p["significant"] else "")
         assert m["signature"] in sigs
 
 
@@ -232,11 +231,13 @@ def test_plane_figure_fixed_scale_values_in_cells_no_global_state(tmp_path: Path
     backend = matplotlib.get_backend()
     values = np.array([[0.2, 0.3], [0.25, 0.31]])
     p = Plane("q", "r2", (0.0, 1.0), (2, 1), values, 1.0, 1, 0.31, 5, "sig")
-    fig = plane_figure(p)
+    fig = plane_figure(p, fixed=True)
     ax = fig.axes[0]
     assert ax.images[0].norm.vmin == 0 and ax.images[0].norm.vmax == 100  # R^2 on 0-100, not the data's range
     assert sorted(t.get_text() for t in ax.texts) == ["20.0", "25.0", "30.0", "31.0"]
-    signed = plane_figure(Plane("q", "pearson", (0.0, 1.0), (2, 1), values, 1.0, 1, 0.31, 5, "sig"))
+    fitted = plane_figure(p).axes[0].images[0].norm  # the default: the colours span the values (20 to 31)
+    assert (fitted.vmin, fitted.vmax) == pytest.approx((20.0, 31.0))
+    signed = plane_figure(Plane("q", "pearson", (0.0, 1.0), (2, 1), values, 1.0, 1, 0.31, 5, "sig"), fixed=True)
     assert (signed.axes[0].images[0].norm.vmin, signed.axes[0].images[0].norm.vmax) == (-100, 100)
     assert plot_plane(p, str(tmp_path / "p.png")) is not None and (tmp_path / "p.png").stat().st_size > 0
     assert matplotlib.get_backend() == backend
@@ -268,7 +269,7 @@ def test_report_in_chromium_offline(report: Path, tmp_path: Path) -> None:
             images = page.locator("img")
             assert images.count() >= 7
             assert all(images.nth(i).evaluate("i => i.complete && i.naturalWidth > 0") for i in range(images.count()))
-            first = page.locator("table.sortable").first
+            first = page.locator("table.sortable", has_text="Corpus scores").first
             before = first.locator("tbody tr td").first.inner_text()
             first.locator("thead th").nth(1).click()
             first.locator("thead th").nth(1).click()  # descending: the best BLEU first
@@ -284,3 +285,90 @@ def test_report_in_chromium_offline(report: Path, tmp_path: Path) -> None:
             browser.close()
     assert requests == [report.as_uri()], requests  # the page itself, nothing else
     assert not problems, problems
+
+
+# ---------------------------------------------------------------- a report that opens with its answer (issue 28)
+
+
+def test_first_screen_answers_before_the_sections(report: Path) -> None:
+    page = report.read_text("utf-8")
+    answer = page[page.index('<section id="answer">') : page.index("</section>")]
+    assert page.index('<section id="answer">') < page.index('<h2 id="scores">')
+    assert "Ranking by BLEU" in answer and 'href="#significance"' in answer
+    assert 'href="#human-0"' in answer and 'href="#plane-0"' in answer and 'id="plane-0"' in page
+    first = parse(answer)
+    ranking = table(first, "Ranking by BLEU")
+    assert ranking[0] == ["rank", "system", "BLEU x100", "95% CI", "group"] and len(ranking) == 1 + len(SYSTEMS)
+    best = re.search(r"Agrees best with people on .*?<b>([^<]+)</b>, system-level pearson ([0-9.-]+)", answer)
+    assert best is not None
+    values = {r[0]: r[1] for r in table(parse(page), "system level")[1:]}  # the correlation table of the section
+    top = max(values, key=lambda m: float(values[m].split()[0]))
+    assert best.group(1) == top and values[top].startswith(best.group(2))
+
+
+def test_command_is_folded_relative_and_only_what_was_set(report: Path) -> None:
+    page = report.read_text("utf-8")
+    block = re.search(r"<details><summary>Command</summary><pre>(.*?)</pre></details>", page, re.S)
+    assert block is not None
+    command = html.unescape(block.group(1))
+    assert str(report.parent) not in command  # paths relative to the page
+    assert "M0 " in command and "--paired-ar-n 999" in command  # set: kept
+    assert "--correction" not in command and "--seed" not in command  # defaults: left out
+
+
+def test_significance_grid_is_coloured_and_says_when_nothing_differs() -> None:
+    from ngrameval.meta.significance import MetricComparison, PairTest, RankEntry, SystemScore
+    from ngrameval.report.html import _matrix
+
+    systems = tuple(SystemScore(s, v, v, v, v) for s, v in (("a", 0.3), ("b", 0.2), ("c", 0.1)))
+    ranking = tuple(RankEntry(s.system, s.score, 1, 3, "a") for s in systems)
+
+    def comparison(sig: bool) -> MetricComparison:
+        pairs = tuple(PairTest(x.system, y.system, x.score, y.score, x.score - y.score, 0.01, 0.03 if sig else 0.4,
+                               sig, None) for i, x in enumerate(systems) for y in systems[i + 1:])  # fmt: skip
+        return MetricComparison("BLEU", "", True, systems, pairs, ranking)
+
+    none = _matrix(comparison(False), 2)
+    assert "no pair of systems differs significantly (smallest adjusted p = 0.4000)" in none
+    assert 'class="grid"' not in none and "every pair" in none
+    grid = _matrix(comparison(True), 2)
+    cells = re.findall(r'<td class="(better|worse|ns|self)"', grid)
+    assert cells.count("better") == 3 and cells.count("worse") == 3 and cells.count("self") == 3  # both halves
+    assert 'title="a − b: +10, adjusted p = 0.0300"' in grid
+
+
+def test_scatter_labels_do_not_collide() -> None:
+    from ngrameval.meta.correlate import HumanScores
+    from ngrameval.report.html_figures import human_figure
+
+    rng = np.random.default_rng(0)
+    names = tuple(f"system-{i:02d}.long-name" for i in range(16))
+    x = rng.normal(0, 0.05, 16)
+    y = 0.4 + x + rng.normal(0, 0.01, 16)  # a tight cluster, as WMT19 de-en
+    fig = human_figure(HumanScores("da", names, x, None, 16, 0), {"BLEU": y}, {"BLEU": True})
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in fig.axes[0].texts]
+    assert boxes and all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def test_bucket_lines_distinct_colours_and_no_tiny_buckets() -> None:
+    from ngrameval.report.html_figures import MIN_BUCKET, bucket_figure
+
+    b = an.Bucketed("BLEU", "mean reference length", ("<10", "10-19", ">=20"), (40, 30, 1),
+                    tuple(f"s{i}" for i in range(16)), np.full((16, 3), 0.3), True)  # fmt: skip
+    ax = bucket_figure(b).axes[0]
+    colours = {tuple(line.get_color()) for line in ax.get_lines()}
+    assert len(colours) == 16
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["<10\n(40)", "10-19\n(30)"]  # 1 < MIN_BUCKET left out
+    assert MIN_BUCKET > 1 and "left out" in ax.get_xlabel()
+
+
+def test_signatures_wrap_only_at_their_separators() -> None:
+    from ngrameval.report.html import sig
+
+    assert sig("BLEU|nrefs:1|tok:13a") == "BLEU|<wbr>nrefs:1|<wbr>tok:13a"
+    from ngrameval.report.html import _CSS
+
+    assert "word-break:break-all" not in _CSS and ".ci{" in _CSS and "white-space:nowrap" in _CSS.split(".ci{")[1][:60]

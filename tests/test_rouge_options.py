@@ -222,7 +222,7 @@ def test_plane_honours_normalize(unit: str) -> None:
 
 RPF = ["--rouge-profile", "rouge-score", "--rouge-stats", "rpf", "-m", "rouge-1,rouge-2,rouge-l,rouge-lsum"]
 TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
-NAMES = ["ROUGE-1", "ROUGE-2", "ROUGE-L-sent", "ROUGE-L"]
+NAMES = ["ROUGE-1", "ROUGE-2", "ROUGE-L-sent", "ROUGE-Lsum"]
 
 
 def _rouge_score_means() -> dict[tuple[str, str], float]:

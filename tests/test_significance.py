@@ -337,6 +337,57 @@ def test_rank_groups_and_ranges() -> None:
     assert [(e.system, e.groups) for e in shuffled] == [(g[0], g[3]) for g in got]
 
 
+def _share_exactly_the_non_significant(groups: list[str], sig: np.ndarray) -> bool:
+    n = len(groups)
+    return all(bool(set(groups[i]) & set(groups[j])) == (not sig[i, j]) for i in range(n) for j in range(n) if i != j)
+
+
+@given(st.integers(1, 9).flatmap(lambda n: st.lists(st.booleans(), min_size=n * n, max_size=n * n)))
+@settings(max_examples=300, deadline=None)
+def test_letter_groups_follow_the_tests(cells: list[bool]) -> None:
+    """Compact letter display (Piepho 2004): two systems share a letter if and only if their difference is not
+    significant, for any symmetric significance matrix (even one that does not follow the scores)."""
+    n = round(len(cells) ** 0.5)
+    sig = np.array(cells, dtype=bool).reshape(n, n)
+    sig = np.triu(sig, 1) | np.triu(sig, 1).T
+    entries = rank([f"s{i}" for i in range(n)], np.arange(n, 0, -1, dtype=float), sig)
+    groups = [e.groups for e in entries]
+    assert all(groups)
+    assert _share_exactly_the_non_significant(groups, sig)
+    assert groups[0].startswith("a")  # the top system is in group a
+
+
+def test_letter_groups_of_a_system_that_differs_from_none() -> None:
+    """The demo's case: M1 ranks 1-16 (differs from no system) while the top system M22 differs from some
+    systems below M1; M1 must share a letter with M22 and with every other system (the run-of-adjacent-systems
+    groups put M1 in 'b' only, contradicting its rank)."""
+    names = ["M22", "M23", "M15", "M1", "M12"]
+    sig = np.zeros((5, 5), dtype=bool)
+    for i, j in ((0, 2), (0, 4)):  # M22 beats M15 and M12; M1 differs from nobody
+        sig[i, j] = sig[j, i] = True
+    got = {e.system: (e.rank_low, e.rank_high, e.groups) for e in rank(names, np.array([5.0, 4, 3, 2, 1]), sig)}
+    assert got["M1"][:2] == (1, 5)
+    assert set(got["M1"][2]) >= set(got["M22"][2]) | set(got["M15"][2]) | set(got["M12"][2])
+    assert _share_exactly_the_non_significant([got[n][2] for n in names], sig)
+    assert got["M22"][2] == "a" and "a" not in got["M15"][2]
+
+
+def test_letter_groups_in_the_demo_follow_the_tests() -> None:
+    from ngrameval.demo import run_demo
+
+    comparison = run_demo()[1]
+    (m,) = comparison.metrics
+    assert m.ranking is not None
+    groups = {e.system: e.groups for e in m.ranking}
+    sig = {frozenset((p.system_a, p.system_b)): p.significant for p in m.pairs}
+    for pair, significant in sig.items():
+        a, b = sorted(pair)
+        assert bool(set(groups[a]) & set(groups[b])) == (not significant), (a, b)
+    entry = {e.system: e for e in m.ranking}
+    assert (entry["M1"].rank_low, entry["M1"].rank_high) == (1, 16)
+    assert set(groups["M1"]) & set(groups["M22"])
+
+
 @pytest.mark.filterwarnings("ignore:with .* AR trials:UserWarning")
 def test_signature_records_the_test() -> None:
     res = compare({"a": ["x y"], "b": ["x z"]}, ["x y"], "bleu", n_resamples=9, n_confidence=4, seed=1)
@@ -351,7 +402,7 @@ def test_bad_input() -> None:
     refs = ["x y", "z"]
     with pytest.raises(InputError, match="at least two systems"):
         compare({"a": ["x y", "z"]}, refs)
-    with pytest.raises(InputError, match="system b has 1 segments but the references have 2"):
+    with pytest.raises(InputError, match="system 'b' has 1 segment but the references have 2"):
         compare({"a": ["x y", "z"], "b": ["x"]}, refs)
     with pytest.raises(InputError, match="no segments"):
         compare({"a": [], "b": []}, [])
@@ -383,3 +434,24 @@ def test_pinc_compared_with_its_source() -> None:
     m = res.metrics[0]
     assert m.systems[0].score == 0.0 and m.systems[1].score == pytest.approx(ne.pinc(b, src).score)
     assert m.signature.startswith("PINC|nrefs:src|")
+
+
+@pytest.mark.filterwarnings("ignore:with .* (AR trials|bootstrap resamples):UserWarning")
+def test_one_interval_per_system_and_seed() -> None:
+    """The interval of a system does not depend on the test (AR draws its masks first) nor on the command:
+    compare (AR), compare --paired-bs and score --confidence (``intervals``) give the same numbers."""
+    from ngrameval.api import measure
+    from ngrameval.meta.significance import intervals
+    from ngrameval.metrics.registry import parse_specs
+
+    systems = {"a": ["the cat sat on the mat", "a dog", "it rains", "we go"],
+               "b": ["the cat is on a mat", "dog", "it is raining", "we went"],
+               "c": ["cat", "a dog barks", "rain today", "going"]}  # fmt: skip
+    refs = ["the cat sat on the mat", "a dog barks", "it is raining", "we went"]
+    rows = measure(systems, refs, parse_specs("bleu,ter"))
+    ar = paired_test(rows, list(systems), n_resamples=50, n_confidence=200, seed=7)
+    bs = paired_test(rows, list(systems), test="bs", n_resamples=200, seed=7)
+    alone = intervals(rows, n_resamples=200, seed=7)
+    for m_ar, m_bs, (lo, hi) in zip(ar.metrics, bs.metrics, alone, strict=True):
+        assert [(s.ci_low, s.ci_high) for s in m_ar.systems] == [(s.ci_low, s.ci_high) for s in m_bs.systems]
+        assert [(s.ci_low, s.ci_high) for s in m_ar.systems] == list(zip(lo.tolist(), hi.tolist(), strict=True))

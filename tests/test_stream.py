@@ -58,3 +58,57 @@ def test_evaluate_style_compute_and_add_batch() -> None:
     assert metric.compute() == once
     with pytest.raises(ConfigError):  # compute() started over
         metric.compute()
+
+
+HYPS = ["the cat sat on the mat", "a dog barks loudly today", "nothing in common here"]
+REFS = [["the cat sat on a mat", "a cat sat on the mat"], ["the dog barks loudly"], ["it is raining"]]
+
+
+def test_evaluate_names_give_evaluate_shaped_results() -> None:
+    """load("sacrebleu"|"bleu"|"rouge"|"chrf"|"ter") returns the keys and scales of evaluate.load(name).compute()
+    (checked against the libraries evaluate's scripts call: sacreBLEU and rouge-score)."""
+    import numpy as np
+    import sacrebleu
+    from rouge_score import rouge_scorer
+
+    sacre = sacrebleu.BLEU().corpus_score(HYPS, [[r[0] for r in REFS]])
+    one = [[r[0]] for r in REFS]
+    got = load("sacrebleu").compute(predictions=HYPS, references=one)
+    assert got["score"] == pytest.approx(sacre.score, abs=1e-9)
+    assert got["counts"] == sacre.counts and got["totals"] == sacre.totals
+    assert got["precisions"] == pytest.approx(sacre.precisions) and got["bp"] == pytest.approx(sacre.bp)
+    assert (got["sys_len"], got["ref_len"]) == (sacre.sys_len, sacre.ref_len)
+    plain = sacrebleu.BLEU(smooth_method="none").corpus_score(HYPS, [[r[0] for r in REFS]])
+    bleu = load("bleu").compute(predictions=HYPS, references=one)
+    assert set(bleu) == {"bleu", "precisions", "brevity_penalty", "length_ratio", "translation_length",
+                         "reference_length"}  # fmt: skip
+    assert bleu["bleu"] == pytest.approx(plain.score / 100, abs=1e-12)
+    assert bleu["precisions"] == pytest.approx([p / 100 for p in plain.precisions])
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"])
+    each = [scorer.score_multi(r, h) for h, r in zip(HYPS, REFS)]
+    rouge = load("rouge").compute(predictions=HYPS, references=REFS)
+    assert list(rouge) == ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+    for k, v in rouge.items():
+        assert v == pytest.approx(float(np.mean([s[k].fmeasure for s in each])), abs=1e-12)
+    chrf = load("chrf").compute(predictions=HYPS, references=one)
+    assert chrf == {"score": pytest.approx(sacrebleu.CHRF().corpus_score(HYPS, [[r[0] for r in REFS]]).score),
+                    "char_order": 6, "word_order": 0, "beta": 2}  # fmt: skip
+    ter = sacrebleu.TER().corpus_score(HYPS, [[r[0] for r in REFS]])
+    assert load("ter").compute(predictions=HYPS, references=one) == {
+        "score": pytest.approx(ter.score),
+        "num_edits": ter.num_edits,
+        "ref_length": ter.ref_length,
+    }
+
+
+def test_bare_rouge_stands_for_rouge_1_2_l() -> None:
+    """-m rouge and ne.rouge(..., "rouge") are ROUGE-1, ROUGE-2 and ROUGE-L (as `ngrameval metrics` says)."""
+    from ngrameval.metrics.registry import parse_specs
+
+    assert [s.metric.display_name() for s in parse_specs("bleu,rouge")] == ["BLEU", "ROUGE-1", "ROUGE-2", "ROUGE-L"]
+    assert [s.metric.display_name() for s in parse_specs("rouge:stat=r")] == ["ROUGE-1-R", "ROUGE-2-R", "ROUGE-L-R"]
+    got = ne.rouge(["the cat sat"], ["the cat sat on"], ["rouge"])
+    assert list(got) == ["rouge-1", "rouge-2", "rouge-l"]
+    frame = got.to_pandas()
+    assert list(frame.index) == ["rouge-1", "rouge-2", "rouge-l"]
+    assert frame.loc["rouge-1", "f"] == pytest.approx(got["rouge-1"].f)

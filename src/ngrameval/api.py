@@ -88,8 +88,9 @@ class Score:
         return f"Score({self.system!r}, {self.metric} {self.score:.6g} on {self.scale}{per}, {self.signature!r})"
 
     def _repr_html_(self) -> str:
-        return html_table(["system", "metric", "score", "scale", "signature"],
-                          [[self.system, self.metric, self.score, self.scale, self.signature]])  # fmt: skip
+        """As :class:`Scores` and text output show it: x100 on the 0-1 scale (NIST on its own)."""
+        head = ["system", "metric", "score x100" if self.fraction else "score", "signature"]
+        return html_table(head, [[self.system, self.metric, self.score100, self.signature]], digits=4)
 
 
 class Scores(list[Score]):
@@ -207,8 +208,9 @@ def _measure_valid(
     """:func:`measure` of texts already checked (:mod:`ngrameval.validate`), specs too: the lengths agree."""
     for name, hyps in systems.items():
         if len(hyps) != len(seg_refs):
+            who = "hyps" if list(systems) == ["system"] else f"system {name!r}"  # one system: the API's hyps
             raise InputError(
-                f"system {name} has {len(hyps)} segments but the references have {len(seg_refs)}"
+                f"{who} has {len(hyps)} segment{'' if len(hyps) == 1 else 's'} but the references have {len(seg_refs)}"
                 + validate.stream_major_hint(seg_refs, len(hyps))
             )
     if source is not None and len(source) != len(seg_refs):
@@ -235,7 +237,8 @@ def _measure_checked(
     texts = list(systems.values())
     n_refs = sorted(set(map(len, seg_refs)))
     out: dict[int, MetricRows] = {}
-    for pre, group in _progress.counted(by_text.items(), advance, lambda item: len(item[1]) * len(seg_refs)):
+    n_seg = len(seg_refs)  # the bar advances by n_seg for every metric as soon as its rows are made
+    for pre, group in by_text.items():
         rouge = [(i, sp.metric, signature(sp, n_refs)) for i, sp in group if isinstance(sp.metric, Rouge)]
         if rouge:
             # one tokenization of every text for all ROUGE variants of this text setting; R, P and F of one
@@ -246,6 +249,7 @@ def _measure_checked(
                 k = variants.index(replace(rm, stat="f"))
                 values = tuple(mean_rows(items[k].stat(rm.stat)) for items in per_system)
                 out[i] = MetricRows(rm.display_name(), sig, True, values, mean_of_rows)
+            advance(len(rouge) * n_seg)
         own = [(i, sp, sp.metric) for i, sp in group if isinstance(sp.metric, OWN_ROWS)]
         if own:
             flat, seg = flatten(seg_refs)
@@ -263,6 +267,7 @@ def _measure_checked(
                 else:
                     values = tuple(ter_rows(om, raw, flat, seg))
                 out[i] = MetricRows(om.display_name(), signature(spec, n_refs), True, values, om)
+                advance(n_seg)
         if len(rouge) + len(own) == len(group):
             continue
         counted = [(i, sp, sp.metric) for i, sp in group if not isinstance(sp.metric, SENTENCE_METRICS)]
@@ -285,13 +290,20 @@ def _measure_checked(
                 out[i] = MetricRows(
                     metric.display_name(), signature(spec, n_refs), spec.fraction, values, scorer, details
                 )
+            advance(len(counted) * n_seg)
         for i, spec in group:
             if built is not None and isinstance(spec.metric, PINC | SE):
                 sent = sentence_scores(spec.metric, texts, built, source)
                 values = tuple(mean_rows(x) for x in sent)
                 name = spec.metric.display_name()
                 out[i] = MetricRows(name, signature(spec, n_refs), spec.fraction, values, mean_of_rows)
-    return unique_names([out[i] for i in range(len(specs))])
+                advance(n_seg)
+    return unique_names([directed(out[i], specs[i]) for i in range(len(specs))])
+
+
+def directed(rows: MetricRows, spec: MetricSpec) -> MetricRows:
+    """``rows`` carrying the direction of ``spec``'s metric (lower is better for TER)."""
+    return replace(rows, higher_is_better=bool(getattr(spec.metric, "higher_is_better", True)))
 
 
 def _bleu_details(metric: BLEU, order: int, nist: bool) -> Callable[[FloatArray], dict[str, Any] | None]:
@@ -495,6 +507,18 @@ class RougeScore:
         return float(self.items.f.mean()) if len(self.items.f) else 0.0
 
 
+class RougeScores(dict[str, RougeScore]):
+    """What :func:`rouge` returns: spec -> :class:`RougeScore`, with ``to_dict()`` and ``to_pandas()`` (one row
+    per spec: metric, recall, precision, F as fractions, signature) like every other result."""
+
+    def to_dict(self) -> list[dict[str, object]]:
+        return [{"spec": k, "metric": s.metric, "recall": s.recall, "precision": s.precision, "f": s.f,
+                 "signature": s.signature} for k, s in self.items()]  # fmt: skip
+
+    def to_pandas(self) -> Any:
+        return to_pandas(self.to_dict(), index="spec")
+
+
 def rouge(
     hyps: Sequence[str],
     refs: RefsLike,
@@ -509,7 +533,7 @@ def rouge(
     byte_limit: int = 0,
     sentences: str = "lines",
     normalize: str | None = None,
-) -> dict[str, RougeScore]:
+) -> RougeScores:
     """ROUGE of one system, per item and averaged, keyed by the spec given (``rouge-2``, ``rouge-su4``,
     ``rouge-w:w=1.5`` ...). Sentences are separated by ``"\n"`` inside a text (ROUGE-L/W use them).
 
@@ -530,6 +554,8 @@ def rouge(
         metrics = split_specs(metrics)  # "rouge-1,rouge-l" as the CLI's -m
     elif not isinstance(metrics, Sequence) or not all(isinstance(m, str) for m in metrics):
         raise InputTypeError(f"metrics must be a spec string or a list of them, got {metrics!r}")
+    else:
+        metrics = [s for m in metrics for s in (split_specs(m) if m.strip().lower() == "rouge" else [m])]
     defaults: dict[str, object] = {"profile": profile, "alpha": alpha}
     defaults.update(length_limit=length_limit, byte_limit=byte_limit, **({"multi": multi} if multi else {}))
     defaults["sentences"] = sentences
@@ -548,4 +574,4 @@ def rouge(
         (scores,) = item_scores([m for _, _, m in group], [hyps], flat, seg, pre)
         for (name, spec, metric), items in zip(group, scores):
             out[name] = RougeScore(metric.display_name(), signature(spec, n_refs), items)
-    return {name: out[name] for name in metrics}
+    return RougeScores((name, out[name]) for name in metrics)

@@ -21,9 +21,9 @@ DEMO_METRICS = (
 )
 
 
-REPORT_METRICS = "bleu,nist,chrf,rouge-1,rouge-2,rouge-l"  # `demo --report`
-
 PLANE_CRITERION = "relevance"
+# the paper's settings of the plane search: lower-case, Porter stemming, SMART stop words (B = 1, W = 2)
+PLANE_TEXT = Preprocess("13a", lowercase=True, stopwords="smart", stem=True)
 
 
 def _docs() -> list[dict[str, Any]]:
@@ -57,5 +57,4 @@ def run_demo() -> tuple[list[Score], Comparison, Plane]:
     lower-case, Porter stemming, SMART stop words, B = 1, W = 2)."""
     systems, refs = load_sample()
     scores = score(systems, refs, parse_specs(DEMO_METRICS, Preprocess()))
-    pre = Preprocess("13a", lowercase=True, stopwords="smart", stem=True)
-    return scores, compare(systems, refs, "bleu"), plane(systems, refs, sample_human(PLANE_CRITERION), pre=pre)
+    return scores, compare(systems, refs, "bleu"), plane(systems, refs, sample_human(PLANE_CRITERION), pre=PLANE_TEXT)

@@ -67,10 +67,14 @@ class _Task:
                 except ImportError:  # installed without its dependencies: no bar, the run goes on
                     self.start = math.inf
                     return
+                # the bar appears late (after DELAY) with the units done so far: its clock starts when the task
+                # did, and its rate is the average since then (smoothing 0), not that of the last jump
                 self.bar = tqdm(
-                    total=self.total, initial=self.done, desc=f"ngrameval: {self.name}", unit=self.unit,
-                    file=sys.stderr, leave=False, dynamic_ncols=True, mininterval=0.2,
+                    total=self.total, desc=f"ngrameval: {self.name}", unit=self.unit, file=sys.stderr,
+                    leave=False, dynamic_ncols=True, mininterval=0.2, smoothing=0,
                 )  # fmt: skip
+                self.bar.start_t -= time.monotonic() - self.start
+                self.bar.update(self.done)
 
     def close(self) -> None:
         with _lock:

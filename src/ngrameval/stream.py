@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,6 +41,7 @@ class Accumulator:
     _names: list[str] = field(default_factory=list, init=False, repr=False)
     _signatures: list[str] = field(default_factory=list, init=False, repr=False)
     _fractions: list[bool] = field(default_factory=list, init=False, repr=False)
+    _details: list[Any] = field(default_factory=list, init=False, repr=False)
     segments: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -61,6 +63,7 @@ class Accumulator:
             self._names = [r.metric for r in rows]
             self._fractions = [r.fraction for r in rows]
             self._signatures = [r.signature for r in rows]
+            self._details = [r.details for r in rows]
         else:
             self._sums = [a + b for a, b in zip(self._sums, sums, strict=True)]
             self._signatures = [_merged(a, r.signature) for a, r in zip(self._signatures, rows, strict=True)]
@@ -77,6 +80,7 @@ class Accumulator:
             if src._sums:
                 out._sums = [a + b for a, b in zip(out._sums, src._sums, strict=True)] if out._sums else list(src._sums)
                 out._scorers, out._names, out._fractions = src._scorers, src._names, src._fractions
+                out._details = src._details
                 out._signatures = (
                     [_merged(a, b) for a, b in zip(out._signatures, src._signatures, strict=True)]
                     if out._signatures
@@ -90,15 +94,20 @@ class Accumulator:
         if not self._sums:
             raise ConfigError("compute() before any update(): there is nothing to score")
         return {
-            name: Score("system", name, float(scorer(total)), sig, frac)
-            for name, scorer, total, sig, frac in zip(
-                self._names, self._scorers, self._sums, self._signatures, self._fractions, strict=True
+            name: Score("system", name, float(scorer(total)), sig, frac, None, details(total) if details else None)
+            for name, scorer, total, sig, frac, details in zip(
+                self._names, self._scorers, self._sums, self._signatures, self._fractions, self._details, strict=True
             )
         }
+
+    def sums(self) -> dict[str, NDArray[np.float64]]:
+        """The summed rows of every metric (metric name -> row; BLEU's: :class:`~ngrameval.ngrams.stats.Stats`)."""
+        return dict(zip(self._names, self._sums, strict=True))
 
     def reset(self) -> None:
         """Forget every batch."""
         self._sums, self._scorers, self._names, self._signatures, self._fractions = [], [], [], [], []
+        self._details = []
         self.segments = 0
 
 
@@ -112,22 +121,67 @@ def _merged(a: str, b: str) -> str:
     return a
 
 
+_ROUGE_SCORE = ",".join(f"rouge-{v}:profile=rouge-score" for v in ("1", "2", "l", "lsum"))
+# Hugging Face evaluate's metric names -> the -m specs that compute them (evaluate's defaults)
+EVALUATE_NAMES = {"sacrebleu": "bleu", "bleu": "bleu:smooth=none", "rouge": _ROUGE_SCORE, "chrf": "chrf", "ter": "ter"}
+
+
+def _evaluate_shaped(name: str, acc: Accumulator, scores: dict[str, Score]) -> dict[str, Any]:
+    """The result ``evaluate.load(name).compute()`` returns, with its keys and scales: sacrebleu's score,
+    counts, totals, precisions (0-100), bp, sys_len, ref_len; bleu's bleu and precisions (0-1),
+    brevity_penalty, length_ratio, translation_length, reference_length; rouge's rouge1, rouge2, rougeL,
+    rougeLsum (mean F, 0-1: rouge-score's numbers, the exact mean where evaluate reports its bootstrap median);
+    chrf's score, char_order, word_order, beta; ter's score (0-100) and num_edits, ref_length."""
+    from ngrameval.metrics.bleu import BLEU
+    from ngrameval.metrics.chrf import ChrF
+    from ngrameval.ngrams.stats import Stats
+
+    if name == "rouge":
+        return dict(zip(("rouge1", "rouge2", "rougeL", "rougeLsum"), (s.score for s in scores.values()), strict=True))
+    ((key, s),) = scores.items()
+    spec = acc._specs[0]
+    if name == "chrf":
+        assert isinstance(spec.metric, ChrF)
+        m = spec.metric
+        return {"score": s.score100, "char_order": m.char_order, "word_order": m.word_order, "beta": m.beta}
+    if name == "ter":
+        edits, ref_length = (float(v) for v in acc.sums()[key][:2])
+        return {"score": s.score100, "num_edits": edits, "ref_length": ref_length}
+    assert isinstance(spec.metric, BLEU) and s.details is not None
+    order = spec.metric.max_order
+    total = Stats(acc.sums()[key], (len(acc.sums()[key]) - 3) // 5, False)
+    counts = [int(v) for v in total.match[:order]]
+    totals = [int(v) for v in total.total_ngrams[:order]]
+    d = s.details
+    if name == "sacrebleu":
+        return {"score": s.score100, "counts": counts, "totals": totals, "precisions": d["precisions"],
+                "bp": d["bp"], "sys_len": int(d["hyp_len"]), "ref_len": int(d["ref_len"])}  # fmt: skip
+    return {"bleu": s.score, "precisions": [p / 100 for p in d["precisions"]], "brevity_penalty": d["bp"],
+            "length_ratio": d["ratio"], "translation_length": int(d["hyp_len"]),
+            "reference_length": int(d["ref_len"])}  # fmt: skip
+
+
 class EvaluateMetric:
     """A Hugging Face ``evaluate``-style metric: ``compute(predictions=, references=)`` and
     ``add_batch(predictions=, references=)`` then ``compute()``; ``references[i]`` holds the references of
-    prediction ``i`` (a str or a list of str), as ``evaluate``'s sacrebleu. Returns ``{"score": ..,
-    "signature": ..}`` per metric, the score on the 0-100 scale like ``evaluate``'s sacrebleu (NIST: its own)."""
+    prediction ``i`` (a str or a list of str), as ``evaluate``'s sacrebleu.
+
+    Loaded by one of ``evaluate``'s names (``sacrebleu``, ``bleu``, ``rouge``, ``chrf``, ``ter``: see
+    :data:`EVALUATE_NAMES`), ``compute()`` returns ``evaluate``'s result keys and scales
+    (:func:`_evaluate_shaped`). Loaded by ``-m`` specs (``"bleu,rouge-l"``, ``"chrf:beta=3"``), it returns
+    ``{"score": .., "signature": ..}`` per metric name, the score on the 0-100 scale (NIST: its own)."""
 
     def __init__(self, specs: str) -> None:
         self.specs = specs
-        self._acc = Accumulator(specs)
+        self._shape = specs.strip().lower() if specs.strip().lower() in EVALUATE_NAMES else None
+        self._acc = Accumulator(EVALUATE_NAMES[self._shape] if self._shape else specs)
 
     def add_batch(self, *, predictions: Sequence[str], references: RefsLike) -> None:
         self._acc.update(predictions, references)
 
     def compute(
         self, *, predictions: Sequence[str] | None = None, references: RefsLike | None = None
-    ) -> dict[str, dict[str, float | str]]:
+    ) -> dict[str, Any]:
         """Scores of the batches added (and of ``predictions``/``references`` if given); then starts over."""
         if predictions is not None or references is not None:
             if predictions is None or references is None:
@@ -135,11 +189,15 @@ class EvaluateMetric:
             self._acc.update(predictions, references)
         try:
             scores = self._acc.compute()
+            if self._shape is not None:
+                return _evaluate_shaped(self._shape, self._acc, scores)
         finally:
             self._acc.reset()
         return {name: {"score": s.score100, "signature": s.signature} for name, s in scores.items()}
 
 
 def load(specs: str) -> EvaluateMetric:
-    """``ngrameval.stream.load("bleu,rouge-l")``: an ``evaluate``-style metric of these ``-m`` specs."""
+    """``ngrameval.stream.load("sacrebleu")`` (or ``bleu``, ``rouge``, ``chrf``, ``ter``): a metric whose
+    ``compute()`` returns what ``evaluate.load`` of that name returns; ``load("bleu:n=2,rouge-l")``: any ``-m``
+    specs, one ``{"score", "signature"}`` per metric."""
     return EvaluateMetric(specs)

@@ -114,7 +114,8 @@ def stream_major_hint(seg_refs: Sequence[Sequence[str]], n_segments: int) -> str
     if len(seg_refs) == n_segments or not seg_refs or any(len(r) != n_segments for r in seg_refs):
         return ""
     return (
-        f"; refs looks stream-major (sacreBLEU's [[ref 1 of every segment], ...]: {len(seg_refs)} streams of "
+        f"; refs looks stream-major (sacreBLEU's [[ref 1 of every segment], ...]: {len(seg_refs)} "
+        f"stream{'s' if len(seg_refs) != 1 else ''} of "
         f"{n_segments}), but refs[i] must hold the references of segment i: pass list(zip(*refs))"
     )
 

@@ -73,6 +73,12 @@ def _correlate_inputs(
     return rows, humans, systems, refs, source
 
 
+def _judged_note(h: HumanScores) -> str:
+    """How many judgments a criterion has and how many of its cells (systems, or system x segment) have none."""
+    what = ("system" if h.segment is None else "(system, segment) cell") + ("" if h.missing == 1 else "s")
+    return f"{h.criterion}: {h.judgments} judgment{'' if h.judgments == 1 else 's'}; {h.missing} {what} without one"
+
+
 def _epsilon_notes(results: Sequence[Any]) -> list[str]:
     """acc-eq: the calibrated tie threshold of every metric."""
     return [f"{c.criterion}: {c.metric}'s acc-eq ties metric differences <= epsilon {c.epsilon:.6g}" for c in results
@@ -88,7 +94,7 @@ def _judged_cells(humans: list[HumanScores]) -> Any:
 
 
 def cmd_correlate(args: argparse.Namespace) -> int:
-    from ngrameval.meta.correlate import correlate
+    from ngrameval.meta.correlate import correlate, direction_notes
     from ngrameval.report.correlate import render_correlations
 
     if args.set_column:
@@ -103,7 +109,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
             n_resamples=args.confidence_n, seed=args.seed, confidence=args.ci,
         )
     ]  # fmt: skip
-    notes = [f"{h.criterion}: {h.judgments} judgments, {h.missing} cells without one" for h in humans]
+    notes = [_judged_note(h) for h in humans] + direction_notes(rows)
     notes += _epsilon_notes(results)
     extras = _correlate_extras(args, rows, humans, systems, refs, source)
     if not extras:
@@ -149,7 +155,7 @@ def _correlate_extras(
     out: dict[str, list[Any]] = {}
     if args.matrix:
         series: dict[str, FloatArray] = {}
-        for r in rows:
+        for r in (r.oriented() for r in rows):
             series[r.metric] = r.corpus() if args.level == "system" else sentence_matrix(r).ravel()
         for h in humans:
             human = h.system if args.level == "system" else h.segment
@@ -192,7 +198,7 @@ def _correlate_sets(args: argparse.Namespace) -> int:
     """``correlate --set-column``: every data set (language pair) of the judgments on its own, then
     mt-metrics-eval's summary over the sets (average value and rank; pooled system-level accuracy)."""
     from ngrameval.io.scores import column_values
-    from ngrameval.meta.correlate import correlate
+    from ngrameval.meta.correlate import correlate, direction_notes
     from ngrameval.meta.mtme import pooled_accuracy
     from ngrameval.meta.mtme_report import clusters_text, summary_text
     from ngrameval.meta.mtme_sets import Cluster, pooled_clusters, summarize
@@ -220,8 +226,8 @@ def _correlate_sets(args: argparse.Namespace) -> int:
         for h in humans:
             pooled_y.setdefault(h.criterion, []).append(h.system)
             for r in rows:
-                pooled_x.setdefault((h.criterion, r.metric), []).append(r.corpus())
-        notes = [f"{h.criterion}: {h.judgments} judgments, {h.missing} cells without one" for h in humans]
+                pooled_x.setdefault((h.criterion, r.metric), []).append(r.oriented().corpus())
+        notes = [_judged_note(h) for h in humans] + direction_notes(rows)
         notes += _epsilon_notes(found)
         text += f"== {args.set_column} {ds} ==\n" + render_correlations(found, "text", notes, w)
         text += clusters_text(more.get("clusters", []), w)

@@ -169,7 +169,7 @@ def _read_judgments(args: argparse.Namespace, dataset: str | None = None) -> lis
     """The judgments of ``-j`` read with the judgment options (only the rows of ``dataset`` with --set-column)."""
     from ngrameval.io.judgments import read_judgments
 
-    where = dict(_key_value(w) for w in args.where or [])
+    where = dict(_key_value(w) for w in getattr(args, "where", None) or [])
     if dataset is not None:
         where[args.set_column] = dataset
 
@@ -223,12 +223,19 @@ def _key_value(text: str) -> tuple[str, str]:
 def _read_external(args: argparse.Namespace, dataset: str | None = None) -> list[Any]:
     """The metrics of every --scores file (the rows of ``dataset`` with --set-column); a file's segment column is
     --segment-column when it has that column (else it holds system-level scores)."""
-    from ngrameval.io.scores import columns, read_scores
+    from ngrameval.io.scores import columns, lower_is_better, read_scores
 
-    where = {args.set_column: dataset} if dataset is not None else None
-    return [m for path in args.scores or [] for m in read_scores(
-        path, system=args.system_column, metric=args.scores_metric_column, where=where,
-        segment=args.segment_column if args.segment_column in columns(path)[1] else None)]  # fmt: skip
+    where = dict(_key_value(w) for w in args.where or [])
+    if dataset is not None:
+        where[args.set_column] = dataset
+    found = []
+    for path in args.scores or []:
+        cols = columns(path)[1]
+        found += read_scores(path, system=args.system_column, metric=args.scores_metric_column,
+                             where={k: v for k, v in where.items() if k in cols} or None,
+                             segment=args.segment_column if args.segment_column in cols else None)  # fmt: skip
+    lower = [n for v in args.lower_is_better for n in v.split(",") if n.strip()]
+    return lower_is_better(found, [n.strip() for n in lower], "--lower-is-better")
 
 
 _INPUTS = ("systems", "refs", "source", "judgments", "segment_ids", "ratings", "corpus", "stopwords")

@@ -37,12 +37,40 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.partition(" ")[2]  # "ngrameval corpus export" -> "corpus export"
-        self.exit(2, f"ngrameval: error: {command + ': ' if command else ''}{message} (see {self.prog} --help)\n")
+        hint = _habit_hint(command, message)
+        self.exit(2, f"ngrameval: error: {command + ': ' if command else ''}{message}{hint} (see {self.prog} --help)\n")
 
     def _get_option_tuples(self, option_string: str) -> list[Any]:
         # argparse matches single-dash prefixes even with allow_abbrev=False (-t -> -tok, -l -> -lc); keep only
         # a short option with its value attached (-w3, -o/tmp/x)
         return [t for t in super()._get_option_tuples(option_string) if t[1] == option_string[:2] and t[-1]]
+
+
+def is_metric_name(word: str) -> bool:
+    """Whether ``word`` is a metric spec (``chrf``, ``rouge-l``), e.g. a second name after ``-m bleu``."""
+    from ngrameval.metrics.registry import parse_spec
+
+    try:
+        parse_spec(word)
+    except ValueError:
+        return False
+    return True
+
+
+def _habit_hint(command: str, message: str) -> str:
+    """The spelling that works for another tool's habit among ``unrecognized arguments`` (sacreBLEU's ``-i``,
+    space-separated ``-m`` names, a test option given to ``score``), or ''."""
+    if not message.startswith("unrecognized arguments: "):
+        return ""
+    words = message.removeprefix("unrecognized arguments: ").split()
+    if "-i" in words or "--input" in words:
+        return "; system outputs are positional arguments (sacreBLEU's -i): ngrameval score HYP.txt -r REF.txt"
+    if command in ("", "score") and any(w.startswith(("--paired-", "--correction")) for w in words):
+        return "; paired tests between systems are ngrameval compare's (compare A.txt B.txt -r REF --paired-bs)"
+    metrics = [w for w in words if is_metric_name(w)]
+    if metrics:
+        return f"; -m takes one comma-separated list: -m METRIC,{','.join(metrics)}"
+    return ""
 
 
 class _Renamed(argparse.Action):
@@ -388,3 +416,8 @@ def _add_external_scores(q: argparse.ArgumentParser) -> None:
         "--scores-metric-column), correlated beside ngrameval's; with no system file, alone",
     )  # fmt: skip
     q.add_argument("--scores-metric-column", metavar="COL", help="--scores in long form: the metric column")
+    q.add_argument(
+        "--lower-is-better", metavar="METRIC[,METRIC]", action="append", default=[],
+        help="--scores metrics that are error rates (lower is better, as TER): negated before correlating and "
+        "testing, as mt-metrics-eval does (ngrameval's own metrics know their direction)",
+    )  # fmt: skip

@@ -115,7 +115,7 @@ def _plane_external(
     from ngrameval.meta.correlate import coefficient
 
     ids = cells[0][0].segments or tuple(str(i) for i in range(1, n_lines + 1))
-    rows = to_rows(_read_external(args), list(systems), ids)
+    rows = [r.oriented() for r in to_rows(_read_external(args), list(systems), ids)]
     out = []
     for h, coef in cells:
         keep = ~np.isnan(h.system)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,11 @@ def cmd_metrics(args: argparse.Namespace) -> int:
             dumps_json([dict(zip(("metric", "option", "default", "valid"), r, strict=True)) for r in rows])
         )
         return 0
-    lines = [f"Metric specs: NAME[:OPTION=VALUE,...] ({valid_names()}); 'rouge' stands for every rouge-* name.", ""]
+    lines = [
+        f"Metric specs: NAME[:OPTION=VALUE,...] ({valid_names()}); in the option table, 'rouge' stands for "
+        "every rouge-* name.",
+        "",
+    ]
     lines += table(["metric", "option", "default", "valid values"], [list(r) for r in rows], left=4)
     lines += ["", "Text options of every spec but chrf/chrf++/ter (default: -tok, -lc, --stem, --stopwords):"]
     lines += [f"  {key}: {valid}" for key, valid in TEXT_OPTIONS.items()]
@@ -50,15 +55,17 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def _demo_report(path: str, width: int) -> None:
-    """``demo --report``: the HTML report of the bundled sample (its metrics, the relevance judgments)."""
-    from ngrameval.demo import PLANE_CRITERION, REPORT_METRICS, load_sample, sample_human
+    """``demo --report``: the HTML report of the bundled sample: the demo's metrics, its relevance judgments and
+    its plane (with the demo's text settings), so the page shows the numbers the terminal does."""
+    from ngrameval.demo import DEMO_METRICS, PLANE_CRITERION, PLANE_TEXT, load_sample, sample_human
     from ngrameval.report.html import render_html
     from ngrameval.report.html_data import build_report
 
     systems, refs = load_sample()
     humans = [sample_human(PLANE_CRITERION)]
     title, command = "ngrameval demo: the SummEval sample", f"ngrameval demo --report {path}"
-    data = build_report(systems, refs, parse_specs(REPORT_METRICS), humans=humans, title=title, command=command)
+    data = build_report(systems, refs, parse_specs(DEMO_METRICS), humans=humans, title=title, command=command,
+                        plane_text=PLANE_TEXT)  # fmt: skip
     write_atomic(path, render_html(data, width))
     sys.stderr.write(f"ngrameval: wrote {path}\n")
 
@@ -103,8 +110,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         coefficients=tuple(_coefficients(args.coefficients)), n_corr_resamples=args.correlation_confidence_n,
         examples=args.examples, max_pairs=args.max_pairs,
     )  # fmt: skip
+    base = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
+    command = command_line("ngrameval report", vars(args), defaults=args._defaults, base=base)
     data = build_report(systems, refs, specs, source=source, humans=humans, options=opts, title=args.title,
-                        command=command_line("ngrameval report", vars(args)), jobs=args.jobs)  # fmt: skip
+                        command=command, jobs=args.jobs)  # fmt: skip
     _emit(render_html(data, _digits(args, 2)), args.output)
     if args.output:
         sys.stderr.write(f"ngrameval: wrote {args.output}\n")
@@ -145,6 +154,7 @@ def add_parser(sub: Any) -> None:
     _add_width(rp, 2)
     rp.add_argument("-o", "--output", metavar="FILE", help="write the HTML here (atomically) instead of stdout")
     rp.set_defaults(func=cmd_report)
+    rp.set_defaults(_defaults={a.dest: a.default for a in rp._actions})  # the command block shows what was set
 
     ms = sub.add_parser("metrics", help="every metric spec with its options, defaults and valid values")
     ms.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from ngrameval import progress
 from ngrameval.cli.inputs import _input_paths
+from ngrameval.cli.options import is_metric_name
 from ngrameval.cli.parser import build_parser
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
 from ngrameval.io.read import STDIN
@@ -53,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             set_max_cells(previous)
     except (InputError, ConfigError, MissingDependencyError) as exc:
+        missing = str(exc).removesuffix(": no such file")
+        if missing != str(exc) and not os.path.exists(missing) and is_metric_name(missing):
+            return _fail(f"{exc} (a metric name? -m takes one comma-separated list: -m METRIC,{missing})")
         return _fail(str(exc))
     except KeyboardInterrupt:
         print("ngrameval: interrupted", file=sys.stderr)

@@ -15,6 +15,7 @@ is an error naming the file, and a system or segment unknown to the comparison o
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from ngrameval.errors import InputError, InputTypeError
+from ngrameval.errors import ConfigError, InputError, InputTypeError
 from ngrameval.io.judgments import Judgment, read_judgments
 from ngrameval.ngrams.stats import MetricRows, mean_of_rows, mean_rows
 
@@ -37,6 +38,7 @@ class External:
     metric: str
     source: str
     cells: Mapping[tuple[str, str | None], tuple[float, str]]
+    higher_is_better: bool = True  # False: an error rate (declared with --lower-is-better)
 
     @property
     def segment_level(self) -> bool:
@@ -58,6 +60,13 @@ class SystemRows(MetricRows):
 
     def corpus(self) -> FloatArray:
         return np.array(self.fixed, dtype=np.float64)
+
+    def oriented(self) -> MetricRows:
+        if self.higher_is_better:
+            return self
+        flipped = super().oriented()
+        assert isinstance(flipped, SystemRows)  # dataclasses.replace keeps the class
+        return dataclasses.replace(flipped, fixed=-self.fixed)
 
 
 def read_scores(
@@ -194,7 +203,7 @@ def to_rows(
                 fixed[sys_index[system]] = value
             _complete(m, fixed, systems, None)
             values = tuple(mean_rows(np.full(n_seg, v)) for v in fixed)
-            out.append(SystemRows(m.metric, m.source, False, values, mean_of_rows, fixed=fixed))
+            out.append(SystemRows(m.metric, m.source, False, values, mean_of_rows, None, m.higher_is_better, fixed))
             continue
         if segments is None:
             where = next(iter(m.cells.values()))[1]
@@ -212,8 +221,19 @@ def to_rows(
         if not scored.any(axis=1).all():
             _complete(m, np.where(scored.any(axis=1)[:, None], 0.0, math.nan), systems, segments)
         values = tuple(np.column_stack([np.where(k, row, 0.0), k.astype(np.float64)]) for row, k in zip(matrix, scored))
-        out.append(MetricRows(m.metric, m.source, False, values, mean_of_rows))
+        out.append(MetricRows(m.metric, m.source, False, values, mean_of_rows, None, m.higher_is_better))
     return out
+
+
+def lower_is_better(metrics: Sequence[External], names: Sequence[str], option: str) -> list[External]:
+    """``metrics`` with those named in ``names`` marked lower-is-better; ConfigError naming ``option`` for a name
+    that is none of them."""
+    known = {m.metric for m in metrics}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ConfigError(f"{option}: no metric {', '.join(map(repr, unknown))} in the scores; they hold: "
+                          f"{', '.join(sorted(known)) or 'none'}")  # fmt: skip
+    return [dataclasses.replace(m, higher_is_better=False) if m.metric in names else m for m in metrics]
 
 
 def _complete(m: External, values: FloatArray, systems: Sequence[str], segments: Sequence[str] | None) -> None:

@@ -190,6 +190,9 @@ class Correlation:
     signature: str = ""  # the metric's signature (ngrameval's, or "external:<file>")
     epsilon: float | None = None  # acc-eq: the calibrated tie threshold
     dataset: str = ""  # the data set (language pair) when several are evaluated at once
+    # a lower-is-better metric (TER): its scores were negated before correlating, as mt-metrics-eval does, so a
+    # positive value means agreement with people for every metric
+    negated: bool = False
 
 
 class Correlations(tuple[Correlation, ...]):
@@ -236,9 +239,18 @@ def sentence_matrix(r: MetricRows) -> FloatArray:
     return np.stack([r.scorer(v) for v in r.values])
 
 
+def direction_notes(rows: Sequence[MetricRows]) -> list[str]:
+    """A line per lower-is-better metric of ``rows`` saying how meta-evaluation orients it."""
+    return [f"{r.metric}: lower is better; its scores are negated before correlating and testing (as "
+            "mt-metrics-eval does), so a positive value means agreement with people" for r in rows
+            if not r.higher_is_better]  # fmt: skip
+
+
 def points(rows: Sequence[MetricRows], human: HumanScores, level: str) -> tuple[list[FloatArray], FloatArray]:
-    """The (metric, human) points of one level, every metric on the same points: at system level the corpus
-    scores of the judged systems, at segment level every judged (system, segment) cell."""
+    """The (metric, human) points of one level, every metric on the same points and oriented higher = better
+    (:meth:`MetricRows.oriented`): at system level the corpus scores of the judged systems, at segment level
+    every judged (system, segment) cell."""
+    rows = [r.oriented() for r in rows]
     if level == "system":
         keep = ~np.isnan(human.system)
         return [r.corpus()[keep] for r in rows], human.system[keep]
@@ -270,21 +282,32 @@ def correlate(
     confidence: float = 0.95,
     scores: Mapping[str, Mapping[str, object]] | None = None,
     dataset: str = "",
+    lower_is_better: Sequence[str] = (),
 ) -> Correlations:
     """Every coefficient of every metric of ``rows`` (systems in ``human.systems`` order) against ``human``.
 
     ``scores`` adds any other metric's scores beside them (:func:`ngrameval.io.scores.from_mapping`):
     ``{metric: {system: value}}`` or per segment ``{metric: {system: {segment: value}}}`` (or a list per
-    system in the segment order); ``rows`` may then be empty. ``dataset`` names the data set in the records."""
+    system in the segment order); ``rows`` may then be empty; ``lower_is_better`` names those of its metrics
+    that are error rates. ``dataset`` names the data set in the records.
+
+    Every metric is oriented higher = better first: a lower-is-better metric's scores (TER's, and those named in
+    ``lower_is_better``) are negated, as mt-metrics-eval does, and its records say ``negated=True``."""
+    if lower_is_better and scores is None:
+        raise ConfigError("lower_is_better names metrics of scores=; give scores")
     if scores is not None:
         from ngrameval.io.scores import from_mapping, to_rows
+        from ngrameval.io.scores import lower_is_better as mark_lower
 
         segments = human.segments
         if human.segment is not None and segments is None:
             segments = tuple(str(i) for i in range(1, human.segment.shape[1] + 1))
-        rows = [*rows, *to_rows(from_mapping(scores), human.systems, segments)]
+        external = mark_lower(from_mapping(scores), lower_is_better, "lower_is_better")
+        rows = [*rows, *to_rows(external, human.systems, segments)]
     if not rows:
         raise ConfigError("nothing to correlate: give metric rows or scores")
+    negated = {r.metric for r in rows if not r.higher_is_better}
+    rows = [r.oriented() for r in rows]
     if level not in LEVELS or grouping not in GROUPINGS:
         raise ConfigError(f"level must be one of {', '.join(LEVELS)} and grouping one of {', '.join(GROUPINGS)}")
     if level == "segment" and human.segment is None:
@@ -323,7 +346,8 @@ def correlate(
                 lo, hi, bad = _interval(samples, confidence)
                 n = int(keep.sum())
                 out.append(Correlation(r.metric, human.criterion, level, "none", name, value, p, lo, hi, n,
-                                       n_resamples, bad, used_seed, confidence, r.signature, eps, dataset))  # fmt: skip
+                                       n_resamples, bad, used_seed, confidence, r.signature, eps, dataset,
+                                       r.metric in negated))  # fmt: skip
         _warn_undefined(out)
         return Correlations(out)
     y = human.segment
@@ -363,7 +387,8 @@ def correlate(
                 samples = per[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
             lo, hi, bad = _interval(samples, confidence)
             out.append(Correlation(r.metric, human.criterion, level, grouping, name, value, pv, lo, hi, n,
-                                   n_resamples, bad, used_seed, confidence, r.signature, eps, dataset))  # fmt: skip
+                                   n_resamples, bad, used_seed, confidence, r.signature, eps, dataset,
+                                   r.metric in negated))  # fmt: skip
     _warn_undefined(out)
     return Correlations(out)
 

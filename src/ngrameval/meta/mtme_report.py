@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ngrameval.meta.mtme_sets import Cluster, SetSummary
+from ngrameval.meta.mtme_sets import ACCURACIES, Cluster, SetSummary
 from ngrameval.report.table import table
 
 
@@ -32,13 +32,15 @@ def _order(r: SetSummary) -> tuple[float, float]:
 
 
 def summary_text(rows: Sequence[SetSummary], digits: int = 3) -> str:
-    """The summary over data sets: average value (mapped to [0, 1]), average rank, pooled accuracy and its rank."""
+    """The summary over data sets: average value (an accuracy as it is; a correlation r as (r + 1) / 2, as
+    mt-metrics-eval averages it, and the heading says so), average rank, pooled accuracy and its rank."""
     if not rows:
         return ""
     out: list[str] = []
     for crit, coef in dict.fromkeys((r.criterion, r.coefficient) for r in rows):
         block = sorted((r for r in rows if (r.criterion, r.coefficient) == (crit, coef)), key=_order)
-        head = ["metric", "sets", "avg value [0,1]", "avg rank"]
+        # mt-metrics-eval maps a correlation r in [-1, 1] to (r + 1) / 2 before averaging; accuracies stay as they are
+        head = ["metric", "sets", "avg accuracy" if coef in ACCURACIES else f"avg ({coef} + 1) / 2", "avg rank"]
         pooled = any(r.pooled_accuracy is not None for r in block)
         if pooled:
             head += ["pooled accuracy", "pooled rank"]

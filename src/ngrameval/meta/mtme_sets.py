@@ -238,6 +238,7 @@ def compare_tie_calibrated(
     if n_resamples < 1:
         raise ConfigError(f"need n_resamples >= 1, got {n_resamples}")
     used = resolve_seed(seed)
+    rows = [r.oriented() for r in rows]
     xs, _ = points(rows, human, level)
     if level == "system":
         keep = ~np.isnan(human.system)

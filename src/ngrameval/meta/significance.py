@@ -78,7 +78,8 @@ class PairTest:
 @dataclass(frozen=True)
 class RankEntry:
     """A system's place: its rank range (1 + systems significantly better .. n - systems significantly
-    worse) and the letters of the groups of adjacent systems not significantly different."""
+    worse) and its letters in the compact letter display of the pairwise tests (:func:`letter_groups`): two
+    systems share a letter exactly when their difference is not significant."""
 
     system: str
     score: float
@@ -97,6 +98,7 @@ class MetricComparison:
     systems: tuple[SystemScore, ...]
     pairs: tuple[PairTest, ...]
     ranking: tuple[RankEntry, ...] | None
+    higher_is_better: bool = True  # False for error rates (TER): the best system has the lowest score
 
 
 @dataclass(frozen=True)
@@ -129,17 +131,20 @@ class Comparison:
         return to_pandas([{"metric": m.metric, **dataclasses.asdict(p)} for m in self.metrics for p in m.pairs])
 
     def _repr_html_(self) -> str:
-        """Per metric, the ranking (rank range and groups of systems that do not differ significantly)."""
+        """Per metric, the ranking (rank range and letter groups), scores x100 on the 0-1 scale as text output
+        and :class:`~ngrameval.api.Scores` show them."""
         parts = []
         for m in self.metrics:
+            k = 100.0 if m.fraction else 1.0
             if m.ranking is None:
-                rows = [[s.system, s.score, s.ci_low, s.ci_high, "", ""] for s in m.systems]
+                rows = [[s.system, s.score * k, s.ci_low * k, s.ci_high * k, "", ""] for s in m.systems]
             else:
                 ci = {s.system: s for s in m.systems}
-                rows = [[r.system, r.score, ci[r.system].ci_low, ci[r.system].ci_high,
+                rows = [[r.system, r.score * k, ci[r.system].ci_low * k, ci[r.system].ci_high * k,
                          f"{r.rank_low}-{r.rank_high}", r.groups] for r in m.ranking]  # fmt: skip
             caption = f"{m.metric}: {self.test}, {self.correction} correction, significance level {self.alpha:g}"
-            parts.append(html_table(["system", "score", "ci low", "ci high", "rank", "groups"], rows, caption, 4))
+            head = ["system", "score x100" if m.fraction else "score", "ci low", "ci high", "rank", "groups"]
+            parts.append(html_table(head, rows, caption, 4))
         return "".join(parts)
 
 
@@ -171,19 +176,62 @@ def _label(k: int) -> str:
 
 
 def higher_is_better(rows: MetricRows) -> bool:
-    """The metric's direction: False for error rates (TER), whose scorer is the metric configuration and
-    says so (``higher_is_better``); True for every other metric."""
-    return bool(getattr(rows.scorer, "higher_is_better", True))
+    """The metric's direction (:attr:`MetricRows.higher_is_better`): False for error rates (TER) and external
+    scores declared lower-is-better."""
+    return rows.higher_is_better
+
+
+def _absorb(columns: list[frozenset[int]]) -> list[frozenset[int]]:
+    """The columns that are no subset of another (one copy of equal ones), in their order."""
+    out: list[frozenset[int]] = []
+    for k, c in enumerate(columns):
+        if any(c < d or (c == d and j < k) for j, d in enumerate(columns) if j != k):
+            continue
+        out.append(c)
+    return out
+
+
+def letter_groups(significant: NDArray[np.bool_]) -> list[frozenset[int]]:
+    """The compact letter display of a symmetric ``significant`` matrix whose rows are in rank order (best
+    first): Piepho's (2004) insert-and-absorb algorithm, then his sweep.
+
+    Start from one group holding every system. For each significant pair (i, j), every group holding both is
+    split into a copy without i and a copy without j, and any group contained in another is absorbed (dropped).
+    The sweep then drops a system from a group when each of its non-significant partners in that group shares
+    another group with it (and it keeps a group), and absorbs again. The result: two systems share a group if
+    and only if their difference is not significant. Groups are ordered by their best system (then the next), so
+    the group of the top system is ``a``.
+
+    >>> sig = np.array([[0, 0, 1], [0, 0, 0], [1, 0, 0]], dtype=bool)
+    >>> [sorted(g) for g in letter_groups(sig)]
+    [[0, 1], [1, 2]]
+    """
+    n = len(significant)
+    columns: list[frozenset[int]] = [frozenset(range(n))] if n else []
+    for i in range(n):
+        for j in range(i + 1, n):
+            if not significant[i, j]:
+                continue
+            split: list[frozenset[int]] = []
+            for c in columns:
+                split += [c - {i}, c - {j}] if i in c and j in c else [c]
+            columns = _absorb(split)
+    for k in range(len(columns)):
+        for x in sorted(columns[k]):
+            rest = columns[k] - {x}
+            others = [c for m, c in enumerate(columns) if m != k and x in c]
+            if others and all(any(y in c for c in others) for y in rest):
+                columns[k] = rest
+    columns = _absorb([c for c in columns if c])
+    return sorted(columns, key=sorted)
 
 
 def rank(
     names: Sequence[str], scores: FloatArray, significant: NDArray[np.bool_], higher_is_better: bool = True
 ) -> tuple[RankEntry, ...]:
-    """Systems best first (highest score, or lowest when not ``higher_is_better``), with rank ranges and groups
-    from a symmetric ``significant`` matrix.
-
-    A group is a maximal run of adjacent systems (in score order) among which no pair differs
-    significantly (the homogeneous subsets of Belz & Reiter's rank columns); a system may be in several.
+    """Systems best first (highest score, or lowest when not ``higher_is_better``), with rank ranges and the
+    letters of :func:`letter_groups` from a symmetric ``significant`` matrix: systems sharing a letter do not
+    differ significantly, and systems with no letter in common do.
 
     >>> sig = np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]], dtype=bool)
     >>> [(e.system, e.rank_low, e.rank_high, e.groups) for e in rank(["x", "y", "z"], np.array([3.0, 2, 1]), sig)]
@@ -192,20 +240,13 @@ def rank(
     n = len(names)
     key = scores if higher_is_better else -scores  # larger key = better system
     order = np.argsort(-key, kind="stable")
-    sub = significant[np.ix_(order, order)]
-    ends = []
-    for s in range(n):
-        e = s
-        while e + 1 < n and not sub[s : e + 2, s : e + 2].any():
-            e += 1
-        ends.append(e)
-    runs = [(s, ends[s]) for s in range(n) if s == 0 or ends[s] > ends[s - 1]]
+    groups = letter_groups(significant[np.ix_(order, order)])
     out = []
     for pos, i in enumerate(order.tolist()):
         better = int(np.count_nonzero(significant[i] & (key > key[i])))
         worse = int(np.count_nonzero(significant[i] & (key < key[i])))
-        groups = "".join(_label(g) for g, (s, e) in enumerate(runs) if s <= pos <= e)
-        out.append(RankEntry(names[i], float(scores[i]), 1 + better, n - worse, groups))
+        letters = "".join(_label(g) for g, members in enumerate(groups) if pos in members)
+        out.append(RankEntry(names[i], float(scores[i]), 1 + better, n - worse, letters))
     return tuple(out)
 
 
@@ -384,8 +425,10 @@ def paired_test(
 
     ``test``: ``"ar"`` (approximate randomisation, default 10,000 trials) or ``"bs"`` (paired bootstrap,
     default 1,000 resamples); system confidence intervals come from ``n_confidence`` bootstrap
-    resamples under AR and from the test's own resamples under BS. ``seed=None`` draws a seed from
-    the OS and records it in the result. ``correction`` over the pairs tested: holm, bonferroni, none.
+    resamples under AR and from the test's own resamples under BS, both drawn by a generator seeded with
+    ``seed`` alone, so one system, seed and number of resamples has one interval (:func:`intervals`).
+    ``seed=None`` draws a seed from the OS and records it in the result. ``correction`` over the pairs
+    tested: holm, bonferroni, none.
     ``jobs``: threads for the resampling (``None``: every core), with the ``jobs=1`` result bit for bit.
     ``progress``: bars on standard error (:mod:`ngrameval.progress`), the same result.
     """
@@ -435,7 +478,9 @@ def _paired_test(
         for c in randomisation_counts(rows, pairs, n, rng, jobs):
             p_values.append(((c + 1) / (n + 1)).astype(np.float64))
             wins.append(None)
-        boot = bootstrap_scores(rows, n_confidence, rng, jobs)
+        # the intervals from their own generator of the same seed: one system and seed, one interval, the same
+        # as score --confidence, compare --paired-bs and the report give (sacreBLEU draws them after the masks)
+        boot = bootstrap_scores(rows, n_confidence, np.random.default_rng(used_seed), jobs)
     else:
         boot = bootstrap_scores(rows, n, rng, jobs)
         for scores, obs, r in zip(boot, observed, rows):
@@ -472,7 +517,7 @@ def _paired_test(
                 sig[i, j] = sig[j, i] = t.significant
             ranking = rank(names, obs, sig, higher_is_better(r))
         sig_text = _signature(r, test, n, n_confidence, used_seed, correction)
-        out.append(MetricComparison(r.metric, sig_text, r.fraction, systems, tests, ranking))
+        out.append(MetricComparison(r.metric, sig_text, r.fraction, systems, tests, ranking, r.higher_is_better))
     return Comparison(test, n, n_confidence, used_seed, correction, alpha, confidence, baseline, tuple(out))
 
 

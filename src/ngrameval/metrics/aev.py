@@ -51,6 +51,7 @@ class AEv:
 
     name: ClassVar[str] = "AEv"
     needs_info: ClassVar[bool] = False
+    higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         number(self.alpha, "AEv alpha", 0.0, 1.0)

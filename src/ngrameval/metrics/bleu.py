@@ -51,6 +51,7 @@ class BLEU:
 
     name: ClassVar[str] = "BLEU"
     needs_info: ClassVar[bool] = False
+    higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if self.smooth_method not in SMOOTH_METHODS:

@@ -52,6 +52,7 @@ class NIST:
 
     name: ClassVar[str] = "NIST"
     needs_info: ClassVar[bool] = True
+    higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if self.n < 1:

@@ -17,6 +17,7 @@ A system's PINC is the mean over its sentences.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,6 +36,8 @@ class PINC:
     max_order: int = 4
     sets: bool = True
     average: str = "present"
+
+    higher_is_better: ClassVar[bool] = True  # more novelty against the source
 
     def __post_init__(self) -> None:
         integer(self.max_order, "PINC max_order (n)", 1, MAX_ORDER)

@@ -54,6 +54,11 @@ class Metric(Protocol):
     @property
     def needs_info(self) -> bool: ...
 
+    @property
+    def higher_is_better(self) -> bool:
+        """The metric's direction: False for error rates (TER)."""
+        ...
+
     def __call__(self, stats: Stats) -> FloatArray: ...
 
     def display_name(self) -> str: ...
@@ -196,7 +201,7 @@ def _rouge_name(name: str) -> dict[str, Any] | None:
     if m["n"]:
         return {"variant": "n", "n": int(m["n"])}
     if m["l"]:
-        return {"variant": "l", **({"split": True} if m["l"] == "lsum" else {})}
+        return {"variant": "l", **({"split": True, "lsum": True} if m["l"] == "lsum" else {})}
     if m["w"]:
         return {"variant": "w"}
     return {"variant": m["s"], "gap": None if m["gap"] in (None, "*") else int(m["gap"])}
@@ -328,8 +333,12 @@ def _bad(value: str, valid: Sequence[str]) -> str:
     raise ConfigError(f"expected one of {', '.join(valid)}, got {value!r}")
 
 
+ROUGE_FAMILY = ("rouge-1", "rouge-2", "rouge-l")  # what a bare ``rouge`` spec stands for
+
+
 def split_specs(text: str) -> list[str]:
-    """``bleu,aev:alpha=0.3,n=2`` -> ``['bleu', 'aev:alpha=0.3,n=2']`` (a ``k=v`` joins the spec before)."""
+    """``bleu,aev:alpha=0.3,n=2`` -> ``['bleu', 'aev:alpha=0.3,n=2']`` (a ``k=v`` joins the spec before); a
+    bare ``rouge`` (with its options) stands for ROUGE-1, ROUGE-2 and ROUGE-L (:data:`ROUGE_FAMILY`)."""
     specs: list[str] = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
@@ -338,14 +347,19 @@ def split_specs(text: str) -> list[str]:
             specs[-1] += "," + part
         else:
             specs.append(part)
-    return specs
+    out = []
+    for spec in specs:
+        name, colon, rest = spec.partition(":")
+        out += [f"{r}{colon}{rest}" for r in ROUGE_FAMILY] if name.strip().lower() == "rouge" else [spec]
+    return out
 
 
 def valid_names() -> str:
     presets = ", ".join(f"aev:{p}" for p in PRESETS)
     return (
         f"bleu, nist, aev (presets: {presets}), pinc (needs the source), se, chrf, chrf++, ter, "
-        "rouge-N, rouge-l, rouge-lsum, rouge-w, rouge-sK, rouge-s*, rouge-suK, rouge-su*, "
+        "rouge (= rouge-1,rouge-2,rouge-l), rouge-N, rouge-l, rouge-lsum, rouge-w, rouge-sK, rouge-s*, rouge-suK, "
+        "rouge-su*, "
         "cider-d, cider, coco-bleu (n=1..4), coco-rouge-l"
     )
 

@@ -30,6 +30,7 @@ import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -65,6 +66,9 @@ class Rouge:
     length_limit: int = 0
     byte_limit: int = 0
     sentences: str = "lines"
+    lsum: bool = False  # asked for as rouge-lsum: named ROUGE-Lsum (rouge-score's rougeLsum), split into sentences
+
+    higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if self.sentences not in SPLITTERS:
@@ -83,10 +87,12 @@ class Rouge:
             raise ConfigError("give at most one of the word limit and the byte limit, each >= 0")
 
     def display_name(self) -> str:
-        """ROUGE-1.5.5's names (ROUGE-2, ROUGE-L, ROUGE-W-1.2, ROUGE-S4, ROUGE-SU*); ``-sent`` for L/W over
-        whole texts, ``-R``/``-P`` when recall or precision is reported instead of F."""
+        """ROUGE-1.5.5's names (ROUGE-2, ROUGE-L, ROUGE-W-1.2, ROUGE-S4, ROUGE-SU*; ROUGE-Lsum for a
+        ``rouge-lsum`` spec, so ``-m rouge-l,rouge-lsum`` names both as asked); ``-sent`` for L/W over whole
+        texts, ``-R``/``-P`` when recall or precision is reported instead of F."""
         gap = "*" if self.gap is None else str(self.gap)
-        name = {"n": str(self.n), "l": "L", "w": f"W-{self.weight:g}", "s": f"S{gap}", "su": f"SU{gap}"}
+        ell = "Lsum" if self.lsum and self.variant == "l" and self.split else "L"
+        name = {"n": str(self.n), "l": ell, "w": f"W-{self.weight:g}", "s": f"S{gap}", "su": f"SU{gap}"}
         sent = "" if self.split or self.variant not in ("l", "w") else "-sent"
         return f"ROUGE-{name[self.variant]}{sent}" + ("" if self.stat == "f" else f"-{self.stat.upper()}")
 

@@ -14,6 +14,7 @@ stops with a LimitError (the pairs are computed one call each, so Ctrl-C stops b
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from rapidfuzz.distance import Indel
@@ -52,6 +53,8 @@ def se_scores(hyps: Texts, refs: Texts, seg: IntArray) -> FloatArray:
 @dataclass(frozen=True)
 class SE:
     """String-edit similarity as a metric configuration (no options: substitution 2, indel 1)."""
+
+    higher_is_better: ClassVar[bool] = True
 
     def display_name(self) -> str:
         return "SE"

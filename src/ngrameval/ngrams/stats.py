@@ -18,7 +18,7 @@ a resample the metric of ``W @ values``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -138,10 +138,24 @@ class MetricRows:
     scorer: Scorer
     # the metric's breakdown of a summed row (BLEU: n-gram precisions, BP, lengths), where it has one
     details: Callable[[NDArray[np.float64]], dict[str, Any] | None] | None = None
+    # the metric's direction: False for error rates (TER) and external scores declared lower-is-better
+    higher_is_better: bool = True
 
     def corpus(self) -> NDArray[np.float64]:
         """The corpus score of every system."""
         return self.scorer(np.stack([v.sum(axis=0) for v in self.values]))
+
+    def oriented(self) -> MetricRows:
+        """These rows with higher = better: a lower-is-better metric's scores negated (as mt-metrics-eval
+        negates TER before correlating); a higher-is-better metric's rows unchanged."""
+        if self.higher_is_better:
+            return self
+        scorer = self.scorer
+
+        def negated(values: NDArray[np.float64]) -> NDArray[np.float64]:
+            return -scorer(values)
+
+        return replace(self, scorer=negated, details=None, higher_is_better=True)
 
 
 def stats_scorer(metric: Callable[[Stats], NDArray[np.float64]], max_order: int, has_info: bool) -> Scorer:

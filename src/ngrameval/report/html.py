@@ -24,6 +24,7 @@ from ngrameval.meta.correlate import Correlation
 from ngrameval.meta.plane import Plane
 from ngrameval.meta.significance import MetricComparison
 from ngrameval.report.html_data import HumanSection, ReportData
+from ngrameval.tabular import p_text
 
 _TESTS = {"ar": "paired approximate randomisation", "bs": "paired bootstrap resampling"}
 
@@ -33,15 +34,15 @@ max-width:1180px;margin:0 auto;padding:0 1.2em 3em;background:#fff}
 h1{font-size:1.6em;margin:.8em 0 .2em}h2{font-size:1.3em;border-bottom:2px solid #ddd;padding-bottom:.2em;
 margin-top:2em}h3{font-size:1.1em;margin-top:1.5em}
 code,.sig,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85em}
-.sig{color:#444;word-break:break-all;margin:.2em 0}pre{background:#f6f6f6;padding:.6em;overflow-x:auto;
-white-space:pre-wrap;word-break:break-all}
+.sig{color:#444;overflow-wrap:normal;word-break:normal;margin:.2em 0}pre{background:#f6f6f6;padding:.6em;
+overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:.6em 0 1em;font-size:.9em}caption{text-align:left;font-weight:600;
 padding:.3em 0;caption-side:top}
 th,td{border:1px solid #d4d4d4;padding:.25em .55em;text-align:right;vertical-align:top}
 th{background:#f2f4f7}td.l,th.l{text-align:left}table.sortable thead th{cursor:pointer}
 thead th[data-dir=asc]::after{content:" \\25B2"}thead th[data-dir=desc]::after{content:" \\25BC"}
 td.better{background:#d9f2dc}td.worse{background:#f9dcdc}td.self{background:#eee}td.best{outline:2px solid #c00}
-.ci{color:#555;font-size:.85em}.note{color:#555;font-size:.9em}.toc a{margin-right:1em}
+.ci{color:#555;font-size:.85em;white-space:nowrap}.note{color:#555;font-size:.9em}.toc a{margin-right:1em}
 figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.88em;color:#333;max-width:900px}
 details{margin:.4em 0 1em}summary{cursor:pointer;color:#0b4f8a}
@@ -51,6 +52,10 @@ mark{background:none;padding:0 1px;border-radius:2px}mark.m1{background:#e6f0ff}
 mark.m3{background:#95c0ff}mark.m4{background:#5f9cf5}
 .cols{display:flex;flex-wrap:wrap;gap:2em}.wide{overflow-x:auto;max-width:100%}
 table.matrix{font-size:.78em}table.matrix td{white-space:nowrap}
+table.grid{font-size:.75em}table.grid td,table.grid th{padding:.15em .3em;min-width:2.2em;text-align:center}
+table.grid td.l,table.grid th.l{text-align:left;min-width:0}td.ns{color:#777}
+.answer{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}.answer>div{flex:1 1 22em}
+.answer ul{margin:.3em 0;padding-left:1.2em}.answer h2{margin-top:.4em}.answer li{margin:.25em 0}
 """
 
 _JS = """document.querySelectorAll("table.sortable thead th").forEach(function(th){th.tabIndex=0;
@@ -72,13 +77,18 @@ def e(x: object) -> str:
     return html.escape(str(x), quote=True)
 
 
+def sig(text: str) -> str:
+    """A signature as HTML that wraps only after its ``|`` separators (never inside a field)."""
+    return "|<wbr>".join(e(part) for part in text.split("|"))
+
+
 def _fmt(v: float | None, k: float, width: int) -> str:
     return "n/a" if v is None or math.isnan(v) else f"{v * k:.{width}f}"
 
 
 def td(text: str, value: float | None = None, cls: str = "") -> str:
     """A cell of escaped ``text``; ``value`` is the number the table sorts by."""
-    v = "" if value is None else f' data-v="{-1e300 if math.isnan(value) else value!r}"'
+    v = "" if value is None else f' data-v="{-1e300 if math.isnan(value) else float(value)!r}"'
     c = f' class="{cls}"' if cls else ""
     return f"<td{c}{v}>{e(text)}</td>"
 
@@ -123,7 +133,7 @@ def _summary(data: ReportData, width: int) -> str:
             cells.append(td(_fmt(s.score, k, width), s.score))
             cells.append(td(f"{_fmt(s.ci_low, k, width)}–{_fmt(s.ci_high, k, width)}", s.ci_low, "ci"))
         rows.append(cells)
-    sigs = "".join(f'<p class="sig"><b>{e(m.metric)}</b>: {e(sig)}</p>' for m, sig in zip(ms, data.score_signatures))
+    sigs = "".join(f'<p class="sig"><b>{e(m.metric)}</b>: {sig(s)}</p>' for m, s in zip(ms, data.score_signatures))
     n_conf = data.comparison.n_confidence if data.comparison else "?"
     if data.comparison and data.comparison.test == "bs":
         n_conf = data.comparison.n_resamples
@@ -150,30 +160,50 @@ def _bucket_figure(b: Bucketed) -> Any:
     return _figures().bucket_figure(b)
 
 
-def _matrix(m: MetricComparison, width: int) -> str:
-    """Rows and columns in ranking order, the upper triangle: row minus column and the adjusted p-value."""
-    assert m.ranking is not None
-    order = [r.system for r in m.ranking]
-    pos = {s: i for i, s in enumerate(order)}
-    k = _k(m.fraction)
+def _grid(m: MetricComparison, order: Sequence[str], k: float) -> str:
+    """The significance grid: rows and columns in ranking order (columns numbered as the rows), each cell the
+    row's score minus the column's (1 decimal), green where the row is significantly better, red where worse;
+    the exact difference and adjusted p in the cell's tooltip."""
     tests = {(p.system_a, p.system_b): p for p in m.pairs}
     rows = []
-    for a in order:
-        cells = [td(a, cls="l")]
+    for i, a in enumerate(order):
+        cells = [f'<td class="l">{i + 1}</td>', f'<td class="l">{e(a)}</td>']
         for b in order:
-            if pos[b] <= pos[a]:
-                cells.append(td("—" if a == b else "", cls="self"))
+            if a == b:
+                cells.append('<td class="self">·</td>')
                 continue
             p = tests.get((a, b)) or tests[(b, a)]
-            delta = p.delta if p.system_a == a else -p.delta
-            mark, cls = "", ""
-            if p.significant:
-                better = pos[a] < pos[b]
-                mark, cls = (" ▲", "better") if better else (" ▼", "worse")
-            cells.append(td(f"{delta * k:+.{width}f} p={p.p_adjusted:.2g}{mark}", p.p_adjusted, cls))
-        rows.append(cells)
-    return table(["row − column", *order], rows, f"{m.metric}: pairwise differences and adjusted p-values",
-                 sortable=False, extra="matrix")  # fmt: skip
+            delta = (p.delta if p.system_a == a else -p.delta) * k
+            better = (delta > 0) == m.higher_is_better
+            cls = ("better" if better else "worse") if p.significant else "ns"
+            tip = f"{a} − {b}: {delta:+.4g}, adjusted p = {p_text(p.p_adjusted)}"
+            cells.append(f'<td class="{cls}" title="{e(tip)}">{delta:+.1f}</td>')
+        rows.append("".join(cells))
+    head = "".join(f'<th scope="col">{i + 1}</th>' for i in range(len(order)))
+    return (f'<div class="wide"><table class="grid"><caption>{e(m.metric)}: significance grid (row − column; '
+            "green: row significantly better, red: worse, grey: not significant; hover for p)</caption>"
+            f'<thead><tr><th class="l">#</th><th class="l">system</th>{head}</tr></thead><tbody>'
+            + "".join(f"<tr>{r}</tr>" for r in rows) + "</tbody></table></div>")  # fmt: skip
+
+
+def _matrix(m: MetricComparison, width: int) -> str:
+    """The compact significance grid (or, when no pair differs, one sentence saying so) and every pair's
+    difference and p-values in a folded table."""
+    assert m.ranking is not None
+    order = [r.system for r in m.ranking]
+    k = _k(m.fraction)
+    pairs = [[td(p.system_a, cls="l"), td(p.system_b, cls="l"), td(f"{p.delta * k:+.{width}f}", p.delta),
+              td(p_text(p.p_value), p.p_value), td(p_text(p.p_adjusted), p.p_adjusted),
+              td("yes" if p.significant else "", cls="l")] for p in m.pairs]  # fmt: skip
+    folded = table(["system A", "system B", "A − B", "p", "adjusted p", "significant"], pairs,
+                   f"{m.metric}: pairwise differences and p-values")  # fmt: skip
+    if not any(p.significant for p in m.pairs):
+        low = min(p.p_adjusted for p in m.pairs)
+        head = (f'<p class="note">{e(m.metric)}: no pair of systems differs significantly (smallest adjusted p = '
+                f"{p_text(low)}).</p>")  # fmt: skip
+    else:
+        head = _grid(m, order, k)
+    return f"{head}<details><summary>every pair: difference and p-values</summary>{folded}</details>"
 
 
 def _ranking(m: MetricComparison, data: ReportData, width: int) -> str:
@@ -200,11 +230,12 @@ def _significance(data: ReportData, width: int) -> str:
         f"<p>{e(_TESTS[c.test])} ({e(n)}, seed {c.seed}); p-values {e(corr)}; significant at α = {c.alpha:g}. "
         "▲/▼ (and green/red): the row system is significantly better/worse than the column system. "
         "Rank: 1 + systems significantly better … n − systems significantly worse; systems sharing a group letter "
-        "do not differ significantly from each other.</p>",
+        "do not differ significantly, systems with no letter in common do (compact letter display of the pairwise "
+        "tests, Piepho 2004).</p>",
     ]
     for m in c.metrics:
         out += [f"<h3>{e(m.metric)}</h3>", '<div class="cols">', _ranking(m, data, width), "</div>",
-                _matrix(m, width), f'<p class="sig">{e(m.signature)}</p>']  # fmt: skip
+                _matrix(m, width), f'<p class="sig">{sig(m.signature)}</p>']  # fmt: skip
     return "".join(out)
 
 
@@ -226,6 +257,12 @@ def _correlations(sec: HumanSection) -> str:
         cap = (f"{level} level (n = {f.n}{'' if level == 'system' else ', every judged segment'}): coefficient "
                f"[{f.confidence * 100:g}% bootstrap interval, {f.n_resamples} resamples, seed {f.seed}]")  # fmt: skip
         out.append(table(["metric", *coefs], rows, cap))
+    negated = list(dict.fromkeys(c.metric for c in sec.correlations if c.negated))
+    if negated:
+        out.append(
+            f'<p class="note">{e(", ".join(negated))}: lower is better; scores negated before correlating '
+            "and testing (as mt-metrics-eval does), so a positive value means agreement with people.</p>"
+        )
     return "".join(out)
 
 
@@ -235,8 +272,8 @@ def _differences(sec: HumanSection) -> str:
     d0 = sec.differences[0]
     rows = [[td(d.metric_a, cls="l"), td(d.metric_b, cls="l"), td(f"{d.value_a:.3f}", d.value_a),
              td(f"{d.value_b:.3f}", d.value_b), td(f"{d.r_ab:.3f}", d.r_ab),
-             td("n/a" if d.williams_p is None else f"{d.williams_p:.3g}", d.williams_p),
-             td(f"{d.permutation_p:.3g}", d.permutation_p)] for d in sec.differences]  # fmt: skip
+             td(p_text(d.williams_p), d.williams_p), td(p_text(d.permutation_p), d.permutation_p)]
+            for d in sec.differences]  # fmt: skip
     cap = (f"Is metric A's {d0.coefficient} with people higher than B's? ({d0.level} level, n = {d0.n}; "
            f"Williams' test for Pearson; permutation test, {d0.n_resamples} trials, seed {d0.seed})")  # fmt: skip
     head = ["metric A", "metric B", f"{d0.coefficient} A", f"{d0.coefficient} B", "r(A, B)", "Williams p",
@@ -264,12 +301,12 @@ def _plane(p: Plane) -> str:
     )
     cap = (
         f"The (alpha, N) plane for {p.criterion}: best member AEv(alpha={p.best_alpha:g}, N={p.best_order}), "
-        f"{p.coefficient} = {p.best_value * 100:.1f}. Fixed colour scale (R² 0–100, r/ρ/τ −100–100)."
+        f"{p.coefficient} = {p.best_value * 100:.1f}. Colours span this plane's values (lowest to highest)."
     )
     from ngrameval.report.plane import plane_figure
 
     return (f"{figure(lambda: plane_figure(p), alt, cap)}<details open><summary>plane values</summary>{grid}"
-            f'</details><p class="sig">{e(p.signature)}</p>')  # fmt: skip
+            f'</details><p class="sig">{sig(p.signature)}</p>')  # fmt: skip
 
 
 def _human(sec: HumanSection, data: ReportData, index: int, width: int) -> str:
@@ -279,9 +316,10 @@ def _human(sec: HumanSection, data: ReportData, index: int, width: int) -> str:
            " without one. Human scores are means over judges (and segments).</p>",
            _correlations(sec), _differences(sec)]  # fmt: skip
     if sec.plane is not None:
-        out += ["<h3>The evaluation plane</h3>", _plane(sec.plane)]
+        out += [f'<h3 id="plane-{index}">The evaluation plane</h3>', _plane(sec.plane)]
     scores = {m.metric: np.array([s.score for s in m.systems]) for m in data.metrics}
     fractions = {m.metric: m.fraction for m in data.metrics}
+    lower = [m.metric for m in data.metrics if not m.higher_is_better]
     rows = [[td(s, cls="l"), td(_fmt(h.system[i], 1.0, 3), h.system[i]),
              *(td(_fmt(scores[m][i], _k(fractions[m]), width), scores[m][i]) for m in scores)]
             for i, s in enumerate(h.systems)]  # fmt: skip
@@ -291,8 +329,9 @@ def _human(sec: HumanSection, data: ReportData, index: int, width: int) -> str:
         "the points are listed in the table below."
     )
     out += ["<h3>Metrics against people, per system</h3>",
-            figure(lambda: _figures().human_figure(h, scores, fractions), alt,
-                   f"Each point is a system: mean human {h.criterion} (x) and the metric's corpus score (y)."),
+            figure(lambda: _figures().human_figure(h, scores, fractions, lower), alt,
+                   f"Each point is a system: mean human {h.criterion} (x) and the metric's corpus score (y); a label "
+                   "that would overlap another is left out (every point is in the table below)."),
             f"<details><summary>points</summary>{tbl}</details>"]  # fmt: skip
     out += [f'<p class="note">{e(n)}</p>' for n in sec.notes]
     return "".join(out)
@@ -411,6 +450,61 @@ def _paraphrase(data: ReportData, width: int) -> str:
     )
 
 
+def _best_metric(sec: HumanSection) -> Correlation | None:
+    """The metric whose system-level correlation (first coefficient) with the criterion is highest."""
+    block = [c for c in sec.correlations if c.level == "system" and not math.isnan(c.value)]
+    if not block:
+        return None
+    first = block[0].coefficient
+    return max((c for c in block if c.coefficient == first), key=lambda c: c.value)
+
+
+def _answer(data: ReportData, width: int) -> str:
+    """The first screen: the ranking under the first metric (interval, rank range, letter groups), which metric
+    agrees best with each human criterion and the best (alpha, N) cell, each linking to its section."""
+    m = data.metrics[0]
+    k = _k(m.fraction)
+    by = {s.system: s for s in m.systems}
+    # one system: no ranking, its score alone; else (rank range, system, letters) in ranking order
+    entries = [(f"{r.rank_low}" if r.rank_low == r.rank_high else f"{r.rank_low}–{r.rank_high}", r.system, r.groups)
+               for r in m.ranking or ()] or [("1", s.system, "") for s in m.systems]  # fmt: skip
+    rows = []
+    for i, (ranks, name, groups) in enumerate(entries):
+        s = by[name]
+        rows.append([td(ranks, float(i)), td(name, cls="l"), td(_fmt(s.score, k, width), s.score),
+                     td(f"{_fmt(s.ci_low, k, width)}–{_fmt(s.ci_high, k, width)}", s.ci_low, "ci"),
+                     *([td(groups, cls="l")] if m.ranking else [])])  # fmt: skip
+    conf = f"{data.confidence * 100:g}% CI"
+    direction = "" if m.higher_is_better else ", lower is better"
+    head = ["rank", "system", f"{m.metric}{' x100' if m.fraction else ''}", conf, *(["group"] if m.ranking else [])]
+    caption = f"Ranking by {m.metric}{direction}" + (": systems sharing a letter do not differ significantly"
+                                                      if m.ranking else "")  # fmt: skip
+    facts = []
+    c = data.comparison
+    if c is not None and m.ranking:
+        n_sig = sum(p.significant for p in m.pairs)
+        facts.append(f'<li><a href="#significance">{n_sig} of {len(m.pairs)} pairs</a> differ significantly under '
+                     f"{e(m.metric)} ({e(_TESTS[c.test])}, {e(c.correction)}, α = {c.alpha:g}).</li>")  # fmt: skip
+    for i, sec in enumerate(data.humans):
+        best = _best_metric(sec)
+        if best is not None:
+            facts.append(f'<li>Agrees best with people on <a href="#human-{i}">{e(sec.human.criterion)}</a>: '
+                         f"<b>{e(best.metric)}</b>, system-level {e(best.coefficient)} {best.value:.3f} "
+                         f'<span class="ci">[{best.ci_low:.3f}, {best.ci_high:.3f}]</span>.</li>')  # fmt: skip
+        if sec.plane is not None:
+            p = sec.plane
+            facts.append(f'<li>Best <a href="#plane-{i}">(α, N) cell</a> for {e(sec.human.criterion)}: '
+                         f"AEv(α = {p.best_alpha:g}, N = {p.best_order}), {e(p.coefficient)} x100 = "
+                         f"{p.best_value * 100:.1f}.</li>")  # fmt: skip
+    others = ", ".join(e(x.metric) for x in data.metrics[1:])
+    if others:
+        facts.append(f'<li>Also scored: {others} (<a href="#scores">all scores</a>).</li>')
+    return (
+        f'<section id="answer"><div class="answer"><div>{table(head, rows, caption)}</div>'
+        f"<div><h2>In short</h2><ul>{''.join(facts)}</ul></div></div></section>"
+    )
+
+
 def render_html(data: ReportData, width: int = 2) -> str:
     """The whole page for ``data``; ``width`` decimals for scores."""
     sections = [_summary(data, width), _significance(data, width)]
@@ -434,8 +528,9 @@ def render_html(data: ReportData, width: int = 2) -> str:
             f"<title>{e(data.title)}</title><style>{_CSS}</style></head><body>")  # fmt: skip
     intro = (f"<h1>{e(data.title)}</h1><p>{len(data.systems)} systems × {data.n_segments} segments, "
              f"{e(refs)} reference(s) per segment. Scores x100 on the 0–1 scale.</p>"
-             f'<nav class="toc">{nav}</nav>'
-             + (f"<h3>Command</h3><pre>{e(data.command)}</pre>" if data.command else ""))  # fmt: skip
+             f'<nav class="toc">{nav}</nav>' + _answer(data, width)
+             + (f"<details><summary>Command</summary><pre>{e(data.command)}</pre></details>" if data.command
+                else ""))  # fmt: skip
     foot = (
         f'<hr><p class="note">Made by ngrameval {e(data.version)}. Self-contained: no script, style, font or '
         "image is fetched from anywhere, and the page forbids it.</p>"

@@ -3,6 +3,7 @@ is rendered by :mod:`ngrameval.report.html` from these and computes nothing."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import warnings
 from collections.abc import Mapping, Sequence
@@ -86,18 +87,39 @@ class ReportData:
     version: str = field(default=__version__)
 
 
-def command_line(prog: str, settings: Mapping[str, Any], positional: str = "systems") -> str:
-    """A shell command repeating ``settings`` (an argparse namespace's ``vars``) with every option spelled out:
-    ``--name value`` per set option (lists repeated, ``True`` a bare flag; ``None``/``False`` left out)."""
-    words = [*prog.split(), *map(str, settings.get(positional) or [])]
+def _relative(value: object, base: str | None) -> str:
+    """``value`` as text; an existing file's path relative to ``base`` (the directory of the page)."""
+    text = str(value)
+    if base is None or not isinstance(value, str) or not os.path.exists(value):
+        return text
+    try:
+        return os.path.relpath(value, base)
+    except ValueError:  # another drive (Windows)
+        return text
+
+
+def command_line(
+    prog: str,
+    settings: Mapping[str, Any],
+    positional: str = "systems",
+    defaults: Mapping[str, Any] | None = None,
+    base: str | None = None,
+) -> str:
+    """A shell command repeating ``settings`` (an argparse namespace's ``vars``): ``--name value`` per option
+    set (lists repeated, ``True`` a bare flag; ``None``/``False`` and values equal to ``defaults`` left out);
+    paths of existing files relative to ``base`` (the directory of the page), so no machine path shows."""
+    words = [*prog.split(), *(_relative(v, base) for v in settings.get(positional) or [])]
+    defaults = defaults or {}
     for key, value in settings.items():
-        if key in (positional, "func", "command", "output") or value is None or value is False:
+        if key in (positional, "func", "command", "output") or key.startswith("_") or value is None or value is False:
+            continue
+        if key in defaults and defaults[key] == value:
             continue
         words.append("--" + key.replace("_", "-"))
         if isinstance(value, list | tuple):
-            words += [str(v) for v in value]
+            words += [_relative(v, base) for v in value]
         elif value is not True:
-            words.append(str(value))
+            words.append(_relative(value, base))
     return shlex.join(words)
 
 
@@ -111,7 +133,7 @@ def _intervals(rows: Sequence[MetricRows], names: Sequence[str], opts: ReportOpt
         lo, hi = np.quantile(s, q, axis=0)
         systems = tuple(SystemScore(n, float(obs[i]), float(s[:, i].mean()), float(lo[i]), float(hi[i]))
                         for i, n in enumerate(names))  # fmt: skip
-        out.append(MetricComparison(r.metric, r.signature, r.fraction, systems, (), None))
+        out.append(MetricComparison(r.metric, r.signature, r.fraction, systems, (), None, r.higher_is_better))
     return tuple(out)
 
 
@@ -172,11 +194,13 @@ def build_report(
     title: str = "ngrameval report",
     command: str = "",
     jobs: int | None = 1,
+    plane_text: Preprocess | None = None,
 ) -> ReportData:
     """Scores with intervals, all-pairs tests and ranking, correlations with ``humans`` and their planes, the
     compare-mt analysis (two systems or more) and, with ``source``, the paraphrase scores — as far as the
     inputs allow (a section that cannot be computed says why in its notes). ``jobs``: threads for scoring and
-    resampling (the numbers do not depend on it)."""
+    resampling (the numbers do not depend on it). ``plane_text``: the text settings of the (alpha, N) planes
+    (default: those of the first metric)."""
     seg_refs = segment_major(refs)
     names = list(systems)
     rows = measure(systems, seg_refs, specs, source, jobs)
@@ -191,7 +215,7 @@ def build_report(
     else:
         metrics = _intervals(rows, names, opts)
     pre = specs[0].pre
-    found = _planes(systems, seg_refs, humans, pre) if humans else []
+    found = _planes(systems, seg_refs, humans, plane_text or pre) if humans else []
     sections = tuple(_human_section(rows, h, f, opts) for h, f in zip(humans, found, strict=True))
     text = Preprocess(pre.tokenize, pre.lowercase)  # the analysis shows words: no stemming, no stop-word removal
     enc = an.encode(systems, seg_refs, text)

@@ -15,6 +15,7 @@ from ngrameval.meta.agreement import Agreement, CorrelationMatrix
 from ngrameval.meta.metric_difference import MetricDifference
 from ngrameval.meta.subsets import ConditionalCorrelation, ReferenceCurve
 from ngrameval.report.table import table
+from ngrameval.tabular import p_text
 
 
 def to_json(results: Sequence[Any]) -> str:
@@ -55,7 +56,7 @@ def differences_text(diffs: Sequence[MetricDifference], digits: int = 3) -> str:
     head = ["metric A (higher)", "metric B", d0.coefficient + " A", d0.coefficient + " B", "r(A,B)", "Williams t",
             "p", "permutation p"]  # fmt: skip
     rows = [[d.metric_a, d.metric_b, _num(d.value_a, digits), _num(d.value_b, digits), _num(d.r_ab, digits),
-             _num(d.williams_t, 2), _num(d.williams_p, 4), _num(d.permutation_p, 4)] for d in diffs]  # fmt: skip
+             _num(d.williams_t, 2), p_text(d.williams_p), p_text(d.permutation_p)] for d in diffs]  # fmt: skip
     title = (
         f"{d0.criterion}: is A's correlation higher than B's? ({d0.level} level, n = {d0.n}; one-sided;"
         f" permutation test {d0.n_resamples} trials, seed {d0.seed})"

@@ -55,10 +55,30 @@ def figure_class() -> type[Any]:
     return Figure
 
 
-def plane_figure(p: Plane, ax: Any = None) -> Any:
-    """The plane as a heat map: rows N, columns alpha, every cell's value x100 printed in it, the best cell
-    outlined in red. Colours on a fixed scale (:data:`COLOUR_RANGES`: R^2 0-1, r/rho/tau -1..1), so the colour
-    of a value never depends on the other cells. Draws into ``ax`` if given; returns the matplotlib Figure.
+def colour_range(p: Plane, fixed: bool) -> tuple[float, float, str]:
+    """(low, high, colour map) x100 of a plane's heat map: ``fixed`` the coefficient's whole range
+    (:data:`COLOUR_RANGES`), else fitted to the defined values (a sequential map from their minimum to their
+    maximum, so that 79.3-81.3 is not one flat colour; a constant plane gets +-0.5 around its value).
+
+    >>> import numpy as np
+    >>> colour_range(Plane("q", "r2", (0.0, 1.0), (1,), np.array([[0.793, 0.813]]), 1.0, 1, 0.813, 3, ""), False)
+    (79.3, 81.3, 'viridis')
+    """
+    if fixed:
+        low, high, cmap = COLOUR_RANGES.get(p.coefficient, (-1.0, 1.0, "RdBu_r"))
+        return low * 100, high * 100, cmap
+    ok = p.values[~np.isnan(p.values)] * 100
+    if not len(ok):
+        return 0.0, 1.0, "viridis"
+    low, high = round(float(ok.min()), 10), round(float(ok.max()), 10)
+    return (low, high, "viridis") if high > low else (low - 0.5, high + 0.5, "viridis")
+
+
+def plane_figure(p: Plane, ax: Any = None, fixed: bool = False) -> Any:
+    """The plane as a heat map: rows N, columns alpha, every cell's value x100 printed in it (white on dark
+    cells), the best cell outlined in red. Colours fitted to the plane's values (:func:`colour_range`), or with
+    ``fixed`` on the coefficient's whole range (R^2 0-1, r/rho/tau -1..1: planes of different data compared by
+    eye). Draws into ``ax`` if given; returns the matplotlib Figure.
     """
     figure = figure_class()  # first: a missing matplotlib says how to install it
     from matplotlib.colors import Normalize
@@ -68,8 +88,8 @@ def plane_figure(p: Plane, ax: Any = None) -> Any:
         size = (1.2 + 0.62 * len(p.alphas), 1.4 + 0.5 * len(p.orders))
         ax = figure(figsize=size, layout="constrained").add_subplot()
     fig = ax.get_figure()
-    low, high, cmap = COLOUR_RANGES.get(p.coefficient, (-1.0, 1.0, "RdBu_r"))
-    norm = Normalize(low * 100, high * 100)
+    low, high, cmap = colour_range(p, fixed)
+    norm = Normalize(low, high)
     img = ax.imshow(p.values * 100, cmap=cmap, norm=norm, aspect="auto")
     colours = img.cmap(norm(p.values * 100))
     small = len(p.alphas) > 21
@@ -89,7 +109,8 @@ def plane_figure(p: Plane, ax: Any = None) -> Any:
     i, j = p.orders.index(p.best_order), p.alphas.index(p.best_alpha)
     ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2.5))
     ax.set_title(f"{p.criterion}: {p.coefficient} x100 (best alpha={p.best_alpha:g}, N={p.best_order})", fontsize=9)
-    fig.colorbar(img, ax=ax, label=f"{p.coefficient} x100 (fixed {low * 100:g} to {high * 100:g})")
+    scale = "fixed" if fixed else "fitted to the plane"
+    fig.colorbar(img, ax=ax, label=f"{p.coefficient} x100 ({scale}: {low:.4g} to {high:.4g})")
     return fig
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from ngrameval.io.write import dumps_json
 from ngrameval.meta.significance import Comparison, MetricComparison
 from ngrameval.report.table import table
+from ngrameval.tabular import p_text
 
 _SCALED = ("score", "mean", "ci_low", "ci_high", "score_a", "score_b", "delta")
 _TESTS = {"ar": "approximate randomisation", "bs": "paired bootstrap"}
@@ -28,7 +29,9 @@ def _text_metric(c: Comparison, m: MetricComparison, width: int, pairs: bool) ->
     k = 100.0 if m.fraction else 1.0
     n = f"{c.n_resamples} {'trials' if c.test == 'ar' else 'resamples'}"
     corr = "uncorrected" if c.correction == "none" else f"{c.correction}-corrected"
-    lines = [f"{m.metric}: {_TESTS[c.test]} ({n}, seed {c.seed}), p {corr}, significance level {c.alpha:g}", ""]
+    direction = "" if m.higher_is_better else " (lower is better: the best system has the lowest score)"
+    lines = [f"{m.metric}{direction}: {_TESTS[c.test]} ({n}, seed {c.seed}), p {corr}, significance level {c.alpha:g}",
+             ""]  # fmt: skip
     ci = f"{c.confidence * 100:g}% CI"
     if m.ranking is not None:
         score = {s.system: s for s in m.systems}
@@ -46,7 +49,8 @@ def _text_metric(c: Comparison, m: MetricComparison, width: int, pairs: bool) ->
         lines += [
             "",
             "rank: 1 + systems significantly better .. n - systems significantly worse;",
-            "group: adjacent systems sharing a letter do not differ significantly from each other",
+            "group: systems sharing a letter do not differ significantly; systems with no letter in common do "
+            "(compact letter display of the pairwise tests, Piepho 2004)",
         ]
     else:
         # baseline layout (sacreBLEU's): every system's score and interval, then its test against the first
@@ -58,17 +62,18 @@ def _text_metric(c: Comparison, m: MetricComparison, width: int, pairs: bool) ->
                 p.system_a,
                 p.system_b,
                 f"{p.delta * k:+.{width}f}",
-                f"{p.p_value:.4f}",
-                f"{p.p_adjusted:.4f}",
+                p_text(p.p_value),
+                *([] if c.correction == "none" else [p_text(p.p_adjusted)]),
                 "*" if p.significant else "",
                 *([] if p.win_rate is None else [f"{p.win_rate:.3f}"]),
             ]
             for p in m.pairs
         ]
         wins = [] if c.test == "ar" else ["A wins"]
+        adjusted = [] if c.correction == "none" else [f"p ({c.correction})"]  # none: p is the p tested
         lines += [
             "",
-            *table(["system A", "system B", "A - B", "p", f"p ({c.correction})", "sig", *wins], pair_rows, 2),
+            *table(["system A", "system B", "A - B", "p", *adjusted, "sig", *wins], pair_rows, 2),
         ]
     return [*lines, "", f"  {m.signature}", ""]
 
