@@ -26,6 +26,22 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark what each test needs, from the fixtures it uses, so that a development run can leave the heavy parts
+    out (``-m "not slow and not browser and not dask"``): ``browser`` (Chromium), ``postgres`` (the throw-away
+    cluster, also the PostgreSQL half of ``db_url``), ``dask`` (a LocalCluster)."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        module = item.nodeid.split("::")[0]
+        if "browser" in names or "browser" in module or "test_site_works_from_files" in item.nodeid:
+            item.add_marker(pytest.mark.browser)
+        if "postgres" in names or (callspec is not None and callspec.params.get("db_url") == "postgresql"):
+            item.add_marker(pytest.mark.postgres)
+        if names & {"dask_client", "cluster", "client"} or "distributed" in module:
+            item.add_marker(pytest.mark.dask)
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _environment_kept() -> Iterator[None]:
     """Each test module leaves the environment as it found it: Dask's LocalCluster sets OMP_NUM_THREADS,
