@@ -235,6 +235,8 @@ def test_media_paths_and_sessions(tmp_path: Path, db_url: str) -> None:
     r = client.get(f"/media/{vid.id}")
     assert r.status_code == 200 and r.content.startswith(b"\x00\x00\x00\x18ftyp")
     assert r.headers["content-type"] == "video/mp4"
+    other = next(s for s in (store.stimulus(k) for k in range(1, 4)) if s and s.id != vid.id)
+    assert client.get(f"/media/{other.id}").status_code == 403  # a stimulus never given to this annotator
     # rows that a manifest can no longer produce (an older database, an edited row) are refused when served
     db = store.url.removeprefix("sqlite:///") if store.url.startswith("sqlite") else "study.db"
     for src in ("../../etc/passwd", "/etc/passwd", "study.db", db, "study.toml", ".hidden.mp4", "link.mp4",

@@ -260,13 +260,13 @@ def create_app(store: Store, secure_cookies: bool = False, throttle: security.Lo
         )
 
     async def media(request: Request) -> Response:
-        """A stimulus' local file, to a valid annotator or admin session only, and only a media file inside the
-        study's directory (never the database, a dotfile or anything outside)."""
-        aid = request.session.get("aid")
-        annotator = isinstance(aid, int) and await run_in_threadpool(store.annotator, aid) is not None
-        if not annotator and await security.admin_user(request, store) is None:
-            return PlainTextResponse("no annotation session", 403)
-        stim = await run_in_threadpool(store.stimulus, int(request.path_params["sid"]))
+        """A stimulus' local file, to the annotator it was given to (a lease, open or closed) or an admin only,
+        and only a media file inside the study's directory (never the database, a dotfile or anything outside)."""
+        aid, sid = request.session.get("aid"), int(request.path_params["sid"])
+        given = isinstance(aid, int) and await run_in_threadpool(store.lease_of, aid, sid) is not None
+        if not given and await security.admin_user(request, store) is None:
+            return PlainTextResponse("not a stimulus of yours", 403)
+        stim = await run_in_threadpool(store.stimulus, sid)
         path = None if stim is None else security.media_file(media_root, stim.src, private)
         return PlainTextResponse("not found", 404) if path is None else FileResponse(path)
 
