@@ -15,10 +15,13 @@ import re
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+from tests.conftest import interrupted
 
 from ngrameval.cli import build_parser, main
 
@@ -416,3 +419,29 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in err and "interrupted" in err
     assert not out.exists()
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("metric", ["chrf", "chrf++"])
+def test_ctrl_c_inside_chrf_exits_130(tmp_path: Path, metric: str) -> None:
+    """Issue 29, item 1: SIGINT while chrF's kernel counts one long line (the signal is sent once the kernel has
+    started: the child wraps it to print a marker) stops the command with exit 130 and one line."""
+    rng = np.random.default_rng(0)
+    ref = "".join(map(chr, rng.integers(0x4E00, 0x9FFF, 200_000)))  # CJK: distinct character n-grams
+    (tmp_path / "r.txt").write_text(ref + "\n", encoding="utf-8")
+    (tmp_path / "h.txt").write_text(ref * 10 + "\n", encoding="utf-8")
+    out = tmp_path / "out.txt"
+    argv = ["score", str(tmp_path / "h.txt"), "-r", str(tmp_path / "r.txt"), "-m", metric, "-o", str(out)]
+    code = textwrap.dedent(f"""
+        import sys
+        from ngrameval import _overlap
+        from ngrameval.cli import main
+        kernel = _overlap.overlap
+        def marked(*args):
+            print("start", flush=True)
+            return kernel(*args)
+        _overlap.overlap = marked
+        sys.exit(main({argv!r}))
+    """)
+    status, err, _ = interrupted(code)
+    assert status == 130 and err.strip() == "ngrameval: interrupted", err
+    assert not out.exists()
