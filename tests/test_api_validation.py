@@ -357,3 +357,39 @@ def test_generators_are_read_once_and_stream_major_refs_are_explained() -> None:
         with pytest.raises(InputError, match=r"stream-major .*pass list\(zip\(\*refs\)\)"):
             ne.bleu(hyps, streams)
         assert ne.bleu(hyps, list(zip(*streams))).score == 1.0
+
+
+@pytest.mark.parametrize("pre", [Preprocess(), Preprocess(stem=True, stopwords="smart"), Preprocess("rouge155")])
+def test_references_shared_by_threads(pre: Preprocess) -> None:
+    """Issue 29, item 12: one ``References`` used by several threads at once gives every thread the statistics it
+    gets alone (it raised ``RuntimeError: this vocabulary is in use by another thread`` from the tokenizer, depending
+    on timing). Four threads start together and each counts its own system three times."""
+    import threading
+
+    from ngrameval.ngrams.count import overlap_stats
+
+    rng = np.random.default_rng(0)
+    words = np.array([f"w{i}" for i in range(20_000)] + ["the", "running", "runs"])
+    refs = [[" ".join(rng.choice(words, 30))] for _ in range(5_000)]
+    built = ne.References.build(refs, pre)
+    systems = [[" ".join(rng.choice(words, 30)) for _ in range(5_000)] for _ in range(4)]
+    alone = [overlap_stats([s], built)[0].values for s in systems]
+    start = threading.Barrier(len(systems))
+    failures: list[BaseException] = []
+    mismatches: list[int] = []
+
+    def work(k: int) -> None:
+        start.wait()
+        try:
+            for _ in range(3):
+                if not np.array_equal(overlap_stats([systems[k]], built)[0].values, alone[k]):
+                    mismatches.append(k)
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(systems))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures and not mismatches, (failures, mismatches)
