@@ -72,6 +72,34 @@ BAD_SPECS = [
     ("rouge-1:alpha=2", "alpha"),
     ("rouge-1:l=-1", "limit"),
     ("rouge-1:b=-5", "limit"),
+    # issue 29, item 6: finite but extreme values whose squares overflow or vanish
+    ("chrf:beta=1e200", "chrF beta must be a finite number in [0, 1e+100]"),
+    ("chrf:beta=1e308", "chrF beta"),
+    ("chrf++:beta=1e200", "chrF beta"),
+    ("coco-rouge-l:beta=1e200", "coco ROUGE-L beta must be a finite number in [0, 1e+100]"),
+    ("cider-d:sigma=1e200", "CIDEr-D sigma must be a finite number in [1e-100, 1e+100]"),
+    ("cider-d:sigma=1e-300", "CIDEr-D sigma"),
+    # item 9: a value that does not parse names the spec and the option
+    ("chrf:nc=1.5", "nc: expected a whole number"),
+    ("chrf:eps=nan", "eps: expected yes/no"),
+    ("ter:case=maybe", "case: expected yes/no"),
+    ("ter:norm=2", "norm: expected yes/no"),
+    ("ter:normalize=nfd", "normalize: unknown Unicode normalisation"),
+    ("bleu:tok=wmt19", "tok: unknown tokenizer"),
+    ("rouge-l:profile=nope", "profile: unknown tokenizer"),
+    # item 10: text options a metric does not read are refused, not dropped; so is an option given twice
+    ("ter:tok=intl", "'tok' has no effect: TER has its own tokenizer"),
+    ("ter:lc=no", "'lc' has no effect: TER has its own tokenizer (tercom) and case option (ter:case=yes|no)"),
+    ("ter:stem=yes", "'stem' has no effect"),
+    ("chrf:tok=char", "'tok' has no effect: chrF reads raw characters"),
+    ("chrf:stem=yes", "'stem' has no effect"),
+    ("chrf:stop=smart", "'stop' has no effect"),
+    ("chrf++:tok=intl", "'tok' has no effect: chrF++ reads raw characters"),
+    ("chrf:nc=6,nc=2", "option 'nc' given twice ('nc=6' and 'nc=2')"),
+    ("bleu:lc=yes,lc=no", "option 'lc' given twice"),
+    ("rouge-l:profile=rouge-score,tok=unicode", "option 'tok' given twice ('profile=rouge-score' and 'tok=unicode')"),
+    ("aev:mt-adequacy,summary-coverage", "two AEv presets"),
+    ("chrf:foo=1", "valid: nc, nw, beta, space, eps, lc, normalize"),
 ]
 
 

@@ -9,14 +9,13 @@ kind, read off the parser itself so that a new option is covered the day it is a
 from __future__ import annotations
 
 import argparse
+import bz2
+import gzip
 import json
+import lzma
 import os
 import re
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +85,9 @@ def d(tmp_path: Path) -> dict[str, str]:
     out["bom2"] = str(tmp_path / "bom2.txt")
     (tmp_path / "latin1.txt").write_bytes(SYS.replace("cat", "caf\xe9").encode("latin-1"))
     out["latin1"] = str(tmp_path / "latin1.txt")
+    for suffix, compress in ((".gz", gzip.compress), (".bz2", bz2.compress), (".xz", lzma.compress)):
+        (tmp_path / f"sys.txt{suffix}").write_bytes(compress(SYS.encode()) + b"trailing bytes")
+        out[f"garbage_{suffix[1:]}"] = str(tmp_path / f"sys.txt{suffix}")
     (tmp_path / "adir").mkdir()
     out["dir"] = str(tmp_path / "adir")
     out["missing"] = str(tmp_path / "missing.txt")
@@ -235,6 +237,25 @@ CASES: list[tuple[str, list[str], int, str]] = [
         2,
         r"ids\.txt:4",
     ),
+    # issue 29: extreme spec values, values that do not parse, options that would be dropped, repeated options
+    ("chrf-beta-1e200", [*SCORE, "-m", "chrf:beta=1e200"], 2, r"'chrf:beta=1e200': chrF beta .*\[0, 1e\+100\]"),
+    ("coco-rouge-beta-1e200", [*SCORE, "-m", "coco-rouge-l:beta=1e200"], 2, r"coco ROUGE-L beta"),
+    ("cider-sigma-1e200", [*SCORE, "-m", "cider-d:sigma=1e200"], 2, r"CIDEr-D sigma .*\[1e-100, 1e\+100\]"),
+    ("cider-sigma-1e-300", [*SCORE, "-m", "cider-d:sigma=1e-300"], 2, r"CIDEr-D sigma"),
+    ("chrf-nc-1.5", [*SCORE, "-m", "chrf:nc=1.5"], 2, r"'chrf:nc=1\.5': nc: expected a whole number"),
+    ("chrf-eps-nan", [*SCORE, "-m", "chrf:eps=nan"], 2, r"'chrf:eps=nan': eps: expected yes/no"),
+    ("ter-case-maybe", [*SCORE, "-m", "ter:case=maybe"], 2, r"'ter:case=maybe': case:"),
+    ("ter-normalize-nfd", [*SCORE, "-m", "ter:normalize=nfd"], 2, r"'ter:normalize=nfd': normalize:"),
+    ("ter-tok", [*SCORE, "-m", "ter:tok=intl"], 2, r"'ter:tok=intl': option 'tok' has no effect"),
+    ("ter-lc", [*SCORE, "-m", "ter:lc=no"], 2, r"'lc' has no effect.*ter:case"),
+    ("chrf-tok", [*SCORE, "-m", "chrf:tok=char"], 2, r"'tok' has no effect: chrF reads raw characters"),
+    ("chrf-stem", [*SCORE, "-m", "chrf:stem=yes"], 2, r"'stem' has no effect"),
+    ("chrf-stop", [*SCORE, "-m", "chrf:stop=smart"], 2, r"'stop' has no effect"),
+    ("chrf-nc-twice", [*SCORE, "-m", "chrf:nc=6,nc=2"], 2, r"option 'nc' given twice"),
+    # compressed files with trailing garbage: refused for every format, as .gz always was
+    ("gz-trailing-garbage", ["score", "{garbage_gz}", "-r", "{ref}"], 2, r"sys\.txt\.gz: .*trailing garbage"),
+    ("bz2-trailing-garbage", ["score", "{garbage_bz2}", "-r", "{ref}"], 2, r"sys\.txt\.bz2: .*trailing garbage"),
+    ("xz-trailing-garbage", ["score", "{sys}", "-r", "{garbage_xz}"], 2, r"sys\.txt\.xz: .*trailing garbage"),
     # argparse's own errors: one line, not the usage block; no prefix abbreviations
     ("unknown-option", [*SCORE, "--frobnicate"], 2, r"unrecognized arguments: --frobnicate"),
     ("abbreviated-tok", [*SCORE, "-t", "intl"], 2, r"unrecognized arguments: -t"),
@@ -386,37 +407,38 @@ def test_memory_error_is_one_line(
     assert status == 2 and error_lines(err) == [err.strip()] and "out of memory" in err
 
 
+def interrupted_cli(argv: list[str], module: str, function: str) -> tuple[int, str]:
+    """Runs ``main(argv)`` in a child that prints a marker when ``module.function`` (the long work) is entered, sends
+    it SIGINT once the marker is read, and returns its exit status and stderr."""
+    code = textwrap.dedent(f"""
+        import importlib, sys
+        from ngrameval.cli import main
+        mod = importlib.import_module({module!r})
+        work = getattr(mod, {function!r})
+        def marked(*args, **kwargs):
+            print("start", flush=True)
+            return work(*args, **kwargs)
+        setattr(mod, {function!r}, marked)
+        sys.exit(main({argv!r}))
+    """)
+    status, err, _ = interrupted(code)
+    return status, err
+
+
 def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
-    """SIGINT during a long run: exit status 130, one line, no traceback, no output file, no temporary file."""
+    """SIGINT during a long run: exit status 130, one line, no traceback, no output file, no temporary file. The
+    signal is sent once the significance test has started (it was sent after a fixed 3 s, which on a loaded machine
+    could land before the work)."""
     big = "the quick brown fox jumps over the lazy dog " * 20
     hyp = tmp_path / "h.txt"
     ref = tmp_path / "r.txt"
     hyp.write_text((big + "\n") * 4000)
     ref.write_text((big + "x\n") * 4000)
     out = tmp_path / "out.txt"
-    cmd = [
-        sys.executable,
-        "-m",
-        "ngrameval",
-        "compare",
-        str(hyp),
-        str(ref),
-        "-r",
-        str(ref),
-        "--paired-ar-n",
-        "10000000",
-        "-o",
-        str(out),
-    ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)  # long enough to be inside the work on a loaded machine
-    proc.send_signal(signal.SIGINT)
-    try:
-        _, err = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130, err
-    assert "Traceback" not in err and "interrupted" in err
+    argv = ["compare", str(hyp), str(ref), "-r", str(ref), "--paired-ar-n", "10000000", "-o", str(out)]
+    status, err = interrupted_cli(argv, "ngrameval.meta.significance", "paired_test")
+    assert status == 130, err
+    assert err.strip() == "ngrameval: interrupted", err
     assert not out.exists()
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
@@ -431,17 +453,6 @@ def test_ctrl_c_inside_chrf_exits_130(tmp_path: Path, metric: str) -> None:
     (tmp_path / "h.txt").write_text(ref * 10 + "\n", encoding="utf-8")
     out = tmp_path / "out.txt"
     argv = ["score", str(tmp_path / "h.txt"), "-r", str(tmp_path / "r.txt"), "-m", metric, "-o", str(out)]
-    code = textwrap.dedent(f"""
-        import sys
-        from ngrameval import _overlap
-        from ngrameval.cli import main
-        kernel = _overlap.overlap
-        def marked(*args):
-            print("start", flush=True)
-            return kernel(*args)
-        _overlap.overlap = marked
-        sys.exit(main({argv!r}))
-    """)
-    status, err, _ = interrupted(code)
+    status, err = interrupted_cli(argv, "ngrameval._overlap", "overlap")
     assert status == 130 and err.strip() == "ngrameval: interrupted", err
     assert not out.exists()

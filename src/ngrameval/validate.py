@@ -19,6 +19,9 @@ from ngrameval import _direct, _overlap
 from ngrameval.errors import ConfigError, InputError, InputTypeError
 
 MAX_ORDER: int = _overlap.MAX_ORDER  # the highest n-gram order the counting kernel takes (100)
+# the largest magnitude of an option that is squared (chrF and coco ROUGE-L beta, CIDEr-D sigma; sigma at least its
+# inverse): the square (<= 1e200) and its products with counts and lengths stay finite and non-zero
+MAX_SQUARED = 1e100
 
 
 def _kind(x: object) -> str:

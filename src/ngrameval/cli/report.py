@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from ngrameval.metrics.registry import TEXT_OPTIONS, describe
+    from ngrameval.metrics.registry import OWN_TEXT, TEXT_OPTIONS, describe
     from ngrameval.report.table import table
 
     rows = describe()
@@ -43,8 +43,9 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         return 0
     lines = [f"Metric specs: NAME[:OPTION=VALUE,...] ({valid_names()}); 'rouge' stands for every rouge-* name.", ""]
     lines += table(["metric", "option", "default", "valid values"], [list(r) for r in rows], left=4)
-    lines += ["", "Text options of every spec but chrf/chrf++/ter (default: -tok, -lc, --stem, --stopwords):"]
+    lines += ["", "Text options of every spec (default: -tok, -lc, --stem, --stopwords, --normalize):"]
     lines += [f"  {key}: {valid}" for key, valid in TEXT_OPTIONS.items()]
+    lines += [f"  {name} takes only {', '.join(keys)}: {why}" for name, (keys, why) in OWN_TEXT.items()]
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
