@@ -456,3 +456,30 @@ def test_ctrl_c_inside_chrf_exits_130(tmp_path: Path, metric: str) -> None:
     status, err = interrupted_cli(argv, "ngrameval._overlap", "overlap")
     assert status == 130 and err.strip() == "ngrameval: interrupted", err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "{sys}", "{sys2}", "{sys3}", "-r", "{ref}", "--paired-ar-n", "300"],
+        ["compare", "{sys}", "{sys2}", "-r", "{ref}", "--paired-bs", "--paired-bs-n", "300"],
+        ["score", "{sys}", "{sys2}", "-r", "{ref}", "--confidence", "--confidence-n", "300"],
+    ],
+    ids=["compare-ar", "compare-bs", "score-confidence"],
+)
+def test_seed_none_prints_a_seed_that_replays_the_run(
+    d: dict[str, str], capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """Issue 29, item 11: ``--seed none`` draws a seed, prints it, and ``--seed`` with the printed seed is accepted and
+    gives the same output (about half the drawn seeds were above 2**63-1, which --seed refuses; score --confidence
+    printed ``seed:None``). Eight draws: each would have passed before with probability 1/2."""
+    args = [a.format(**d) for a in argv]
+    for _ in range(8):
+        status, out, err = run([*args, "--seed", "none"], capsys)
+        assert status == 0, err
+        seeds = set(re.findall(r"seed:(\w+)", out))
+        assert len(seeds) == 1, out
+        (seed,) = seeds
+        assert seed.isdigit() and int(seed) < 2**63, seed
+        again = run([*args, "--seed", seed], capsys)
+        assert again == (0, out, err)

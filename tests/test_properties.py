@@ -281,3 +281,18 @@ test_kernel_equals_python_counting, test_kernel_equals_python_counting_slow = _b
 test_rouge_equals_python_counting, test_rouge_equals_python_counting_slow = _both(corpus(plain_text))(
     _rouge_equals_python_counting
 )
+
+
+def test_drawn_seeds_are_seeds_the_command_line_takes() -> None:
+    """Issue 29, item 11: every seed drawn for ``seed=None`` is one ``--seed`` accepts (0 .. 2**63-1), so a printed
+    seed replays its run; 2,000 draws (half of them were above the range)."""
+    import argparse
+
+    from ngrameval.cli.options import _seed
+    from ngrameval.meta.resample import MAX_SEED, resolve_seed
+
+    drawn = {resolve_seed(None) for _ in range(1000)} | {_seed("none") for _ in range(1000)}
+    assert len(drawn) == 2000 and all(0 <= s <= MAX_SEED for s in drawn)
+    assert _seed(str(MAX_SEED)) == MAX_SEED
+    with pytest.raises(argparse.ArgumentTypeError):
+        _seed(str(MAX_SEED + 1))

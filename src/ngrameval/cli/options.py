@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import secrets
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -305,9 +306,11 @@ def _add_width(p: argparse.ArgumentParser, default: int) -> None:
     p.set_defaults(width=None)
 
 
-def _seed(text: str) -> int | None:
+def _seed(text: str) -> int:
+    """``--seed``: a whole number from 0 to 2**63-1, or ``none``: one drawn now from the OS, in the same range, used by
+    every resampling of the run and printed with its results (so ``--seed`` with it replays the run)."""
     if text.lower() == "none":
-        return None
+        return secrets.randbits(63)  # as ngrameval.meta.resample.resolve_seed(None), without importing scipy
     try:
         value = int(text)
     except ValueError:
