@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import argparse
 import bz2
+import contextlib
 import gzip
 import json
 import lzma
 import os
 import re
+import subprocess
+import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -483,3 +487,82 @@ def test_seed_none_prints_a_seed_that_replays_the_run(
         assert seed.isdigit() and int(seed) < 2**63, seed
         again = run([*args, "--seed", seed], capsys)
         assert again == (0, out, err)
+
+
+@contextlib.contextmanager
+def _peer(kind: str) -> Iterator[int]:
+    """A local TCP service that is not a Dask scheduler, on a free port: ``silent`` accepts and never answers,
+    ``http`` is Python's HTTP server, ``garbage`` sends bytes that look like a frame length and then nonsense."""
+    import http.server
+    import socket
+    import threading
+
+    if kind == "http":
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield server.server_address[1]
+        finally:
+            server.shutdown()
+            server.server_close()
+        return
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = listener.accept()
+                accepted.append(conn)
+                if kind == "garbage":
+                    conn.sendall((24).to_bytes(8, "little") + b"\xff" * 24)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        for conn in accepted:
+            conn.close()
+
+
+@pytest.mark.parametrize("kind", ["silent", "http", "garbage"])
+def test_scheduler_that_is_not_dask(d: dict[str, str], kind: str) -> None:
+    """Issue 29, items 2 and 4: ``--scheduler`` at a listener that never answers waited for ever; at an HTTP server
+    it said "out of memory" (Dask read the reply as a 3 EiB frame); at a peer sending garbage, an internal error.
+    Now one line naming the address and "not a Dask scheduler (handshake failed ...)", exit 2, within Dask's connect
+    timeout (set to 1 s here through Dask's environment variable)."""
+    pytest.importorskip("distributed")
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "1s"}
+    with _peer(kind) as port:
+        address = f"tcp://127.0.0.1:{port}"
+        argv = [sys.executable, "-m", "ngrameval", "score", d["sys"], "-r", d["ref"], "--scheduler", address]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 2, out.stderr
+    assert error_lines(out.stderr) == [out.stderr.strip()], out.stderr
+    assert out.stderr.startswith(f"ngrameval: error: --scheduler {address}: not a Dask scheduler (handshake failed")
+    if kind != "garbage":
+        assert "no answer within 1 s" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("address", "pattern"),
+    [
+        ("bogus", r"--scheduler 'bogus': not an address \(missing port"),
+        ("tcp://[::1", r"--scheduler 'tcp://\[::1': not an address"),
+        ("tcp://127.0.0.1:99999", r"port 99999 is not from 1 to 65535"),
+        ("", r"argument --scheduler: expected local, local:N or a scheduler's address"),
+        (" ", r"argument --scheduler: expected local, local:N"),
+        ("local:x", r"local:N takes a number of workers"),
+    ],
+)
+def test_scheduler_address_that_does_not_parse(
+    d: dict[str, str], capsys: pytest.CaptureFixture[str], address: str, pattern: str
+) -> None:
+    """Issue 29, item 5: an address that does not parse is one line naming it (an internal error before), and an
+    empty ``--scheduler`` is refused (it ran the job here, silently)."""
+    pytest.importorskip("distributed")
+    status, out, err = run(["score", d["sys"], "-r", d["ref"], "--scheduler", address], capsys)
+    assert status == 2 and not out, err
+    assert len(error_lines(err)) == 1 and re.search(pattern, err), err

@@ -249,9 +249,20 @@ def _add_jobs(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _scheduler(text: str) -> str:
+    """``--scheduler``: anything but an empty value (which would run the job here, silently); the address itself is
+    checked when connecting (:func:`ngrameval.distributed.cluster.connect`)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "expected local, local:N or a scheduler's address (tcp://HOST:PORT), got an empty value"
+        )
+    return text.strip()
+
+
 def _add_scheduler(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scheduler",
+        type=_scheduler,
         metavar="local[:N]|ADDRESS",
         help="run on Dask (pip install 'ngrameval[dask]'): a local cluster of N worker processes, or a scheduler's "
         "address; SYSTEM, -r REF and --source are then shard patterns (quoted globs or directories) aligned by name",
