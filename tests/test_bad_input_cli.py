@@ -66,6 +66,9 @@ def d(tmp_path: Path) -> dict[str, str]:
         "ragged": "system,score\nsys.txt,0.9\nsys2.txt,0.5,7\nsys3.txt,0.1\n",
         "boolj": '{"system": "sys.txt", "score": true}\n{"system": "sys2.txt", "score": 0.5}\n',
         "multiline": 'system,note,score\nsys.txt,"two\nlines",0.9\nsys2.txt,x,oops\nsys3.txt,y,0.1\n',
+        "empty": "",
+        "empty2": "",
+        "empty_ref": "",
     }
     suffix = {
         "judg": ".csv",
@@ -256,6 +259,10 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("chrf-stem", [*SCORE, "-m", "chrf:stem=yes"], 2, r"'stem' has no effect"),
     ("chrf-stop", [*SCORE, "-m", "chrf:stop=smart"], 2, r"'stop' has no effect"),
     ("chrf-nc-twice", [*SCORE, "-m", "chrf:nc=6,nc=2"], 2, r"option 'nc' given twice"),
+    # issue 29, item 7: no segments at all, where intervals resample them (an internal error before)
+    ("report-empty", ["report", "{empty}", "-r", "{empty_ref}", "-o", "{tmp}/r.html"], 2, r"no segments to resample"),
+    ("report-empty-2", ["report", "{empty}", "{empty2}", "-r", "{empty_ref}"], 2, r"no segments to resample"),
+    ("score-confidence-empty", ["score", "{empty}", "-r", "{empty_ref}", "--confidence"], 2, r"no segments"),
     # compressed files with trailing garbage: refused for every format, as .gz always was
     ("gz-trailing-garbage", ["score", "{garbage_gz}", "-r", "{ref}"], 2, r"sys\.txt\.gz: .*trailing garbage"),
     ("bz2-trailing-garbage", ["score", "{garbage_bz2}", "-r", "{ref}"], 2, r"sys\.txt\.bz2: .*trailing garbage"),
