@@ -43,6 +43,9 @@ CORPUS = (
 )
 
 
+SEG5, SEG4 = range(1, 6), range(1, 5)  # judged segments, scored segments (segment 5 has no score)
+
+
 @pytest.fixture
 def d(tmp_path: Path) -> dict[str, str]:
     """Valid inputs of every kind, as paths; a case breaks exactly one thing."""
@@ -69,6 +72,13 @@ def d(tmp_path: Path) -> dict[str, str]:
         "empty": "",
         "empty2": "",
         "empty_ref": "",
+        "hj": "system,score\nA,1\nB,2\nC,3\nD,4\n",
+        "sc_no_d": "system,m1\nA,0.1\nB,0.5\nC,0.2\n",
+        "sc_blank": "system,m1\nA,0.1\nB,\nC,0.2\nD,0.3\n",
+        "hseg": "system,seg,score\n"
+        + "".join(f"{s},{i},{i * k % 7}\n" for k, s in ((3, "A"), (5, "B")) for i in range(1, 6)),
+        "sseg": "system,seg,m1\n"
+        + "".join(f"{s},{i},0.{i * k % 9}\n" for k, s in ((2, "A"), (4, "B")) for i in range(1, 5)),
     }
     suffix = {
         "judg": ".csv",
@@ -80,6 +90,11 @@ def d(tmp_path: Path) -> dict[str, str]:
         "ragged": ".csv",
         "boolj": ".jsonl",
         "multiline": ".csv",
+        "hj": ".csv",
+        "sc_no_d": ".csv",
+        "sc_blank": ".csv",
+        "hseg": ".csv",
+        "sseg": ".csv",
     }
     out = {}
     for name, text in files.items():
@@ -263,6 +278,25 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("report-empty", ["report", "{empty}", "-r", "{empty_ref}", "-o", "{tmp}/r.html"], 2, r"no segments to resample"),
     ("report-empty-2", ["report", "{empty}", "{empty2}", "-r", "{empty_ref}"], 2, r"no segments to resample"),
     ("score-confidence-empty", ["score", "{empty}", "-r", "{empty_ref}", "--confidence"], 2, r"no segments"),
+    # item 8: a gap in a --scores file is blamed on it (the judgment file was named), with the line of an empty cell
+    (
+        "scores-no-system",
+        ["correlate", "-j", "{hj}", "--scores", "{sc_no_d}"],
+        2,
+        r"^ngrameval: error: \S*sc_no_d\.csv: metric 'm1' has no score for system 'D'",
+    ),
+    (
+        "scores-empty-cell",
+        ["correlate", "-j", "{hj}", "--scores", "{sc_blank}"],
+        2,
+        r"^ngrameval: error: \S*sc_blank\.csv:3: metric 'm1': empty score for system 'B'",
+    ),
+    (
+        "scores-no-segment",
+        ["correlate", "-j", "{hseg}", "--segment-column", "seg", "--scores", "{sseg}", "--level", "segment"],
+        2,
+        r"^ngrameval: error: \S*sseg\.csv: metric 'm1' has no score for system 'A', segment '5'",
+    ),
     # compressed files with trailing garbage: refused for every format, as .gz always was
     ("gz-trailing-garbage", ["score", "{garbage_gz}", "-r", "{ref}"], 2, r"sys\.txt\.gz: .*trailing garbage"),
     ("bz2-trailing-garbage", ["score", "{garbage_bz2}", "-r", "{ref}"], 2, r"sys\.txt\.bz2: .*trailing garbage"),

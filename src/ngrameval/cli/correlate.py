@@ -57,6 +57,10 @@ def _correlate_inputs(
         by_segment = any(j.segment is not None for j in judgments)
         if by_segment and segs is None:
             raise InputError(f"{args.judgments}: segment-level judgments, but {args.scores[0]} has system-level scores")
+        # a system or segment judged but absent from the scores is the scores' gap: to_rows names their file
+        names += [x for x in dict.fromkeys(j.system for j in judgments) if x not in names]
+        if by_segment and segs is not None:
+            segs += [x for x in dict.fromkeys(str(j.segment) for j in judgments) if x not in segs]
         scale = _low_high("--scale", args.scale) if args.scale else None
         criteria = list(dict.fromkeys(j.criterion for j in judgments))
         humans = [aggregate(judgments, c, names, segs if by_segment else None, scale) for c in criteria]
