@@ -387,6 +387,27 @@ def test_generators_are_read_once_and_stream_major_refs_are_explained() -> None:
         assert ne.bleu(hyps, list(zip(*streams))).score == 1.0
 
 
+USED_UP: list[tuple[str, Callable[[Any], object], str]] = [
+    ("bleu", lambda g: ne.bleu(g, ["a b"]), r"^hyps has 0 segments but refs has 1; hyps is a generator"),
+    ("rouge", lambda g: ne.rouge(g, ["a b"]), r"^hyps has 0 segments but refs has 1; hyps is a generator"),
+    ("se", lambda g: ne.se(g, [["a b"]]), r"^hyps has 0 segments but refs has 1; hyps is a generator"),
+    ("refs", lambda g: ne.bleu(["a b"], g), r"^hyps has 1 segments but refs has 0; refs is a generator"),
+    ("score", lambda g: ne.score({"system": g}, ["a b"], "bleu"), r"^system 'system' has 0 segments .*generator"),
+    ("measure", lambda g: ne.measure({"s1": g}, ["a b"], "bleu"), r"systems\['s1'\] is a generator or iterator"),
+]
+
+
+@pytest.mark.parametrize(("label", "call", "pattern"), USED_UP, ids=[u[0] for u in USED_UP])
+def test_a_used_up_generator_is_named(label: str, call: Callable[[Any], object], pattern: str) -> None:
+    """Issue 29, item 13: a generator used up by an earlier call is named as such (the message was "system system
+    has 0 segments"); a list is what to pass."""
+    gen = (x for x in ["a b"])
+    call(gen)
+    with pytest.raises(InputError, match=pattern) as err:
+        call(gen)
+    assert "used up by an earlier call? Pass a list" in str(err.value)
+
+
 @pytest.mark.parametrize("pre", [Preprocess(), Preprocess(stem=True, stopwords="smart"), Preprocess("rouge155")])
 def test_references_shared_by_threads(pre: Preprocess) -> None:
     """Issue 29, item 12: one ``References`` used by several threads at once gives every thread the statistics it

@@ -297,6 +297,20 @@ CASES: list[tuple[str, list[str], int, str]] = [
         2,
         r"^ngrameval: error: \S*sseg\.csv: metric 'm1' has no score for system 'A', segment '5'",
     ),
+    # item 13: a significance level is not a confidence level (both were "e.g. 0.95")
+    (
+        "sig-level-tiny",
+        ["compare", "{sys}", "{sys2}", "-r", "{ref}", "--sig-level", "1e-320"],
+        2,
+        r"--sig-level: expected a significance level from 1e-9 to 1 - 1e-9 \(e\.g\. 0\.05\)",
+    ),
+    ("alpha-tiny", ["compare", "{sys}", "{sys2}", "-r", "{ref}", "--alpha", "0"], 2, r"a significance level"),
+    (
+        "ci-above-1",
+        ["compare", "{sys}", "{sys2}", "-r", "{ref}", "--ci", "2"],
+        2,
+        r"--ci: expected a confidence level .*\(e\.g\. 0\.95\)",
+    ),
     # compressed files with trailing garbage: refused for every format, as .gz always was
     ("gz-trailing-garbage", ["score", "{garbage_gz}", "-r", "{ref}"], 2, r"sys\.txt\.gz: .*trailing garbage"),
     ("bz2-trailing-garbage", ["score", "{garbage_bz2}", "-r", "{ref}"], 2, r"sys\.txt\.bz2: .*trailing garbage"),
@@ -607,3 +621,20 @@ def test_scheduler_address_that_does_not_parse(
     status, out, err = run(["score", d["sys"], "-r", d["ref"], "--scheduler", address], capsys)
     assert status == 2 and not out, err
     assert len(error_lines(err)) == 1 and re.search(pattern, err), err
+
+
+def test_corpus_export_removes_an_earlier_exports_other_pairings(
+    d: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 29, item 13: a second export with other ``--pairs`` into the same folder removes the first one's
+    ``train.K.*`` files (and says so), and nothing else: the folder holds one split (train.10.* were left)."""
+    out = Path(d["tmp"]) / "split"
+    assert run(["corpus", "export", d["corpus"], "--out", str(out)], capsys)[0] == 0
+    (out / "notes.txt").write_text("mine\n")
+    (out / "train.x.src").write_text("not an export name\n")
+    status, printed, err = run(["corpus", "export", d["corpus"], "--out", str(out), "--pairs", "1,5"], capsys)
+    assert status == 0, err
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(["notes.txt", "train.x.src", "test.src", "test.refs.tsv", "test.clips",
+                            "train.1.src", "train.1.tgt", "train.5.src", "train.5.tgt"])  # fmt: skip
+    assert printed.count("removed ") == 4 and f"removed {out / 'train.all.src'}" in printed

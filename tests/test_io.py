@@ -261,6 +261,24 @@ def test_correlate_json_has_no_nan(tmp_path: Path, capsys: pytest.CaptureFixture
     strict_json(text)
 
 
+def test_correlate_csv_has_no_nan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 29, item 13: an undefined correlation is an empty CSV cell where JSON has null (it was ``nan``)."""
+    import csv
+    import io
+
+    argv = ["correlate", *_judged_inputs(tmp_path), "-j", str(tmp_path / "flat.csv"), "--confidence-n", "20"]
+    assert main([*argv, "-f", "json"]) == 0
+    as_json = strict_json(capsys.readouterr().out)
+    assert main([*argv, "-f", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert isinstance(as_json, list) and len(rows) == len(as_json) > 0
+    for row, rec in zip(rows, as_json, strict=True):
+        assert list(row) == list(rec)  # the same fields, in the same order
+        for key, value in rec.items():
+            assert row[key] != "nan"
+            assert (row[key] == "") == (value is None or value == ""), (key, row[key], value)
+
+
 def test_plane_json_has_no_nan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """No system has a matching bigram: every N = 2 member scores 0 for all, its r2 is undefined (null)."""
     for name, text in {"a.txt": "mat the\n", "b.txt": "on cat\n", "c.txt": "sat\n", "r.txt": "the cat sat on the mat\n",

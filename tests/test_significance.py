@@ -351,7 +351,7 @@ def test_bad_input() -> None:
     refs = ["x y", "z"]
     with pytest.raises(InputError, match="at least two systems"):
         compare({"a": ["x y", "z"]}, refs)
-    with pytest.raises(InputError, match="system b has 1 segments but the references have 2"):
+    with pytest.raises(InputError, match="system 'b' has 1 segments but the references have 2"):
         compare({"a": ["x y", "z"], "b": ["x"]}, refs)
     with pytest.raises(InputError, match="no segments"):
         compare({"a": [], "b": []}, [])

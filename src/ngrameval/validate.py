@@ -122,6 +122,14 @@ def stream_major_hint(seg_refs: Sequence[Sequence[str]], n_segments: int) -> str
     )
 
 
+def read_once_hint(given: object, name: str, n_items: int) -> str:
+    """A hint for a length error when ``given`` (what the caller passed as ``name``) was a generator or iterator that
+    gave no item: it is read once, so a second call finds it used up."""
+    if isinstance(given, Iterator) and n_items == 0:
+        return f"; {name} is a generator or iterator, read once: was it used up by an earlier call? Pass a list"
+    return ""
+
+
 def systems(value: object, name: str = "systems") -> dict[str, Sequence[str]]:
     """A mapping system name -> texts, every text checked (see :func:`texts`)."""
     if not isinstance(value, Mapping):

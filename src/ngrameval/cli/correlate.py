@@ -30,6 +30,7 @@ from ngrameval.cli.options import (
     _floats,
     _level,
     _Renamed,
+    _sig_level,
 )
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.write import dumps_json
@@ -77,6 +78,25 @@ def _correlate_inputs(
     return rows, humans, systems, refs, source
 
 
+def _correlations_csv(results: Sequence[Any]) -> str:
+    """``-f csv``: one row per correlation, every field of it; an undefined number (NaN) is an empty cell, as JSON
+    writes it ``null`` (Python's csv module would write ``nan``)."""
+    import csv
+    import io
+    import math
+
+    from ngrameval.meta.correlate import Correlation
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    fields = [f.name for f in dataclasses.fields(Correlation)]
+    writer.writerow(fields)
+    for c in results:
+        values = [getattr(c, f) for f in fields]
+        writer.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in values])
+    return out.getvalue()
+
+
 def _epsilon_notes(results: Sequence[Any]) -> list[str]:
     """acc-eq: the calibrated tie threshold of every metric."""
     return [f"{c.criterion}: {c.metric}'s acc-eq ties metric differences <= epsilon {c.epsilon:.6g}" for c in results
@@ -110,7 +130,9 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     notes = [f"{h.criterion}: {h.judgments} judgments, {h.missing} cells without one" for h in humans]
     notes += _epsilon_notes(results)
     extras = _correlate_extras(args, rows, humans, systems, refs, source)
-    if not extras:
+    if not extras and args.format == "csv":
+        _emit(_correlations_csv(results), args.output)
+    elif not extras:
         _emit(render_correlations(results, args.format, notes, _digits(args, 3)), args.output)
     elif args.format == "csv":
         raise ConfigError("--matrix/--compare-metrics/--given make several tables: use -f text or -f json")
@@ -243,7 +265,7 @@ def _correlate_sets(args: argparse.Namespace) -> int:
     if args.format == "csv":
         if extras:
             raise ConfigError("--matrix/--compare-metrics make several tables: use -f text or -f json")
-        _emit(render_correlations(results, "csv"), args.output)
+        _emit(_correlations_csv(results), args.output)
     elif args.format == "json":
         corr = json.loads(render_correlations(results, "json"))
         _emit(dumps_json({"correlations": corr, **extras, "pooled": pooled, "summary": list(summary)}), args.output)
@@ -280,7 +302,7 @@ def add_parser(sub: Any) -> None:
         help="Williams' test and a permutation test for every pair of metrics (first coefficient)",
     )
     q.add_argument(
-        "--sig-level", type=_level, default=0.05,
+        "--sig-level", type=_sig_level, default=0.05,
         help="significance level of the clusters of --compare-metrics (mt-metrics-eval's ranks; 0.05)",
     )  # fmt: skip
     q.add_argument(

@@ -86,7 +86,10 @@ _size = _number(int, 0, 2**31 - 1, "a whole number >= 0")
 _width = _number(int, 0, 17, "a number of decimals from 0 to 17")
 
 
-_level = _number(float, 1e-9, 1 - 1e-9, "a level strictly between 0 and 1 (e.g. 0.95)")
+_level = _number(float, 1e-9, 1 - 1e-9, "a confidence level from 1e-9 to 1 - 1e-9 (e.g. 0.95)")
+
+
+_sig_level = _number(float, 1e-9, 1 - 1e-9, "a significance level from 1e-9 to 1 - 1e-9 (e.g. 0.05)")
 
 
 _unit = _number(float, 0.0, 1.0, "a number from 0 to 1")

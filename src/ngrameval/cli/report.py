@@ -18,6 +18,7 @@ from ngrameval.cli.options import (
     _level,
     _Renamed,
     _seed,
+    _sig_level,
 )
 from ngrameval.io import write_atomic
 from ngrameval.io.write import dumps_json
@@ -126,7 +127,7 @@ def add_parser(sub: Any) -> None:
     rp.add_argument("--ci", type=_level, default=0.95, help="confidence level of the intervals (default 0.95)")
     rp.add_argument("--seed", type=_seed, default=12345, help="random seed of every resampling (default 12345)")
     rp.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm", help="(default holm)")
-    rp.add_argument("--sig-level", type=_level, default=0.05, help="significance level after correction (0.05)")
+    rp.add_argument("--sig-level", type=_sig_level, default=0.05, help="significance level after correction (0.05)")
     rp.add_argument(
         "--coefficients",
         default="pearson,spearman",
