@@ -174,6 +174,12 @@ def run_python(code: str, timeout: float = 60) -> subprocess.CompletedProcess[st
 def interrupt(code: str) -> tuple[str, float]:
     """Starts ``code``, which prints ``start`` before a long kernel call, sends it SIGINT half a second later and
     returns its stderr and the seconds it took to stop after the signal."""
+    _, err, elapsed = interrupted(code)
+    return err, elapsed
+
+
+def interrupted(code: str) -> tuple[int, str, float]:
+    """:func:`interrupt` with the exit status first."""
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "start\n"
@@ -181,7 +187,7 @@ def interrupt(code: str) -> tuple[str, float]:
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
-        return err, time.monotonic() - sent
+        return proc.returncode, err, time.monotonic() - sent
     finally:
         proc.kill()
 

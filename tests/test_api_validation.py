@@ -72,6 +72,34 @@ BAD_SPECS = [
     ("rouge-1:alpha=2", "alpha"),
     ("rouge-1:l=-1", "limit"),
     ("rouge-1:b=-5", "limit"),
+    # issue 29, item 6: finite but extreme values whose squares overflow or vanish
+    ("chrf:beta=1e200", "chrF beta must be a finite number in [0, 1e+100]"),
+    ("chrf:beta=1e308", "chrF beta"),
+    ("chrf++:beta=1e200", "chrF beta"),
+    ("coco-rouge-l:beta=1e200", "coco ROUGE-L beta must be a finite number in [0, 1e+100]"),
+    ("cider-d:sigma=1e200", "CIDEr-D sigma must be a finite number in [1e-100, 1e+100]"),
+    ("cider-d:sigma=1e-300", "CIDEr-D sigma"),
+    # item 9: a value that does not parse names the spec and the option
+    ("chrf:nc=1.5", "nc: expected a whole number"),
+    ("chrf:eps=nan", "eps: expected yes/no"),
+    ("ter:case=maybe", "case: expected yes/no"),
+    ("ter:norm=2", "norm: expected yes/no"),
+    ("ter:normalize=nfd", "normalize: unknown Unicode normalisation"),
+    ("bleu:tok=wmt19", "tok: unknown tokenizer"),
+    ("rouge-l:profile=nope", "profile: unknown tokenizer"),
+    # item 10: text options a metric does not read are refused, not dropped; so is an option given twice
+    ("ter:tok=intl", "'tok' has no effect: TER has its own tokenizer"),
+    ("ter:lc=no", "'lc' has no effect: TER has its own tokenizer (tercom) and case option (ter:case=yes|no)"),
+    ("ter:stem=yes", "'stem' has no effect"),
+    ("chrf:tok=char", "'tok' has no effect: chrF reads raw characters"),
+    ("chrf:stem=yes", "'stem' has no effect"),
+    ("chrf:stop=smart", "'stop' has no effect"),
+    ("chrf++:tok=intl", "'tok' has no effect: chrF++ reads raw characters"),
+    ("chrf:nc=6,nc=2", "option 'nc' given twice ('nc=6' and 'nc=2')"),
+    ("bleu:lc=yes,lc=no", "option 'lc' given twice"),
+    ("rouge-l:profile=rouge-score,tok=unicode", "option 'tok' given twice ('profile=rouge-score' and 'tok=unicode')"),
+    ("aev:mt-adequacy,summary-coverage", "two AEv presets"),
+    ("chrf:foo=1", "valid: nc, nw, beta, space, eps, lc, normalize"),
 ]
 
 
@@ -357,3 +385,60 @@ def test_generators_are_read_once_and_stream_major_refs_are_explained() -> None:
         with pytest.raises(InputError, match=r"stream-major .*pass list\(zip\(\*refs\)\)"):
             ne.bleu(hyps, streams)
         assert ne.bleu(hyps, list(zip(*streams))).score == 1.0
+
+
+USED_UP: list[tuple[str, Callable[[Any], object], str]] = [
+    ("bleu", lambda g: ne.bleu(g, ["a b"]), r"^hyps has 0 segments but refs has 1; hyps is a generator"),
+    ("rouge", lambda g: ne.rouge(g, ["a b"]), r"^hyps has 0 segments but refs has 1; hyps is a generator"),
+    ("se", lambda g: ne.se(g, [["a b"]]), r"^hyps has 0 segments but refs has 1; hyps is a generator"),
+    ("refs", lambda g: ne.bleu(["a b"], g), r"^hyps has 1 segments but refs has 0; refs is a generator"),
+    ("score", lambda g: ne.score({"system": g}, ["a b"], "bleu"), r"^system 'system' has 0 segments .*generator"),
+    ("measure", lambda g: ne.measure({"s1": g}, ["a b"], "bleu"), r"systems\['s1'\] is a generator or iterator"),
+]
+
+
+@pytest.mark.parametrize(("label", "call", "pattern"), USED_UP, ids=[u[0] for u in USED_UP])
+def test_a_used_up_generator_is_named(label: str, call: Callable[[Any], object], pattern: str) -> None:
+    """Issue 29, item 13: a generator used up by an earlier call is named as such (the message was "system system
+    has 0 segments"); a list is what to pass."""
+    gen = (x for x in ["a b"])
+    call(gen)
+    with pytest.raises(InputError, match=pattern) as err:
+        call(gen)
+    assert "used up by an earlier call? Pass a list" in str(err.value)
+
+
+@pytest.mark.parametrize("pre", [Preprocess(), Preprocess(stem=True, stopwords="smart"), Preprocess("rouge155")])
+def test_references_shared_by_threads(pre: Preprocess) -> None:
+    """Issue 29, item 12: one ``References`` used by several threads at once gives every thread the statistics it
+    gets alone (it raised ``RuntimeError: this vocabulary is in use by another thread`` from the tokenizer, depending
+    on timing). Four threads start together and each counts its own system three times."""
+    import threading
+
+    from ngrameval.ngrams.count import overlap_stats
+
+    rng = np.random.default_rng(0)
+    words = np.array([f"w{i}" for i in range(20_000)] + ["the", "running", "runs"])
+    refs = [[" ".join(rng.choice(words, 30))] for _ in range(5_000)]
+    built = ne.References.build(refs, pre)
+    systems = [[" ".join(rng.choice(words, 30)) for _ in range(5_000)] for _ in range(4)]
+    alone = [overlap_stats([s], built)[0].values for s in systems]
+    start = threading.Barrier(len(systems))
+    failures: list[BaseException] = []
+    mismatches: list[int] = []
+
+    def work(k: int) -> None:
+        start.wait()
+        try:
+            for _ in range(3):
+                if not np.array_equal(overlap_stats([systems[k]], built)[0].values, alone[k]):
+                    mismatches.append(k)
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(systems))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures and not mismatches, (failures, mismatches)

@@ -124,6 +124,27 @@ def test_ptb_coco_tokens_equal_java_golden() -> None:
     assert digests == GOLDEN["msvd"]["java_tokens_sha256"]
 
 
+# issue 29, item 15: the constructs on which ptb-coco differed from the Java tokenizer on MSVD (5 of 32,059
+# descriptions), in sentences of our own, with pycocoevalcap's output on OpenJDK 17 (Java-free; the live and property
+# tests compare with Java itself where it is installed)
+JAVA_CASES = [
+    ("my favorite rhino :) They are calm", "my favorite rhino :-rrb- they are calm"),
+    ("doesnt attack people!Beautiful animal.", "doesnt attack people!beautiful animal"),
+    ("the cutest?They are", "the cutest?they are"),
+    ("member stuns crowd!original!!!", "member stuns crowd!original !!!"),
+    ("mean machine 2001 part.1", "mean machine 2001 part .1"),
+    ("las notas porfabor :D grax", "las notas porfabor :d grax"),
+    ("v1.2 and 3.30pm, .5 inch", "v1 .2 and 3.30 pm .5 inch"),
+    ("see no.1 and U.S.1 :( ok", "see no. 1 and u.s. 1 :-lrb- ok"),
+    ("happy ^_^ and (^_^) x:)y", "happy ^_^ and -lrb-^_^-rrb- x -rrb- y"),
+]
+
+
+@pytest.mark.parametrize(("raw", "java"), JAVA_CASES)
+def test_ptb_coco_emoticons_bangs_and_decimals_as_java(raw: str, java: str) -> None:
+    assert " ".join(coco_tokens(raw)) == java
+
+
 @pytest.mark.skipif(shutil.which("java") is None, reason="the Java PTB tokenizer needs java")
 def test_ptb_coco_tokens_equal_java_live() -> None:
     pytest.importorskip("pycocoevalcap")

@@ -59,6 +59,37 @@ def plain(scores: list[Score]) -> list[tuple[str, str, float, str]]:
     return [(x.system, x.metric, x.score, x.signature) for x in scores]
 
 
+@pytest.mark.parametrize(
+    "layout",
+    [["-f", "json"], [], ["--strip-names", "-f", "csv"], ["--confidence", "--confidence-n", "50", "-f", "json"]],
+)
+def test_system_names_as_one_machine_names_them(
+    client: Client,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    layout: list[str],
+) -> None:
+    """Issue 29, item 14: the same command prints the same bytes with and without ``--scheduler`` -- system names
+    included: a file given by an absolute path or in a directory is named by its file name, two files of the same
+    name are told apart with a prime (Dask used the argument as typed: ``/abs/path/s1``, ``sub/s1``)."""
+    records = generated(40, 5)
+    (tmp_path / "sub").mkdir()
+    paths = [tmp_path / "sys.a.txt", tmp_path / "sub" / "sys.a.txt", tmp_path / "sub" / "sys.b.txt"]
+    for path, key in zip(paths, ["a", "b", "a"], strict=True):
+        path.write_text("".join(f"{r[key]}\n" for r in records), encoding="utf-8")
+    (tmp_path / "ref.txt").write_text("".join(f"{r['ref'][0]}\n" for r in records), encoding="utf-8")  # type: ignore[index]
+    monkeypatch.chdir(tmp_path)  # relative paths too: the workers run elsewhere, the client makes them absolute
+    argv = ["score", str(paths[0]), "sub/sys.a.txt", "sub/sys.b.txt", "-r", "ref.txt", "-m", "bleu,chrf", *layout]
+    assert main([*argv, "--scheduler", client.scheduler.address]) == 0
+    on_dask = capsys.readouterr().out
+    assert main(argv) == 0
+    here = capsys.readouterr().out
+    assert on_dask == here
+    assert "sub/" not in here and str(tmp_path) not in here
+    assert "--strip-names" in layout or "sys.a.txt'" in here
+
+
 def test_bag_equals_serial(client: Client) -> None:
     records = generated(1500, 1)
     bag = db.from_sequence(records, npartitions=7)  # uneven partitions

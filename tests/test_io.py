@@ -12,6 +12,7 @@ import signal
 import stat
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 from ngrameval.cli import main
 from ngrameval.errors import InputError
 from ngrameval.io.judgments import read_judgments
-from ngrameval.io.read import read_ids, read_lines, read_ratings
+from ngrameval.io.read import LineStream, expanded_size, read_ids, read_lines, read_ratings
 from ngrameval.io.write import _resolve, check_not_input, dumps_json, write_atomic
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
@@ -260,6 +261,24 @@ def test_correlate_json_has_no_nan(tmp_path: Path, capsys: pytest.CaptureFixture
     strict_json(text)
 
 
+def test_correlate_csv_has_no_nan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 29, item 13: an undefined correlation is an empty CSV cell where JSON has null (it was ``nan``)."""
+    import csv
+    import io
+
+    argv = ["correlate", *_judged_inputs(tmp_path), "-j", str(tmp_path / "flat.csv"), "--confidence-n", "20"]
+    assert main([*argv, "-f", "json"]) == 0
+    as_json = strict_json(capsys.readouterr().out)
+    assert main([*argv, "-f", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert isinstance(as_json, list) and len(rows) == len(as_json) > 0
+    for row, rec in zip(rows, as_json, strict=True):
+        assert list(row) == list(rec)  # the same fields, in the same order
+        for key, value in rec.items():
+            assert row[key] != "nan"
+            assert (row[key] == "") == (value is None or value == ""), (key, row[key], value)
+
+
 def test_plane_json_has_no_nan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """No system has a matching bigram: every N = 2 member scores 0 for all, its r2 is undefined (null)."""
     for name, text in {"a.txt": "mat the\n", "b.txt": "on cat\n", "c.txt": "sat\n", "r.txt": "the cat sat on the mat\n",
@@ -325,6 +344,76 @@ def test_compressed_text(tmp_path: Path, suffix: str, compress) -> None:  # type
     p.write_bytes(compress(b"a\rb\n"))
     with pytest.raises(InputError, match=rf"t\.txt\{suffix}:1: bare CR"):
         read_lines(p)
+
+
+COMPRESSORS = [(".gz", gzip.compress), (".bz2", bz2.compress), (".xz", lzma.compress)]
+
+
+@pytest.mark.parametrize(("suffix", "compress"), COMPRESSORS)
+def test_compressed_members_padding_and_trailing_garbage(tmp_path: Path, suffix: str, compress) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29, item 13: concatenated members are one text; bytes after the last member that are not one are
+    refused for every format (Python's bz2 and lzma readers dropped them silently), in memory and streamed."""
+    p = tmp_path / f"t.txt{suffix}"
+    p.write_bytes(compress(b"a\nb\n") + compress(b"c\n"))
+    assert read_lines(p) == ["a", "b", "c"]
+    with LineStream(p, block_size=3) as s:
+        assert s.take(10) == ["a", "b", "c"]
+    p.write_bytes(compress(b"a\nb\n") + b"garbage")
+    with pytest.raises(InputError, match=rf"t\.txt\{suffix}: cannot read \(data after the end .*trailing garbage"):
+        read_lines(p)
+    with pytest.raises(InputError, match="trailing garbage"), LineStream(p) as s:
+        s.take(10)
+    if suffix != ".bz2":  # gzip and xz allow zero padding after a member
+        p.write_bytes(compress(b"a\n") + bytes(8))
+        assert read_lines(p) == ["a"]
+
+
+def _bomb(path: Path, mib: int) -> None:
+    """``mib`` MiB of line ends in a few KB: one gzip member of 1 MiB of ``\\n``, repeated."""
+    member = gzip.compress(b"\n" * 2**20, 9)
+    with path.open("wb") as f:
+        for _ in range(mib):
+            f.write(member)
+
+
+def test_auto_streaming_counts_decompressed_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compressed file is streamed when it is large once decompressed, however small on disk (it was
+    counted as 4x its size: a bomb was read whole)."""
+    from ngrameval import streaming
+
+    monkeypatch.setattr(streaming, "AUTO_BYTES", 3 * 2**20)
+    bomb, ref = tmp_path / "b.gz", tmp_path / "r.txt"
+    _bomb(bomb, 4)
+    ref.write_text("a\n")
+    assert bomb.stat().st_size * 4 < streaming.AUTO_BYTES
+    files = streaming.Files({"b": str(bomb)}, [str(ref)])
+    assert streaming.auto_chunk(files, [], None) == streaming.DEFAULT_CHUNK
+    _bomb(bomb, 2)
+    assert streaming.auto_chunk(files, [], None) is None
+    assert expanded_size(bomb, 2**20) == 2**20 + 2**20  # stops a block past the limit
+
+
+def test_compressed_bomb_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """Issue 29, item 3: 300 MiB of empty lines in a ~300 KB gzip file, scored under an address-space limit of
+    600 MiB above the interpreter's own: the length mismatch is reported (every line counted, streamed), where the
+    whole file used to be read into memory first (~9 bytes a decompressed byte: out of memory)."""
+    bomb, ref = tmp_path / "b.gz", tmp_path / "r.txt"
+    _bomb(bomb, 300)
+    ref.write_text("a\nb\n")
+    code = f"""
+        import resource, sys
+        from ngrameval.cli import main
+        import ngrameval.api, ngrameval.streaming
+        size = next(int(ln.split()[1]) for ln in open("/proc/self/status") if ln.startswith("VmSize:")) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (size + 600 * 2**20, resource.RLIM_INFINITY))
+        sys.exit(main(["score", {str(bomb)!r}, "-r", {str(ref)!r}, "--jobs", "1"]))
+    """
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == f"ngrameval: error: {bomb} has {300 * 2**20} lines but the references ({ref}) have 2\n"
 
 
 def test_no_reader_splits_at_unicode_line_separators() -> None:

@@ -331,6 +331,25 @@ def test_long_kernel_call_stops_on_sigint(kind: str) -> None:
     assert elapsed < 5, elapsed  # generous for a loaded 2-core machine; it takes milliseconds when idle
 
 
+def test_one_huge_segment_stops_on_sigint() -> None:
+    """chrF's kernel (``_overlap.overlap``) on one segment: 500,000 reference tokens with distinct n-grams and a
+    hypothesis 100 times that long, ~40 s of work uninterrupted (issue 29, item 1: a 10 MB line of chrF ran on
+    for 10-16 s after Ctrl-C). The kernel checked for signals only between (segment, system) pairs; it now
+    checks within one, so the call stops long before the 20 s the helper waits (which it would overrun)."""
+    code = textwrap.dedent("""
+        import numpy as np
+        from ngrameval import _overlap
+        ref = np.random.default_rng(0).integers(0, 2**30, 500_000).astype(np.int32)
+        hyp = np.tile(ref, 100)
+        one = np.array([0, 1], np.int64)
+        print("start", flush=True)
+        _overlap.overlap(ref, np.array([0, len(ref)]), one, [(hyp, np.array([0, len(hyp)]))], 6, None)
+        print("finished", flush=True)
+    """)
+    err, _ = interrupt(code)
+    assert "KeyboardInterrupt" in err, err
+
+
 def test_kernels_release_the_gil() -> None:
     rng = np.random.default_rng(0)
     a, b = rng.integers(0, 1000, 200_000).astype(I32), rng.integers(0, 1000, 200_000).astype(I32)

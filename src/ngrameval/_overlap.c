@@ -244,8 +244,9 @@ static PyObject *intern(PyObject *self, PyObject *args) {
     if (!gid || table_init(&table, T * N / 2 + 16) < 0) goto nomem;
     for (Py_ssize_t r = 0; r < n_refs; r++) {
         int64_t a = roff[r], b = roff[r + 1];
-        if (k_poll(&ks, (uint64_t)(b - a) * N + 1) < 0) goto done;
+        if (k_poll(&ks, 1) < 0) goto done;
         for (int64_t i = a; i < b; i++) {
+            if (k_poll(&ks, N) < 0) goto done; /* per token: one text may be the whole input */
             int32_t prev = -1;
             for (size_t n = 0; n < N; n++) {
                 if (i + (int64_t)n >= b) {
@@ -436,7 +437,7 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
             goto fail;
         }
         size_t need = n_tok * N + 1;
-        if (k_poll(&ks, need) < 0) goto fail;
+        if (k_poll(&ks, 1) < 0) goto fail;
         if (reserve_segment(&table, need, &used, &used_cap) < 0 || local_reserve(&loc, need) < 0) goto nomem;
         if (need > pair_cap) {
             pair_cap = need * 2;
@@ -458,6 +459,7 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
             size_t n_list = 0;
             int64_t b = roff[r + 1];
             for (int64_t i = roff[r]; i < b; i++) {
+                if (k_poll(&ks, N) < 0) goto fail; /* per token: one segment may be the whole input */
                 int32_t prev = -1;
                 for (size_t n = 0; n < N && i + (int64_t)n < b; n++) {
                     uint64_t key = make_key(prev, rtok[i + n]);
@@ -503,9 +505,10 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
             const int64_t *hoff = (const int64_t *)y->hyp.off.buf;
             size_t n_hyp = 0;
             int64_t e = hoff[s + 1];
-            if (k_poll(&ks, (uint64_t)(e - hoff[s]) * N + n_pairs + G) < 0) goto fail;
+            if (k_poll(&ks, n_pairs + G + 1) < 0) goto fail;
             if (G) memset(loc.hcnt, 0, G * sizeof(int64_t));
             for (int64_t i = hoff[s]; i < e; i++) {
+                if (k_poll(&ks, N) < 0) goto fail;
                 int32_t prev = -1;
                 for (size_t n = 0; n < N && i + (int64_t)n < e; n++) {
                     uint64_t key = make_key(prev, htok[i + n]);
@@ -604,11 +607,12 @@ static PyObject *distinct(PyObject *self, PyObject *args) {
             goto done;
         }
         size_t need = (size_t)(b - a) * N + 1, n_used = 0;
-        if (k_poll(&ks, need) < 0) goto done;
+        if (k_poll(&ks, 1) < 0) goto done;
         if (reserve_segment(&table, need, &used, &used_cap) < 0) goto nomem;
         const size_t mask = table.cap - 1;
         int32_t next = 0;
         for (int64_t i = a; i < b; i++) {
+            if (k_poll(&ks, N) < 0) goto done; /* per token: one text may be the whole input */
             int32_t prev = -1;
             for (size_t n = 0; n < N && i + (int64_t)n < b; n++) {
                 uint64_t key = make_key(prev, tok[i + n]);

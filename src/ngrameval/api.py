@@ -190,10 +190,18 @@ def measure(
     a ``-m`` string (``"bleu,rouge-l"``). ``jobs``: threads (``None``: every core), bit for bit the
     ``jobs=1`` result (see :mod:`ngrameval.distributed.local`). ``progress``: a bar on standard error
     (:mod:`ngrameval.progress`)."""
+    given = dict(systems) if isinstance(systems, Mapping) else {}
     systems = validate.systems(systems)
     seg_refs = segment_major(validate.references(refs, "refs"))
     if source is not None:
         source = validate.texts(source, "source")
+    for name, hyps in systems.items():  # a generator used up by an earlier call: say so
+        if len(hyps) != len(seg_refs):
+            hint = validate.read_once_hint(given.get(name), f"systems[{name!r}]", len(hyps))
+            hint += validate.read_once_hint(refs, "refs", len(seg_refs))
+            if hint:
+                raise InputError(f"system {name!r} has {len(hyps)} segments but the references have {len(seg_refs)}"
+                                 + hint)  # fmt: skip
     return _measure_valid(systems, seg_refs, checked_specs(specs), source, jobs, progress)
 
 
@@ -381,9 +389,19 @@ def _score_of(name: str, r: MetricRows, k: int, sentence: bool) -> Score:
 
 
 def checked_pair(fn: str, hyps: Sequence[str], refs: RefsLike) -> tuple[Sequence[str], RefsLike]:
-    """``hyps`` and ``refs`` of ``fn(hyps, refs, ...)`` checked (see :mod:`ngrameval.validate`)."""
+    """``hyps`` and ``refs`` of ``fn(hyps, refs, ...)`` checked (see :mod:`ngrameval.validate`), one reference set
+    per hypothesis (an InputError saying so, and when a generator was used up or refs looks stream-major)."""
     example = validate.pair_example(fn, hyps, refs)
-    return validate.texts(hyps, "hyps", example), validate.references(refs, "refs", example)
+    checked_hyps, checked_refs = validate.texts(hyps, "hyps", example), validate.references(refs, "refs", example)
+    if len(checked_hyps) != len(checked_refs):
+        n, n_refs = len(checked_hyps), len(checked_refs)
+        raise InputError(
+            f"hyps has {n} segments but refs has {n_refs}"
+            + validate.read_once_hint(hyps, "hyps", n)
+            + validate.read_once_hint(refs, "refs", n_refs)
+            + validate.stream_major_hint(segment_major(checked_refs), n)
+        )
+    return checked_hyps, checked_refs
 
 
 def _one(fn: str, hyps: Sequence[str], refs: RefsLike, metric: Metric, pre: Preprocess, fraction: bool = True) -> Score:

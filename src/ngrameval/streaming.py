@@ -28,7 +28,6 @@ import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TextIO
 
 import numpy as np
@@ -38,7 +37,7 @@ from ngrameval import _overlap
 from ngrameval.api import Score, Scores, _bleu_details, checked_specs, measure, named, scores_of
 from ngrameval.distributed.cluster import Summed, fold
 from ngrameval.errors import ConfigError, InputError
-from ngrameval.io.read import COMPRESSED, STDIN, LineStream, ref_rows, refs_length_error
+from ngrameval.io.read import STDIN, LineStream, expanded_size, ref_rows, refs_length_error
 from ngrameval.io.write import json_ready, open_atomic
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.cider import Cider
@@ -53,8 +52,7 @@ from ngrameval.refspill import SpilledCounts, SpilledWeights
 from ngrameval.text.pipeline import Preprocess
 
 DEFAULT_CHUNK = 50_000  # segments a chunk when streaming was chosen automatically
-AUTO_BYTES = 256 * 2**20  # inputs larger than this (compressed files counted x4) are streamed
-_PACKED_RATIO = 4  # a rough size of a compressed text file once decompressed
+AUTO_BYTES = 256 * 2**20  # inputs larger than this (compressed files: once decompressed) are streamed
 
 
 @dataclass(frozen=True)
@@ -87,7 +85,8 @@ class Chunk:
 
 def auto_chunk(files: Files, specs: Sequence[MetricSpec], chunk_size: int | None) -> int | None:
     """The chunk size to stream with: ``chunk_size`` when given, else :data:`DEFAULT_CHUNK` when the inputs are
-    larger than :data:`AUTO_BYTES` and can be streamed (files, not standard input; no CIDEr); None: in memory."""
+    larger than :data:`AUTO_BYTES` (a compressed file: once decompressed) and can be streamed (files, not standard
+    input; no CIDEr); None: in memory."""
     if chunk_size is not None:
         return chunk_size
     paths = files.paths()
@@ -95,12 +94,13 @@ def auto_chunk(files: Files, specs: Sequence[MetricSpec], chunk_size: int | None
         return None
     total = 0
     for p in paths:
-        try:
-            size = os.stat(p).st_size
-        except OSError:
+        try:  # a compressed file counts its decompressed bytes, read until past the threshold (never a guess)
+            total += expanded_size(p, AUTO_BYTES - total)
+        except (InputError, OSError, ValueError, EOFError):
             return None  # reading it in memory reports the error as ever
-        total += size * (_PACKED_RATIO if Path(p).suffix.lower() in COMPRESSED else 1)
-    return DEFAULT_CHUNK if total > AUTO_BYTES else None
+        if total > AUTO_BYTES:
+            return DEFAULT_CHUNK
+    return None
 
 
 def _length_error(files: Files, streams: dict[str, LineStream], refs: Sequence[LineStream]) -> InputError:

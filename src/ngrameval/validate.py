@@ -19,6 +19,9 @@ from ngrameval import _direct, _overlap
 from ngrameval.errors import ConfigError, InputError, InputTypeError
 
 MAX_ORDER: int = _overlap.MAX_ORDER  # the highest n-gram order the counting kernel takes (100)
+# the largest magnitude of an option that is squared (chrF and coco ROUGE-L beta, CIDEr-D sigma; sigma at least its
+# inverse): the square (<= 1e200) and its products with counts and lengths stay finite and non-zero
+MAX_SQUARED = 1e100
 
 
 def _kind(x: object) -> str:
@@ -118,6 +121,14 @@ def stream_major_hint(seg_refs: Sequence[Sequence[str]], n_segments: int) -> str
         f"stream{'s' if len(seg_refs) != 1 else ''} of "
         f"{n_segments}), but refs[i] must hold the references of segment i: pass list(zip(*refs))"
     )
+
+
+def read_once_hint(given: object, name: str, n_items: int) -> str:
+    """A hint for a length error when ``given`` (what the caller passed as ``name``) was a generator or iterator that
+    gave no item: it is read once, so a second call finds it used up."""
+    if isinstance(given, Iterator) and n_items == 0:
+        return f"; {name} is a generator or iterator, read once: was it used up by an earlier call? Pass a list"
+    return ""
 
 
 def systems(value: object, name: str = "systems") -> dict[str, Sequence[str]]:

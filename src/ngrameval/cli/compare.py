@@ -18,6 +18,7 @@ from ngrameval.cli.options import (
     _level,
     _Renamed,
     _seed,
+    _sig_level,
 )
 from ngrameval.cli.score import _one_machine_chunks, _score_streamed
 
@@ -71,8 +72,10 @@ def add_parser(sub: Any) -> None:
     cp.add_argument(
         "--correction", choices=("holm", "bonferroni", "none"), default="holm", help="multiple comparisons (holm)"
     )
-    cp.add_argument("--sig-level", type=_level, default=0.05, help="significance level after correction (default 0.05)")
-    cp.add_argument("--alpha", type=_level, dest="sig_level", action=_Renamed, new="--sig-level")
+    cp.add_argument(
+        "--sig-level", type=_sig_level, default=0.05, help="significance level after correction (default 0.05)"
+    )
+    cp.add_argument("--alpha", type=_sig_level, dest="sig_level", action=_Renamed, new="--sig-level")
     cp.add_argument(
         "--baseline", action="store_true", help="compare each system with the first one only (sacreBLEU's layout)"
     )

@@ -10,7 +10,7 @@ from typing import Any
 from ngrameval.cli.inputs import _digits, _emit, _input_paths
 from ngrameval.cli.options import _add_jobs, _add_width, _seed, _unit
 from ngrameval.corpus import Description, cluster, cluster_stats, export, human_baseline, read_corpus, select
-from ngrameval.corpus.msvd import export_names
+from ngrameval.corpus.msvd import export_names, stale_exports
 from ngrameval.errors import InputError
 from ngrameval.io.write import check_not_input, dumps_json
 from ngrameval.text.pipeline import Preprocess
@@ -58,6 +58,9 @@ def cmd_corpus_export(args: argparse.Namespace) -> int:
     pairs = _pairs(args.pairs)
     for name in export_names(pairs):
         check_not_input(Path(args.out) / name, _input_paths(args), "--out")
+    stale = stale_exports(args.out, pairs) if Path(args.out).is_dir() else []
+    for path in stale:
+        check_not_input(path, _input_paths(args), "--out")  # removed below: never an input
     written, singletons = export(
         _corpus(args),
         args.out,
@@ -67,6 +70,7 @@ def cmd_corpus_export(args: argparse.Namespace) -> int:
         include_source=args.include_source,
     )
     sys.stdout.write("".join(f"wrote {p}\n" for p in written))
+    sys.stdout.write("".join(f"removed {p} (an earlier export's other --pairs)\n" for p in stale))
     if singletons:
         sys.stdout.write(f"left out {len(singletons)} clip(s) with a single description: {', '.join(singletons)}\n")
     return 0

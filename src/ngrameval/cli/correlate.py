@@ -30,6 +30,7 @@ from ngrameval.cli.options import (
     _floats,
     _level,
     _Renamed,
+    _sig_level,
 )
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.write import dumps_json
@@ -57,6 +58,10 @@ def _correlate_inputs(
         by_segment = any(j.segment is not None for j in judgments)
         if by_segment and segs is None:
             raise InputError(f"{args.judgments}: segment-level judgments, but {args.scores[0]} has system-level scores")
+        # a system or segment judged but absent from the scores is the scores' gap: to_rows names their file
+        names += [x for x in dict.fromkeys(j.system for j in judgments) if x not in names]
+        if by_segment and segs is not None:
+            segs += [x for x in dict.fromkeys(str(j.segment) for j in judgments) if x not in segs]
         scale = _low_high("--scale", args.scale) if args.scale else None
         criteria = list(dict.fromkeys(j.criterion for j in judgments))
         humans = [aggregate(judgments, c, names, segs if by_segment else None, scale) for c in criteria]
@@ -77,6 +82,23 @@ def _judged_note(h: HumanScores) -> str:
     """How many judgments a criterion has and how many of its cells (systems, or system x segment) have none."""
     what = ("system" if h.segment is None else "(system, segment) cell") + ("" if h.missing == 1 else "s")
     return f"{h.criterion}: {h.judgments} judgment{'' if h.judgments == 1 else 's'}; {h.missing} {what} without one"
+def _correlations_csv(results: Sequence[Any]) -> str:
+    """``-f csv``: one row per correlation, every field of it; an undefined number (NaN) is an empty cell, as JSON
+    writes it ``null`` (Python's csv module would write ``nan``)."""
+    import csv
+    import io
+    import math
+
+    from ngrameval.meta.correlate import Correlation
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    fields = [f.name for f in dataclasses.fields(Correlation)]
+    writer.writerow(fields)
+    for c in results:
+        values = [getattr(c, f) for f in fields]
+        writer.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in values])
+    return out.getvalue()
 
 
 def _epsilon_notes(results: Sequence[Any]) -> list[str]:
@@ -112,7 +134,9 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     notes = [_judged_note(h) for h in humans] + direction_notes(rows)
     notes += _epsilon_notes(results)
     extras = _correlate_extras(args, rows, humans, systems, refs, source)
-    if not extras:
+    if not extras and args.format == "csv":
+        _emit(_correlations_csv(results), args.output)
+    elif not extras:
         _emit(render_correlations(results, args.format, notes, _digits(args, 3)), args.output)
     elif args.format == "csv":
         raise ConfigError("--matrix/--compare-metrics/--given make several tables: use -f text or -f json")
@@ -245,7 +269,7 @@ def _correlate_sets(args: argparse.Namespace) -> int:
     if args.format == "csv":
         if extras:
             raise ConfigError("--matrix/--compare-metrics make several tables: use -f text or -f json")
-        _emit(render_correlations(results, "csv"), args.output)
+        _emit(_correlations_csv(results), args.output)
     elif args.format == "json":
         corr = json.loads(render_correlations(results, "json"))
         _emit(dumps_json({"correlations": corr, **extras, "pooled": pooled, "summary": list(summary)}), args.output)
@@ -282,7 +306,7 @@ def add_parser(sub: Any) -> None:
         help="Williams' test and a permutation test for every pair of metrics (first coefficient)",
     )
     q.add_argument(
-        "--sig-level", type=_level, default=0.05,
+        "--sig-level", type=_sig_level, default=0.05,
         help="significance level of the clusters of --compare-metrics (mt-metrics-eval's ranks; 0.05)",
     )  # fmt: skip
     q.add_argument(

@@ -4,6 +4,7 @@ scores, output."""
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 import warnings
@@ -133,8 +134,10 @@ def _names(names: Sequence[str], given: Sequence[str] | None, strip: bool) -> li
 
 
 def _namer(args: argparse.Namespace) -> Callable[[Sequence[str]], list[str]]:
-    """The system names of SYSTEM arguments under the command's ``--names``/``--strip-names``."""
-    return lambda paths: _names(paths, args.names, args.strip_names)
+    """The system names of ``--scheduler``'s shard patterns as one machine names its files (:func:`_file_names`: a
+    file or a directory by its name; a glob, which has no one-machine equivalent, as typed), under the command's
+    ``--names``/``--strip-names``."""
+    return lambda paths: _names(list(_file_names(paths, patterns=True)), args.names, args.strip_names)
 
 
 def _read_systems(
@@ -154,11 +157,12 @@ def _read_systems(
 _STDIN_HINT = " (no system file given, so it was read from standard input; -r takes every file after it)"
 
 
-def _file_names(paths: Sequence[str]) -> dict[str, str]:
-    """System name -> path: the file name (``stdin`` for ``-``), primed when two files share it."""
+def _file_names(paths: Sequence[str], patterns: bool = False) -> dict[str, str]:
+    """System name -> path: the file name (``stdin`` for ``-``), primed when two files share it; with ``patterns``
+    a glob pattern keeps its whole text."""
     out: dict[str, str] = {}
     for path in paths:
-        name = "stdin" if path == STDIN else Path(path).name
+        name = "stdin" if path == STDIN else path if patterns and glob.has_magic(path) else Path(path).name
         while name in out:
             name += "'"
         out[name] = path

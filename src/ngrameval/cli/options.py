@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import secrets
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -113,7 +114,10 @@ _size = _number(int, 0, 2**31 - 1, "a whole number >= 0")
 _width = _number(int, 0, 17, "a number of decimals from 0 to 17")
 
 
-_level = _number(float, 1e-9, 1 - 1e-9, "a level strictly between 0 and 1 (e.g. 0.95)")
+_level = _number(float, 1e-9, 1 - 1e-9, "a confidence level from 1e-9 to 1 - 1e-9 (e.g. 0.95)")
+
+
+_sig_level = _number(float, 1e-9, 1 - 1e-9, "a significance level from 1e-9 to 1 - 1e-9 (e.g. 0.05)")
 
 
 _unit = _number(float, 0.0, 1.0, "a number from 0 to 1")
@@ -276,9 +280,20 @@ def _add_jobs(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _scheduler(text: str) -> str:
+    """``--scheduler``: anything but an empty value (which would run the job here, silently); the address itself is
+    checked when connecting (:func:`ngrameval.distributed.cluster.connect`)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "expected local, local:N or a scheduler's address (tcp://HOST:PORT), got an empty value"
+        )
+    return text.strip()
+
+
 def _add_scheduler(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scheduler",
+        type=_scheduler,
         metavar="local[:N]|ADDRESS",
         help="run on Dask (pip install 'ngrameval[dask]'): a local cluster of N worker processes, or a scheduler's "
         "address; SYSTEM, -r REF and --source are then shard patterns (quoted globs or directories) aligned by name",
@@ -333,9 +348,11 @@ def _add_width(p: argparse.ArgumentParser, default: int) -> None:
     p.set_defaults(width=None)
 
 
-def _seed(text: str) -> int | None:
+def _seed(text: str) -> int:
+    """``--seed``: a whole number from 0 to 2**63-1, or ``none``: one drawn now from the OS, in the same range, used by
+    every resampling of the run and printed with its results (so ``--seed`` with it replays the run)."""
     if text.lower() == "none":
-        return None
+        return secrets.randbits(63)  # as ngrameval.meta.resample.resolve_seed(None), without importing scipy
     try:
         value = int(text)
     except ValueError:

@@ -19,6 +19,7 @@ from ngrameval.cli.options import (
     _level,
     _Renamed,
     _seed,
+    _sig_level,
 )
 from ngrameval.io import write_atomic
 from ngrameval.io.write import dumps_json
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from ngrameval.metrics.registry import TEXT_OPTIONS, describe
+    from ngrameval.metrics.registry import OWN_TEXT, TEXT_OPTIONS, describe
     from ngrameval.report.table import table
 
     rows = describe()
@@ -48,8 +49,9 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         "",
     ]
     lines += table(["metric", "option", "default", "valid values"], [list(r) for r in rows], left=4)
-    lines += ["", "Text options of every spec but chrf/chrf++/ter (default: -tok, -lc, --stem, --stopwords):"]
+    lines += ["", "Text options of every spec (default: -tok, -lc, --stem, --stopwords, --normalize):"]
     lines += [f"  {key}: {valid}" for key, valid in TEXT_OPTIONS.items()]
+    lines += [f"  {name} takes only {', '.join(keys)}: {why}" for name, (keys, why) in OWN_TEXT.items()]
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
@@ -134,7 +136,7 @@ def add_parser(sub: Any) -> None:
     rp.add_argument("--ci", type=_level, default=0.95, help="confidence level of the intervals (default 0.95)")
     rp.add_argument("--seed", type=_seed, default=12345, help="random seed of every resampling (default 12345)")
     rp.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm", help="(default holm)")
-    rp.add_argument("--sig-level", type=_level, default=0.05, help="significance level after correction (0.05)")
+    rp.add_argument("--sig-level", type=_sig_level, default=0.05, help="significance level after correction (0.05)")
     rp.add_argument(
         "--coefficients",
         default="pearson,spearman",

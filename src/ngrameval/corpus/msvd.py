@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -219,7 +220,9 @@ def export(
 ) -> tuple[list[Path], list[str]]:
     """Write the split: ``train.{k}.src/.tgt`` per pairing, ``test.src``, ``test.refs.tsv`` (references
     tab-separated, for ``--tsv``), ``test.clips``. Returns the paths written (each atomically) and the
-    clips left out because they have one description (no partner, no reference), for the caller to report."""
+    clips left out because they have one description (no partner, no reference), for the caller to report.
+    Training files of other pairings left in ``out_dir`` by an earlier export are removed once every file is
+    written (:func:`stale_exports`), so the folder holds one split."""
     _check_one_line([d for v in clusters.values() for d in v])
     singletons = [c for c, v in clusters.items() if len(v) < 2]
     clusters = {c: v for c, v in clusters.items() if len(v) >= 2}
@@ -236,4 +239,17 @@ def export(
     for name, lines in zip(export_names(pairs), contents, strict=True):
         write_atomic(out / name, "".join(f"{ln}\n" for ln in lines))
         written.append(out / name)
+    for stale in stale_exports(out, pairs):
+        stale.unlink()
     return written, singletons
+
+
+_TRAIN_FILE = re.compile(r"train\.(?:\d+|all)\.(?:src|tgt)")
+
+
+def stale_exports(out_dir: str | Path, pairs: Sequence[int | None]) -> list[Path]:
+    """The training files (``train.K.src``/``.tgt``, ``K`` a count or ``all``) in ``out_dir`` that an export of
+    ``pairs`` does not write: left by an earlier export with other ``--pairs``, in name order."""
+    keep = set(export_names(pairs))
+    out = Path(out_dir)
+    return sorted(p for p in out.iterdir() if _TRAIN_FILE.fullmatch(p.name) and p.name not in keep and p.is_file())

@@ -454,9 +454,17 @@ def from_dataframe(
     return Partitions(parts, list(systems))
 
 
+SCHEDULER_FORMS = "local, local:N or a scheduler's address (tcp://HOST:PORT)"
+MAX_HANDSHAKE = 1 << 20  # bytes: a Dask handshake is a small msgpack message (~60 bytes)
+
+
 def connect(scheduler: str) -> Client:
     """A client of ``scheduler``: ``local`` (a local cluster, one single-threaded worker process per core),
-    ``local:N`` (N workers), or the address of a running scheduler (``tcp://host:8786``)."""
+    ``local:N`` (N workers), or the address of a running scheduler (``tcp://host:8786``).
+
+    An address is checked first (ConfigError naming it when it does not parse), and a ``tcp`` one is probed
+    (:func:`check_handshake`): Dask itself waits for ever on a listener that never answers and reads an HTTP
+    server's or any other peer's reply as a frame length (out of memory, or a ValueError)."""
     distributed = _distributed()
     kind, _, count = scheduler.partition(":")
     if kind == "local":
@@ -468,9 +476,78 @@ def connect(scheduler: str) -> Client:
             raise ConfigError(f"--scheduler local:N needs N >= 1, got {n}")
         cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
         client: Client = distributed.Client(cluster)
-    else:
-        client = distributed.Client(scheduler)
+        return client
+    timeout = _connect_timeout()
+    where = tcp_endpoint(scheduler)
+    if where is not None:
+        check_handshake(scheduler, where, timeout)
+    try:
+        client = distributed.Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise ConfigError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
     return client
+
+
+def _connect_timeout() -> float:
+    """Dask's connect timeout (``distributed.comm.timeouts.connect``, 30 s by default), in seconds."""
+    dask = _dask()
+    from dask.utils import parse_timedelta
+
+    return float(parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds"))
+
+
+def tcp_endpoint(scheduler: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a ``tcp://`` (or scheme-less) scheduler address, None for another scheme (``tls://``,
+    ``ws://``, ...); a ConfigError naming the address when it does not parse (``bogus``: no port)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(scheduler)
+        if scheme != "tcp":
+            return None
+        host, port = parse_host_port(location)
+    except ValueError as exc:
+        raise ConfigError(f"--scheduler {scheduler!r}: not an address ({exc}); expected {SCHEDULER_FORMS}") from None
+    if not 0 < int(port) < 65536:
+        raise ConfigError(f"--scheduler {scheduler!r}: port {port} is not from 1 to 65535")
+    return str(host), int(port)
+
+
+def check_handshake(scheduler: str, where: tuple[str, int], timeout: float) -> None:
+    """Connects to ``where`` and reads the handshake a Dask server sends first (a frame length, 8 bytes, then that
+    many bytes of frames), within ``timeout`` seconds; a ConfigError naming the address otherwise: refused,
+    silent, closed, or an answer that is not a Dask handshake (an HTTP server, any other service)."""
+    import socket
+    import struct
+
+    def fail(why: str) -> ConfigError:
+        return ConfigError(f"--scheduler {scheduler}: not a Dask scheduler (handshake failed: {why})")
+
+    try:
+        with socket.create_connection(where, timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            head = _read_exactly(sock, 8)
+            if len(head) < 8:
+                raise fail("it closed the connection")
+            (size,) = struct.unpack("Q", head)
+            if not 16 <= size <= MAX_HANDSHAKE:
+                raise fail(f"its first bytes {head!r} are not the length of a Dask handshake")
+            frames = _read_exactly(sock, size)
+            (count,) = struct.unpack("Q", frames[:8]) if len(frames) == size else (0,)
+            if not 1 <= count <= (size - 8) // 8 or sum(struct.unpack(f"{count}Q", frames[8 : 8 + 8 * count])) > size:
+                raise fail("its first message is not a Dask handshake")
+    except TimeoutError:
+        raise fail(f"no answer within {timeout:g} s; the timeout is Dask's distributed.comm.timeouts.connect") from None
+    except OSError as exc:
+        raise ConfigError(f"--scheduler {scheduler}: cannot connect ({exc.strerror or exc})") from None
+
+
+def _read_exactly(sock: Any, n: int) -> bytes:
+    """``n`` bytes from ``sock``, or fewer when the peer closes the connection first."""
+    data = b""
+    while len(data) < n and (part := sock.recv(n - len(data))):
+        data += part
+    return data
 
 
 def close(client: Client, with_cluster: bool = False) -> None:

@@ -8,6 +8,7 @@ prints the dashboard's address on stderr and, on a terminal, Dask's progress bar
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -39,10 +40,13 @@ def shards(args: argparse.Namespace, names: Names) -> Partitions:
         raise ConfigError("--sentence-separator does not work with --scheduler")
     if not args.systems or not args.refs:
         raise InputError("with --scheduler give the system and reference shards as quoted globs or directories")
-    systems = dict(zip(names(args.systems), args.systems))
+    # named as one machine names them; read by workers that may run in another directory: absolute patterns
+    systems = dict(zip(names(args.systems), map(os.path.abspath, args.systems)))
+    refs = [os.path.abspath(r) for r in args.refs]
+    source = None if args.source is None else os.path.abspath(args.source)
     empty = args.missing_empty_refs
     return cluster.from_text_shards(
-        systems, args.refs, args.source, tsv=args.tsv, empty_is_missing=empty, blocksize=args.blocksize or None
+        systems, refs, source, tsv=args.tsv, empty_is_missing=empty, blocksize=args.blocksize or None
     )
 
 

@@ -11,27 +11,128 @@ from __future__ import annotations
 
 import bz2
 import contextlib
-import gzip
 import lzma
 import math
 import sys
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO
+from typing import Protocol
 
 from ngrameval.errors import InputError
 
 COMPRESSED = (".gz", ".bz2", ".xz")
+BLOCK = 1 << 20  # bytes read (or given) at a time
 
 
-def _decompressed(p: Path, suffix: str) -> bytes:
-    data = p.read_bytes()
-    if suffix == ".gz":
-        return gzip.decompress(data)
-    if suffix == ".bz2":
-        return bz2.decompress(data)
-    return lzma.decompress(data)
+class _Decompressor(Protocol):
+    """What :class:`Expanded` needs of ``zlib.decompressobj``, ``bz2.BZ2Decompressor`` and ``lzma.LZMADecompressor``."""
+
+    @property
+    def eof(self) -> bool: ...
+
+    @property
+    def unused_data(self) -> bytes: ...
+
+    def decompress(self, data: bytes, max_length: int = ..., /) -> bytes: ...
+
+
+def _gzip_member() -> _Decompressor:
+    return zlib.decompressobj(wbits=31)  # one gzip member, its CRC-32 and length checked
+
+
+_MEMBER: dict[str, Callable[[], _Decompressor]] = {
+    ".gz": _gzip_member,
+    ".bz2": bz2.BZ2Decompressor,
+    ".xz": lzma.LZMADecompressor,  # .xz (and .lzma) streams
+}
+
+
+class Expanded:
+    """The decompressed bytes of a ``.gz``, ``.bz2`` or ``.xz`` file, ``read(n)`` giving at most ``n`` at a time,
+    so memory is bounded by the block sizes whatever the compression ratio.
+
+    Concatenated members (``cat a.gz b.gz``, ``pbzip2``'s streams) read as one text, as ``gzip -d``, ``bzip2 -d``
+    and ``xz -d`` read them; zero bytes after a member are padding (gzip's and xz's); anything else after the last
+    member is an error (``ValueError``), as is a file that ends inside a member (``EOFError``). Python's ``bz2``
+    and ``lzma`` readers drop such trailing data silently; its ``gzip`` reader refuses it, and so do we for all."""
+
+    def __init__(self, path: str | Path) -> None:
+        suffix = Path(path).suffix.lower()
+        self._member = _MEMBER[suffix]
+        self._padding = suffix != ".bz2"  # bzip2 has no padding
+        self._raw = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._dec = self._member()
+        self._input = b""  # compressed bytes not yet given to the decompressor
+        self._fresh = False  # the decompressor is a member after the first and has not produced a byte yet
+
+    def __enter__(self) -> Expanded:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def _next_member(self) -> bool:
+        """Starts the member after the one just ended; False at the end of the file (padding skipped)."""
+        rest = self._dec.unused_data  # all that followed the member (zlib's unconsumed_tail repeats part of it)
+        while True:
+            if self._padding:
+                rest = rest.lstrip(b"\0")
+            if rest:
+                break
+            rest = self._raw.read(BLOCK)
+            if not rest:
+                return False
+        self._dec, self._input, self._fresh = self._member(), rest, True
+        return True
+
+    def read(self, n: int = BLOCK) -> bytes:
+        """Up to ``n`` (>= 1) decompressed bytes; ``b""`` only at the end of the file."""
+        while True:
+            if self._dec.eof:
+                if not self._next_member():
+                    return b""
+                continue
+            try:
+                out = self._dec.decompress(self._input, n)
+            except (OSError, zlib.error, lzma.LZMAError) as exc:
+                if self._fresh:
+                    raise ValueError("data after the end of the compressed stream (trailing garbage)") from None
+                raise ValueError(f"corrupt compressed data ({exc})") from None
+            self._input = getattr(self._dec, "unconsumed_tail", b"")  # zlib hands back what it did not read
+            if out:
+                self._fresh = False
+                return out
+            if self._dec.eof:
+                continue
+            if not self._input and getattr(self._dec, "needs_input", True):
+                self._input = self._raw.read(BLOCK)
+                if not self._input:
+                    if self._fresh:
+                        raise ValueError("data after the end of the compressed stream (trailing garbage)")
+                    raise EOFError("the compressed data ends early (a truncated file?)")
+
+
+def expanded_size(path: str | Path, limit: int) -> int:
+    """The size of ``path`` once decompressed (its size when it is not compressed), counted block by block and
+    no further than past ``limit``: a number above ``limit`` means "more than ``limit``". Raises what reading
+    raises (see :func:`read_errors`)."""
+    p = Path(path)
+    if p.suffix.lower() not in COMPRESSED:
+        return p.stat().st_size
+    total = 0
+    with Expanded(p) as f:
+        while total <= limit and (block := f.read(BLOCK)):
+            total += len(block)
+    return total
+
+
+def _decompressed(p: Path) -> bytes:
+    with Expanded(p) as f:
+        return b"".join(iter(lambda: f.read(BLOCK), b""))
 
 
 STDIN = "-"  # the path that names standard input, as in sacreBLEU
@@ -64,7 +165,7 @@ def _read_bytes(p: Path) -> bytes:
     with _read_errors(p):
         if str(p) == STDIN:
             return sys.stdin.buffer.read()
-        return _decompressed(p, suffix) if suffix in COMPRESSED else p.read_bytes()
+        return _decompressed(p) if suffix in COMPRESSED else p.read_bytes()
 
 
 def _decoded(p: Path, data: bytes, first_line: int = 1) -> str:
@@ -117,17 +218,20 @@ def read_text(path: str | Path) -> str:
     return _normalized(p, text)
 
 
-def _open_binary(p: Path) -> IO[bytes]:
+class _Blocks(Protocol):
+    """A binary file or an :class:`Expanded` one."""
+
+    def read(self, n: int, /) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+def _open_binary(p: Path) -> _Blocks:
     """``p`` opened for reading bytes, decompressed as its suffix says (``-``: standard input)."""
     if str(p) == STDIN:
         return sys.stdin.buffer
-    suffix = p.suffix.lower()
-    if suffix == ".gz":
-        return gzip.GzipFile(p, "rb")  # type: ignore[return-value]  # typeshed: GzipFile is not an IO[bytes]
-    if suffix == ".bz2":
-        return bz2.open(p, "rb")
-    if suffix == ".xz":
-        return lzma.open(p, "rb")
+    if p.suffix.lower() in COMPRESSED:
+        return Expanded(p)
     return open(p, "rb")
 
 
@@ -143,7 +247,7 @@ class LineStream:
         self._buffered: list[str] = []
         self._rest = b""
         self._eof = False
-        self._file: IO[bytes] | None = None
+        self._file: _Blocks | None = None
         with _read_errors(self.path):
             self._file = _open_binary(self.path)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,6 +39,7 @@ class External:
     source: str
     cells: Mapping[tuple[str, str | None], tuple[float, str]]
     higher_is_better: bool = True  # False: an error rate (declared with --lower-is-better)
+    gaps: Mapping[tuple[str, str | None], str] = field(default_factory=dict)  # empty cells: where they are
 
     @property
     def segment_level(self) -> bool:
@@ -88,7 +89,31 @@ def read_scores(
                                layout="long" if metric else "wide")  # fmt: skip
     except InputError as exc:
         raise InputError(str(exc).replace("judgment", "score")) from None
-    return _grouped(found, f"external:{path}")
+    gaps = _empty_cells(path, system, segment, metric, scores or ["score"], where)
+    return [replace(m, gaps=gaps.get(m.metric, {})) for m in _grouped(found, f"external:{path}")]
+
+
+def _empty_cells(
+    path: str,
+    system: str,
+    segment: str | None,
+    metric: str | None,
+    scores: Sequence[str],
+    where: Mapping[str, str] | None,
+) -> dict[str, dict[tuple[str, str | None], str]]:
+    """Per metric, the (system, segment) of every empty score cell of ``path`` and its ``FILE:LINE`` (the reader
+    skips them, as missing judgments; a scores file must not have them where a judgment needs the score)."""
+    from ngrameval.io.judgments import _records, cell_score, kept
+
+    out: dict[str, dict[tuple[str, str | None], str]] = {}
+    for line, rec in _records(path):
+        if not kept(rec, where):
+            continue
+        for col in scores:
+            if cell_score(path, line, col, rec[col]) is None:
+                name = str(rec[metric]) if metric else col
+                out.setdefault(name, {})[str(rec[system]), str(rec[segment]) if segment else None] = f"{path}:{line}"
+    return out
 
 
 def columns(path: str) -> tuple[int, list[str]]:
@@ -237,11 +262,16 @@ def lower_is_better(metrics: Sequence[External], names: Sequence[str], option: s
 
 
 def _complete(m: External, values: FloatArray, systems: Sequence[str], segments: Sequence[str] | None) -> None:
-    """An InputError naming the source and the first system (and segment) ``m`` does not score."""
+    """An InputError naming the source (and the line of an empty cell) and the first system (and segment) ``m``
+    does not score."""
     missing = np.argwhere(np.isnan(values.reshape(len(systems), -1)))
     if not len(missing):
         return
+    s, g = int(missing[0][0]), int(missing[0][1])
+    seg = segments[g] if segments is not None else None
+    cell = f"system {systems[s]!r}" + (f", segment {seg!r}" if seg is not None else "")
+    empty = m.gaps.get((systems[s], seg))
+    if empty is not None:
+        raise InputError(f"{empty}: metric {m.metric!r}: empty score for {cell} ({len(missing)} cells missing)")
     where = m.source.removeprefix("external:")
-    s = int(missing[0][0])
-    cell = f"system {systems[s]!r}" + (f", segment {segments[int(missing[0][1])]!r}" if segments is not None else "")
     raise InputError(f"{where}: metric {m.metric!r} has no score for {cell} ({len(missing)} cells missing)")

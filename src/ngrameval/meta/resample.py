@@ -8,6 +8,7 @@ sizes depend only on the number of segments, so a seed gives the same numbers on
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -20,9 +21,13 @@ BLOCK_ENTRIES = 1 << 20  # 1M weights (8 MB as float64) per block
 FloatArray = NDArray[np.float64]
 
 
+MAX_SEED = 2**63 - 1  # the largest seed the command line takes (``--seed``), so every drawn seed can be replayed
+
+
 def resolve_seed(seed: int | None) -> int:
-    """``seed``, or (for ``None``) a fresh one from the OS, so every resampled result can record its seed."""
-    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0]) if seed is None else seed
+    """``seed``, or (for ``None``) a fresh one from the OS in 0 .. :data:`MAX_SEED`, so every resampled result can
+    record a seed that ``--seed`` takes back."""
+    return secrets.randbits(63) if seed is None else seed
 
 
 def blocks(n_resamples: int, n_segments: int) -> Iterator[int]:

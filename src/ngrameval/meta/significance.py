@@ -272,6 +272,8 @@ def bootstrap_scores(
     (the blocks' products and scores on ``jobs`` threads; the draws stay in order on this one)."""
     stacks, owner = _shared(rows)
     n_sys, n_seg = stacks[0].shape[:2]
+    if n_seg == 0:  # as paired_test says it (score --confidence and report on empty files)
+        raise InputError("no segments to resample")
     sums = WeightedSums([v.transpose(1, 0, 2).reshape(n_seg, -1) for v in stacks], n_seg, n_seg)
     out = [np.empty((n_resamples, n_sys)) for _ in rows]
 

@@ -57,7 +57,7 @@ from ngrameval.errors import ConfigError, InputError
 from ngrameval.metrics.policy import FloatArray
 from ngrameval.ngrams.chars import WordUnits, char_units, ngram_counts
 from ngrameval.ngrams.texts import IntArray, Texts
-from ngrameval.validate import MAX_ORDER, integer, number
+from ngrameval.validate import MAX_ORDER, MAX_SQUARED, integer, number
 
 EPS = 1e-16  # sacreBLEU's eps of chrF++.py smoothing
 DEFAULT_CHUNK = 5_000  # segments per counting pass (memory stays flat)
@@ -90,7 +90,7 @@ class ChrF:
         integer(self.word_order, "chrF word_order (nw)", 0, MAX_ORDER)
         if self.char_order + self.word_order == 0:
             raise ConfigError("chrF needs char_order + word_order >= 1")
-        number(self.beta, "chrF beta", 0.0)
+        number(self.beta, "chrF beta", 0.0, MAX_SQUARED)  # beta ** 2 finite, with room for its products
 
     @property
     def n_orders(self) -> int:

@@ -43,7 +43,7 @@ from ngrameval.metrics.policy import FloatArray
 from ngrameval.ngrams.stats import mean_of_rows, mean_rows
 from ngrameval.ngrams.texts import IntArray, Texts
 from ngrameval.text.pipeline import Encoder, Preprocess
-from ngrameval.validate import MAX_ORDER, integer, number
+from ngrameval.validate import MAX_ORDER, MAX_SQUARED, integer, number
 
 REFERENCES = {True: "pycocoevalcap-1.2", False: "vrama91-cider"}  # what each variant reproduces
 
@@ -62,7 +62,7 @@ class Cider:
 
     def __post_init__(self) -> None:
         integer(self.n, "CIDEr n", 1, MAX_ORDER)
-        number(self.sigma, "CIDEr-D sigma", 0.0, low_open=True)
+        number(self.sigma, "CIDEr-D sigma", 1 / MAX_SQUARED, MAX_SQUARED)  # sigma ** 2 finite and positive
 
     @property
     def order_needed(self) -> int:

@@ -38,7 +38,7 @@ from ngrameval.metrics.policy import FloatArray
 from ngrameval.ngrams.stats import Stats, mean_of_rows, mean_rows
 from ngrameval.ngrams.texts import IntArray, Texts
 from ngrameval.text.pipeline import Encoder, Preprocess
-from ngrameval.validate import MAX_ORDER, integer, number
+from ngrameval.validate import MAX_ORDER, MAX_SQUARED, integer, number
 
 TINY, SMALL = 1e-15, 1e-9  # bleu_scorer.py's constants
 VERSION = "pycocoevalcap-1.2"
@@ -103,7 +103,7 @@ class CocoRougeL:
     higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        number(self.beta, "coco ROUGE-L beta", 0.0)
+        number(self.beta, "coco ROUGE-L beta", 0.0, MAX_SQUARED)  # beta ** 2 finite
 
     @property
     def order_needed(self) -> int:

@@ -36,9 +36,10 @@ from ngrameval.metrics.rouge import MULTI, STATS, Rouge
 from ngrameval.metrics.se import SE
 from ngrameval.metrics.ter import TER
 from ngrameval.ngrams.stats import Stats
+from ngrameval.text.normalize import check_norm
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.sentences import SPLITTERS
-from ngrameval.text.tokenize import LOWERCASING
+from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS
 from ngrameval.validate import MAX_ORDER as KERNEL_MAX_ORDER
 from ngrameval.validate import integer, number
 
@@ -106,12 +107,24 @@ def _int(v: str) -> int:
         raise ConfigError(f"expected a whole number, got {v!r}") from None
 
 
+def _tokenizer(v: str) -> str:
+    if v not in TOKENIZERS:
+        raise ConfigError(f"unknown tokenizer {v!r}; valid: {', '.join(TOKENIZERS)}")
+    return v
+
+
+def _norm(v: str) -> str | None:
+    form = None if v.lower() in ("no", "none") else v.lower()
+    check_norm(form)
+    return form
+
+
 _TEXT_KEYS: dict[str, tuple[str, Callable[[str], Any]]] = {
-    "tok": ("tokenize", str),
+    "tok": ("tokenize", _tokenizer),
     "lc": ("lowercase", _bool),
     "stem": ("stem", _bool),
     "stop": ("stopwords", lambda v: None if v.lower() in ("no", "none") else v),
-    "normalize": ("normalize", lambda v: None if v.lower() in ("no", "none") else v.lower()),
+    "normalize": ("normalize", _norm),
 }
 
 _KEYS: dict[str, dict[str, tuple[str, Callable[[str], Any]]]] = {
@@ -262,7 +275,7 @@ VALID: dict[tuple[str, str], str] = {
     ("pinc", "avg"): "|".join(AVERAGES),
     ("chrf", "nc"): ">= 0",
     ("chrf", "nw"): ">= 0 (chrf++: 2)",
-    ("chrf", "beta"): ">= 0",
+    ("chrf", "beta"): "0..1e100",
     ("chrf", "space"): _YES_NO,
     ("chrf", "eps"): _YES_NO,
     ("ter", "norm"): _YES_NO,
@@ -279,16 +292,27 @@ VALID: dict[tuple[str, str], str] = {
     ("rouge", "round"): "5|no",
     ("rouge", "sentences"): "lines|pysbd (pysbd: split lines into sentences; pip install 'ngrameval[sentences]')",
     ("cider-d", "n"): _ORDER,
-    ("cider-d", "sigma"): "> 0",
+    ("cider-d", "sigma"): "1e-100..1e100",
     ("cider", "n"): _ORDER,
     ("coco-bleu", "n"): "1..4",
-    ("coco-rouge-l", "beta"): "> 0",
+    ("coco-rouge-l", "beta"): "0..1e100",
 }
 _INVERTED = {("ter", "punct")}  # the option says the opposite of its field (punct=yes: no_punct=False)
-# every spec but chrF's and TER's also takes the text options (default: the command line's -tok, -lc, --stem,
-# --stopwords)
+# the text options of a spec (default: the command line's -tok, -lc, --stem, --stopwords, --normalize)
 TEXT_OPTIONS = {"tok": "a tokenizer of -tok", "lc": _YES_NO, "stem": _YES_NO, "stop": "smart|FILE|no",
                 "normalize": "nfc|nfkc|no"}  # fmt: skip
+# metrics that read text their own way take only some of them: (those they take, why not the others)
+OWN_TEXT: dict[str, tuple[tuple[str, ...], str]] = {
+    "chrf": (("lc", "normalize"), "chrF reads raw characters (no tokenizer, stemmer or stop words)"),
+    "chrf++": (("lc", "normalize"), "chrF++ reads raw characters and whitespace-split words (no tokenizer, stemmer "
+               "or stop words)"),
+    "ter": (("normalize",), "TER has its own tokenizer (tercom) and case option (ter:case=yes|no)"),
+}  # fmt: skip
+
+
+def text_keys(name: str) -> tuple[str, ...]:
+    """The text options a spec of metric ``name`` takes (``chrf``: ``lc``, ``normalize``; most: all of them)."""
+    return OWN_TEXT[name][0] if name in OWN_TEXT else tuple(_TEXT_KEYS)
 
 
 def describe() -> list[tuple[str, str, str, str]]:
@@ -378,25 +402,34 @@ def parse_spec(spec: str, pre: Preprocess | None = None, rouge: Mapping[str, Any
     kwargs: dict[str, Any] = {}
     text: dict[str, Any] = {}
     base: Metric | None = None
+    seen: dict[str, str] = {}  # option -> how the spec wrote it
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, value = item.partition("=")
         key = key.strip().lower()
         if not eq:
             if name == "aev" and key in PRESETS:
+                if base is not None:
+                    raise ConfigError(f"{spec!r}: two AEv presets; give one")
                 base = PRESETS[key][0]
                 text.update(PAPER_TEXT)
                 continue
             raise ConfigError(f"{spec!r}: expected key=value or an AEv preset ({', '.join(PRESETS)}), got {item!r}")
+        given = key
         if key == "profile" and name == "rouge":
             key = "tok"
-        if key in _TEXT_KEYS:
-            field, conv = _TEXT_KEYS[key]
-            text[field] = conv(value.strip())
-        elif key in _KEYS[name]:
+        if key in seen:
+            raise ConfigError(f"{spec!r}: option {key!r} given twice ({seen[key]!r} and {item!r}); give it once")
+        seen[key] = item
+        if key in _KEYS[name]:
             field, conv = _KEYS[name][key]
-            kwargs[field] = conv(value.strip())
+            kwargs[field] = _converted(spec, given, conv, value.strip())
+        elif key in text_keys(name):
+            field, conv = _TEXT_KEYS[key]
+            text[field] = _converted(spec, given, conv, value.strip())
+        elif key in _TEXT_KEYS:
+            raise ConfigError(f"{spec!r}: option {key!r} has no effect: {OWN_TEXT[name][1]}")
         else:
-            valid = ", ".join([*_KEYS[name], *_TEXT_KEYS])
+            valid = ", ".join([*_KEYS[name], *text_keys(name)])
             raise ConfigError(f"{spec!r}: unknown option {key!r} for {name}; valid: {valid}")
     if name in COCO_NAMES:
         text.setdefault("tokenize", "ptb-coco")
@@ -409,9 +442,18 @@ def parse_spec(spec: str, pre: Preprocess | None = None, rouge: Mapping[str, Any
     try:
         metric = replace(base, **kwargs) if base is not None else _FACTORIES[name](**kwargs)  # type: ignore[type-var]
         check_metric(metric)
+        spec_pre = replace(pre, **text)
     except ConfigError as exc:
         raise ConfigError(f"{spec!r}: {exc}") from None
-    return MetricSpec(metric, replace(pre, **text), fraction=name != "nist")
+    return MetricSpec(metric, spec_pre, fraction=name != "nist")
+
+
+def _converted(spec: str, key: str, conv: Callable[[str], Any], value: str) -> Any:
+    """``conv(value)``, its ConfigError naming the spec and the option (``'chrf:nc=1.5': nc: expected ...``)."""
+    try:
+        return conv(value)
+    except ConfigError as exc:
+        raise ConfigError(f"{spec!r}: {key}: {exc}") from None
 
 
 def _sets(spec: str, key: str) -> bool:

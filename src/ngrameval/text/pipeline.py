@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -64,10 +65,15 @@ class Encoder:
     Ids are shared by every call of one encoder, so the references and every system encoded by it
     compare by id. Stop words and stemming act on token *types*: each new type gets its class (the
     id of its stem, or -1 for a stop word) once, and token ids are mapped through that table.
+
+    One encoder may be used by several threads (a shared :class:`~ngrameval.ngrams.count.References`): a lock
+    makes their calls take turns on the vocabulary (which grows) and the class table, so every thread gets
+    the ids it would get alone.
     """
 
     def __init__(self, cfg: Preprocess) -> None:
         self.cfg = cfg
+        self._lock = threading.Lock()
         self._vocab = _text.vocab_new()
         self._plain = cfg.stopwords is None and not cfg.stem
         self._stop = load_stopwords(cfg.stopwords) if cfg.stopwords is not None else frozenset()
@@ -80,8 +86,9 @@ class Encoder:
         if not lines:
             return np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
         lines = normalize_texts(lines, self.cfg.normalize)
-        ids_b, off_b = encode_lines(self._vocab, lines, self.cfg.tokenize, self.cfg.lowercase)
-        return self._classify(np.frombuffer(ids_b, dtype=np.int32), np.frombuffer(off_b, dtype=np.int64))
+        with self._lock:
+            ids_b, off_b = encode_lines(self._vocab, lines, self.cfg.tokenize, self.cfg.lowercase)
+            return self._classify(np.frombuffer(ids_b, dtype=np.int32), np.frombuffer(off_b, dtype=np.int64))
 
     def encode_sentences(self, texts: Sequence[str]) -> tuple[IdArray, OffArray, OffArray]:
         """Every text split into sentences at ``"\\n"``: sentence ``s`` is ``ids[soff[s]:soff[s + 1]]``, text ``t``
@@ -91,15 +98,16 @@ class Encoder:
         if self.cfg.tokenize in ("rouge155", "rouge-score"):
             full_lower = self.cfg.tokenize == "rouge-score" or self.cfg.lowercase
             batch = texts if isinstance(texts, list | tuple) else list(texts)
-            ids_b, soff_b, toff_b = _text.encode_rouge(self._vocab, batch, full_lower, True)
-            ids, soff = self._classify(np.frombuffer(ids_b, dtype=np.int32), np.frombuffer(soff_b, dtype=np.int64))
+            with self._lock:
+                ids_b, soff_b, toff_b = _text.encode_rouge(self._vocab, batch, full_lower, True)
+                ids, soff = self._classify(np.frombuffer(ids_b, dtype=np.int32), np.frombuffer(soff_b, dtype=np.int64))
             return ids, soff, np.frombuffer(toff_b, dtype=np.int64)
         sentences, toff = flatten([t.split("\n") for t in texts])
         ids, soff = self.encode(sentences)
         return ids, soff, toff
 
     def _classify(self, ids: IdArray, off: OffArray) -> tuple[IdArray, OffArray]:
-        """Token ids -> class ids (stems), stop words removed and the offsets moved accordingly."""
+        """Token ids -> class ids (stems), stop words removed and the offsets moved accordingly (lock held)."""
         if self._plain:
             return ids, off
         cls = self._class_table()[ids]
@@ -112,7 +120,8 @@ class Encoder:
 
     def names(self) -> list[str]:
         """The string of every id (a token, or a stem when stemming)."""
-        return _text.tokens(self._vocab, 0) if self._plain else list(self._class_of)
+        with self._lock:
+            return _text.tokens(self._vocab, 0) if self._plain else list(self._class_of)
 
     def decode(self, ids: IdArray, off: OffArray) -> list[Tokens]:
         """Token strings per line: the inverse of :meth:`encode` up to stop words and stemming."""

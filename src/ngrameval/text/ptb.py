@@ -19,14 +19,22 @@ large JFlex grammar). Reproduced:
   ``PUNCTUATIONS`` (which lists ``-LRB-``) does *not* remove them: they stay tokens, as in coco-caption.
 - coco's removal: the tokens ``'' ' `` ` -LRB- -RRB- -LCB- -RCB- . ? ! , : - -- ... ;`` are dropped
   (exact, case-sensitive matches: ``!!!``, ``?!``, ``/``, ``&`` stay).
+- Emoticons as CoreNLP 3.4.1's ``SMILEY`` (``[<>]?[:;=][-o*']?[()DPdpO\\{@|[\\]]`` not before an ASCII letter or
+  digit; only its round brackets escaped: ``:)`` -> ``:-rrb-``, ``:D`` -> ``:d``) and ``ASIANSMILEY`` (``^_^``,
+  ``(^_^)``); ``!``/``?`` between two letter runs inside one token (``crowd!original!!!`` -> ``crowd!original !!!``);
+  a period before a digit starts a number (``part.1`` -> ``part .1``, ``v1.2`` -> ``v1 .2``, ``3.30pm`` ->
+  ``3.30 pm``; an abbreviation keeps its period: ``no.1`` -> ``no. 1``).
 
-Not reproduced (differences with the Java tokenizer are possible there): emoticons (``:)``), SGML tags
-(``<c>``), the rarer abbreviations and acronyms, British-to-American spelling options (off in the toolkit
-anyway), and characters Java takes as line breaks (``\\r``, ``\\u2028``, ``\\x85``, ``\\x0b``, ``\\x0c``):
-inside a caption pycocoevalcap passes them to Java, which breaks the line there, so every later caption
-is scored with another caption's tokens — here they are spaces. On the raw MSVD descriptions (32,059
-sentences with original case and punctuation, ``tests/test_cider.py``) this tokenizer and the Java one agree
-on every sentence but a few listed in ``tests/golden/coco/README.md``.
+Not reproduced (differences with the Java tokenizer are possible there): the sentence-end rule (an abbreviation or
+single letter before a capitalised word may lose its period, ``saw a. Then`` -> ``a . then``, also across captions,
+which pycocoevalcap joins with line breaks), an emoticon that ends the last caption of a batch (Java's rule needs a
+following character), SGML tags (``<c>``), the rarer abbreviations and acronyms, British-to-American spelling
+options (off in the toolkit anyway), and characters Java takes as line breaks (``\\r``, ``\\u2028``, ``\\x85``,
+``\\x0b``, ``\\x0c``): inside a caption pycocoevalcap passes them to Java, which breaks the line there, so every
+later caption is scored with another caption's tokens — here they are spaces. On the raw MSVD descriptions (32,059
+sentences with original case and punctuation) this tokenizer and the Java one agree on every sentence
+(``tests/golden/coco/README.md``); ``tests/test_properties.py`` compares them on generated captions where Java is
+installed.
 """
 
 from __future__ import annotations
@@ -67,14 +75,25 @@ _ABBREV_CASED = (
     "Ala|Ariz|Ark|Calif|Colo|Conn|Fla|Ill|Ind|Kan|Mass|Mich|Minn|Miss|Mont|Neb|Nev|Okla|Ore|Tenn|Tex|Wis|Wyo"
 )
 _W = r"[\p{L}\p{M}\p{N}_]"
+_NOT_DIGIT = r"[\p{L}\p{M}_]"  # a word character that is not a digit
+# a number with inner periods, commas or colons (1.5, 1,000, 3:30) is one piece of a word; a period joins two
+# pieces only before a letter (part.1 -> part .1, v1.2 -> v1 .2, as the Java lexer: .1 is a number of its own)
+_PIECE = rf"(?:\d+(?:[.,:]\d+)+|{_W}+)"
+_JOIN = rf"(?:[-/'_]|\.(?={_NOT_DIGIT})|(?<=\d)[,:](?=\d)|(?<=\p{{Lu}})&(?=\p{{Lu}}))"
+# CoreNLP 3.4.1's SMILEY (not before an ASCII letter or digit) and ASIANSMILEY
+_SMILEY = r"[<>]?[:;=][-o*']?[()DPdpO\\{@|\[\]](?![A-Za-z0-9])"
+_ASIAN = r"[-^x=~<>']_[-^x=~<>']|\([-^x=~<>'][_.]?[-^x=~<>']\)|\([\^x=~<>']-[\^x=~<>'`]\)"
 _LEXER = regex.compile(
     rf"""
     (?P<url>(?:https?://|www\.)\S*[^\s.,;:!?'"()]|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)
-  | (?P<abbr>(?:\p{{L}}\.){{2,}}(?!{_W})|(?<!{_W})\p{{L}}\.(?!{_W})
-            |(?i:(?<!{_W})(?:{_ABBREV})\.(?!{_W}))|(?<!{_W})(?:{_ABBREV_CASED})\.(?!{_W}))
-  | (?P<word>'\d\d(?:s(?!{_W}))?|{_W}+(?:(?:[-./'_]|(?<=\d)[,:](?=\d)|(?<=\p{{Lu}})&(?=\p{{Lu}})){_W}+)*)
+  | (?P<abbr>(?:[A-Za-z]\.){{2,}}(?!{_NOT_DIGIT})|(?<!{_W})[A-Za-z]\.(?!{_NOT_DIGIT})
+            |(?i:(?<!{_W})(?:{_ABBREV})\.(?!{_NOT_DIGIT}))|(?<!{_W})(?:{_ABBREV_CASED})\.(?!{_NOT_DIGIT}))
+  | (?P<bang>(?<!{_W})\p{{L}}+(?:[!?]\p{{L}}+)+(?!{_W}))
+  | (?P<word>'\d\d(?:s(?!{_W}))?|(?!_){_PIECE}(?:{_JOIN}{_PIECE})*)
   | (?P<clitic>'(?:s|m|d|ll|re|ve|n)(?!{_W})|(?i:n't)(?!{_W}))
+  | (?P<smiley>{_SMILEY}|{_ASIAN})
   | (?P<quotes>``|'')
+  | (?P<decimal>\.\d+(?:\.\d+)*)
   | (?P<dots>\.{{3,}})
   | (?P<excl>[!?]+)
   | (?P<dash>--+)
@@ -130,6 +149,8 @@ def ptb_tokens(line: str) -> list[str]:
             out.append("`" if opening and start + 1 < len(text) and not text[start + 1].isspace() else "'")
         elif kind == "other":
             out.append(_BRACKETS.get(tok, tok))
+        elif kind == "smiley":  # only its round brackets are escaped (:-RRB-), as the Java lexer does
+            out.append(tok.replace("(", "-LRB-").replace(")", "-RRB-"))
         else:
             out.append(tok)
     return [t.lower() for t in out]
