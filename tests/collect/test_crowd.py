@@ -10,26 +10,16 @@ import csv
 import io
 import re
 import sqlite3
-import warnings
 from pathlib import Path
 
 import pytest
 
-with warnings.catch_warnings():  # starlette >= 0.50 suggests httpx2; httpx is what it still runs on
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
-
 from collect.collect_studies import write_study
+from collect.test_app import TestClient, _field
 from ngrameval.cli import main
 from ngrameval.collect.app import create_app
 from ngrameval.collect.store import Store
 from ngrameval.collect.study import StudyError, load_study
-
-
-def _field(html: str, name: str) -> str:
-    m = re.search(rf'name="{name}" value="([^"]*)"', html)
-    assert m, f"no field {name}"
-    return m[1]
 
 
 def _study(tmp_path: Path, kind: str = "describe", **keys: object) -> Path:

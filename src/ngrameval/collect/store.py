@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections import Counter
+from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -59,6 +61,21 @@ __all__ = [
     "engine_for",
     "upgrade",
 ]
+
+
+def _answers_by(s: Session, by_description: Any, by_trial: Any) -> Counter[int]:
+    """Real answers (descriptions that are not skips, answered trials) per value of the given columns (an
+    annotator or an assignment id)."""
+    out: Counter[int] = Counter()
+    for q in (
+        select(by_description, func.count())
+        .where(DescriptionRow.skipped.is_(False), by_description.is_not(None))
+        .group_by(by_description),
+        select(by_trial, func.count()).where(TrialRow.token.is_not(None), by_trial.is_not(None)).group_by(by_trial),
+    ):
+        for key, count in s.execute(q).all():
+            out[int(key)] += int(count)
+    return out
 
 
 class Store(Leases, Trials):
@@ -310,48 +327,21 @@ class Store(Leases, Trials):
         """Every annotator with their number of submissions (descriptions or answered trials), most first."""
         with self.session() as s:
             rows = list(s.scalars(select(Annotator)))
-            d = dict(
-                s.execute(
-                    select(DescriptionRow.annotator_id, func.count())
-                    .where(DescriptionRow.skipped.is_(False))
-                    .group_by(DescriptionRow.annotator_id)
-                ).all()
-            )
-            t = dict(
-                s.execute(
-                    select(TrialRow.annotator_id, func.count())
-                    .where(TrialRow.token.is_not(None))
-                    .group_by(TrialRow.annotator_id)
-                ).all()
-            )
-        out = [(a, int(d.get(a.id, 0)) + int(t.get(a.id, 0))) for a in rows]
-        return sorted(out, key=lambda x: (-x[1], x[0].id))
+            n = _answers_by(s, DescriptionRow.annotator_id, TrialRow.annotator_id)
+        return sorted(((a, n[a.id]) for a in rows), key=lambda x: (-x[1], x[0].id))
 
     # -------------------------------------------------------------- payment
 
     def assignments(self) -> list[tuple[Assignment, Annotator, int]]:
         """Every assignment with its annotator and number of real answers, in creation order."""
         with self.session() as s:
-            d = dict(
-                s.execute(
-                    select(DescriptionRow.assignment_id, func.count())
-                    .where(DescriptionRow.skipped.is_(False), DescriptionRow.assignment_id.is_not(None))
-                    .group_by(DescriptionRow.assignment_id)
-                ).all()
-            )
-            t = dict(
-                s.execute(
-                    select(TrialRow.assignment_id, func.count())
-                    .where(TrialRow.assignment_id.is_not(None))
-                    .group_by(TrialRow.assignment_id)
-                ).all()
-            )
+            n = _answers_by(s, DescriptionRow.assignment_id, TrialRow.assignment_id)
             rows = s.execute(
                 select(Assignment, Annotator)
                 .join(Annotator, Annotator.id == Assignment.annotator_id)
                 .order_by(Assignment.id)
             ).all()
-        return [(g, a, int(d.get(g.id, 0)) + int(t.get(g.id, 0))) for g, a in rows]
+        return [(g, a, n[g.id]) for g, a in rows]
 
     # -------------------------------------------------------------- totals and progress
 
