@@ -396,7 +396,7 @@ def checked_pair(fn: str, hyps: Sequence[str], refs: RefsLike) -> tuple[Sequence
     if len(checked_hyps) != len(checked_refs):
         n, n_refs = len(checked_hyps), len(checked_refs)
         raise InputError(
-            f"hyps has {n} segments but refs has {n_refs}"
+            f"hyps has {n} segment{'' if n == 1 else 's'} but the references have {n_refs}"
             + validate.read_once_hint(hyps, "hyps", n)
             + validate.read_once_hint(refs, "refs", n_refs)
             + validate.stream_major_hint(segment_major(checked_refs), n)

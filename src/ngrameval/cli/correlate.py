@@ -82,6 +82,8 @@ def _judged_note(h: HumanScores) -> str:
     """How many judgments a criterion has and how many of its cells (systems, or system x segment) have none."""
     what = ("system" if h.segment is None else "(system, segment) cell") + ("" if h.missing == 1 else "s")
     return f"{h.criterion}: {h.judgments} judgment{'' if h.judgments == 1 else 's'}; {h.missing} {what} without one"
+
+
 def _correlations_csv(results: Sequence[Any]) -> str:
     """``-f csv``: one row per correlation, every field of it; an undefined number (NaN) is an empty cell, as JSON
     writes it ``null`` (Python's csv module would write ``nan``)."""
