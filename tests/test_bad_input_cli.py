@@ -480,8 +480,8 @@ def interrupted_cli(argv: list[str], module: str, function: str) -> tuple[int, s
         setattr(mod, {function!r}, marked)
         sys.exit(main({argv!r}))
     """)
-    status, err, _ = interrupted(code)
-    return status, err
+    ended = interrupted(code)
+    return ended.status, ended.err
 
 
 def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
