@@ -12,6 +12,7 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -171,45 +172,81 @@ def run_python(code: str, timeout: float = 60) -> subprocess.CompletedProcess[st
     )
 
 
-def interrupt(code: str) -> tuple[str, float]:
-    """Starts ``code``, which prints ``start`` before a long kernel call, sends it SIGINT half a second later and
-    returns its stderr and the seconds it took to stop after the signal."""
-    _, err, elapsed = interrupted(code)
-    return err, elapsed
+# A hang guard, not a speed requirement: a kernel that polls for signals stops within milliseconds of SIGINT, one
+# that does not runs on to the end of work sized to take minutes; only a hang (or a kernel that ignores the signal
+# and is given less work than this) reaches it.
+HANG_GUARD = 60.0
 
 
-def interrupted(code: str) -> tuple[int, str, float]:
-    """:func:`interrupt` with the exit status first."""
+@dataclass(frozen=True)
+class Interrupted:
+    """How a child interrupted by :func:`interrupted` ended: its exit status, stdout (after the ``start`` line)
+    and stderr."""
+
+    status: int
+    out: str
+    err: str
+
+    @property
+    def by_keyboard_interrupt(self) -> bool:
+        """Ended by an uncaught KeyboardInterrupt: Python re-raises SIGINT on itself (status -2) after printing it."""
+        return self.status in (-signal.SIGINT, 130) and "KeyboardInterrupt" in self.err
+
+
+def interrupted(code: str) -> Interrupted:
+    """Starts ``code``, which prints ``start`` when its long work begins and ``finished`` after it, sends it SIGINT
+    as soon as ``start`` is read (no sleep: the marker, not a delay, says the work has begun) and waits for it to
+    end (bounded by :data:`HANG_GUARD`)."""
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout is not None and proc.stdout.readline() == "start\n"
-        time.sleep(0.5)
-        sent = time.monotonic()
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first == "start\n", (first, proc.stderr.read() if proc.stderr else "")
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
-        return proc.returncode, err, time.monotonic() - sent
+        out, err = proc.communicate(timeout=HANG_GUARD)
+        return Interrupted(proc.returncode, out, err)
     finally:
         proc.kill()
 
 
-def ticks_beside(call: Callable[[], object]) -> tuple[int, float]:
-    """How often a thread sleeping 1 ms ran while ``call`` ran a second time, and how long ``call`` took alone:
-    with the GIL held the thread would get a tick only every poll (~ms) or switch interval (5 ms)."""
+def interrupt(code: str) -> str:
+    """:func:`interrupted` for a child that must stop by KeyboardInterrupt before finishing its work: checks that
+    and returns its stderr."""
+    ended = interrupted(code)
+    assert ended.by_keyboard_interrupt, (ended.status, ended.err)
+    assert "finished" not in ended.out, ended.out  # the work was cut short, not completed
+    return ended.err
+
+
+def ticks_beside(call: Callable[[], object], tries: int = 50) -> int:
+    """How many steps another thread made while ``call`` ran: ``call`` is repeated (at most ``tries`` times) until
+    one of its runs saw a step. The switch interval is raised to an hour meanwhile, so the counting thread can
+    take the interpreter lock only when ``call`` gives it up (a kernel holding the lock gives 0, whatever the
+    machine's speed or load), and the count read before and after each run counts only steps made during it."""
     ticks = 0
-    done = threading.Event()
+    started, done = threading.Event(), threading.Event()
 
     def count() -> None:
         nonlocal ticks
         while not done.is_set():
             ticks += 1
-            time.sleep(0.001)
+            started.set()
+            time.sleep(0.001)  # gives up the lock; not a measurement
 
-    start = time.monotonic()
-    call()
-    alone = time.monotonic() - start
+    interval = sys.getswitchinterval()
     worker = threading.Thread(target=count)
-    worker.start()
-    call()
-    done.set()
-    worker.join()
-    return ticks, alone
+    sys.setswitchinterval(3600.0)
+    try:
+        worker.start()
+        started.wait()
+        for _ in range(tries):
+            before = ticks
+            call()
+            during = ticks - before
+            if during:
+                return during
+        return 0
+    finally:
+        done.set()
+        worker.join()
+        sys.setswitchinterval(interval)

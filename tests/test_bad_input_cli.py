@@ -16,6 +16,7 @@ import json
 import lzma
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -480,8 +481,8 @@ def interrupted_cli(argv: list[str], module: str, function: str) -> tuple[int, s
         setattr(mod, {function!r}, marked)
         sys.exit(main({argv!r}))
     """)
-    status, err, _ = interrupted(code)
-    return status, err
+    ended = interrupted(code)
+    return ended.status, ended.err
 
 
 def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
@@ -500,6 +501,44 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
     assert err.strip() == "ngrameval: interrupted", err
     assert not out.exists()
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+# Put on the path of the command's interpreter as sitecustomize: holds the import of ngrameval.api (which the command
+# line's import pulls in) after printing "start", so a signal sent on that marker lands during start-up, before
+# the command line's handler exists.
+HOLD_IMPORT = """
+import sys, time
+
+
+class Hold:
+    def find_spec(self, name, path=None, target=None):
+        if name == "ngrameval.api":
+            print("start", flush=True)
+            time.sleep(3600)  # ended by the test's SIGINT
+        return None
+
+
+sys.meta_path.insert(0, Hold())
+"""
+
+
+def test_ctrl_c_during_start_up_exits_130_with_one_line(tmp_path: Path) -> None:
+    """Issue 30: SIGINT while the installed ``ngrameval`` command is still importing the package (its handler in
+    ``main`` not yet installed) exits 130 with one line, not a traceback; without the hold the same command runs."""
+    (tmp_path / "sitecustomize.py").write_text(HOLD_IMPORT)
+    command = Path(sys.executable).parent / "ngrameval"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.Popen([str(command), "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "start\n"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)  # a hang guard
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err == "ngrameval: interrupted\n" and out == ""
+    assert subprocess.run([str(command), "--version"], capture_output=True, text=True, check=False).returncode == 0
 
 
 @pytest.mark.parametrize("metric", ["chrf", "chrf++"])

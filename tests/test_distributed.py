@@ -153,27 +153,35 @@ def test_nist_and_misaligned_shards_refused(tmp_path: Path) -> None:
         nd.from_text_shards({"h": str(tmp_path / "h*")}, [str(tmp_path / "r*")])
 
 
-def _slow(records: list[dict[str, object]]) -> list[dict[str, object]]:
-    time.sleep(0.4)
+def _gated(records: list[dict[str, object]], k: int, marks: str) -> list[dict[str, object]]:
+    """Chunk ``k``: chunks 0 and 1 pass at once; the others mark that they started and wait for the file ``go``
+    (the test's event, not a delay), so the job cannot finish before the test lets it, and is running when it kills
+    a worker."""
+    root = Path(marks)
+    if k >= 2:
+        (root / f"started-{k}").touch()
+        while not (root / "go").exists():
+            time.sleep(0.05)  # polls the test's event
+    (root / f"done-{k}").touch()
     return records
 
 
-def test_worker_killed_mid_job(client: Client) -> None:
+def test_worker_killed_mid_job(client: Client, tmp_path: Path) -> None:
     records = generated(2400, 4)
     chunks = [records[i : i + 100] for i in range(0, len(records), 100)]
-    bag = db.from_delayed([dask.delayed(_slow, pure=True)(c) for c in chunks])
+    bag = db.from_delayed([dask.delayed(_gated, pure=True)(c, k, str(tmp_path)) for k, c in enumerate(chunks)])
     graph = nd.corpus_rows(nd.from_bag(bag, ["a", "b"], "ref", "src"), "bleu,rouge-l,se")
     future = client.compute(graph)
-    deadline = time.monotonic() + 20
-    while not any(client.processing().values()):
-        assert time.monotonic() < deadline
+    deadline = time.monotonic() + 60  # a hang guard: waits for events, measures nothing
+    while not any(tmp_path.glob("started-*")):
+        assert time.monotonic() < deadline and not future.done()
         time.sleep(0.05)
-    time.sleep(1.0)  # some partitions done, others running
-    assert not future.done()
+    assert not future.done()  # a partition is running, held until "go"
     victim = sorted(client.scheduler_info()["workers"])[0]
     pid = client.run(os.getpid, workers=[victim])[victim]
     os.kill(pid, signal.SIGKILL)
-    rows = future.result(timeout=60)
+    (tmp_path / "go").touch()
+    rows = future.result(timeout=120)
     systems = {s: [str(r[s]) for r in records] for s in ("a", "b")}
     refs = [list(r["ref"]) for r in records]  # type: ignore[call-overload]
     expected = measure(systems, refs, "bleu,rouge-l,se", [str(r["src"]) for r in records])

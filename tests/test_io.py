@@ -14,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -210,7 +209,10 @@ def test_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pyte
 SLOW_CHILD = """
 import os, sys, time
 import ngrameval.io.write as w
-os.fsync = lambda fd: time.sleep(60)  # hold the write open between the temporary file and the rename
+def held(fd):  # holds the write open between the temporary file and the rename, after saying so
+    print("in fsync", flush=True)
+    time.sleep(3600)  # ended by the test's signal
+os.fsync = held
 w.write_atomic(sys.argv[1], "new\\n")
 """
 
@@ -219,13 +221,11 @@ w.write_atomic(sys.argv[1], "new\\n")
 def test_signal_mid_write_leaves_no_temporary_file(tmp_path: Path, sig: int) -> None:
     target = tmp_path / "out.txt"
     target.write_text("old\n")
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_CHILD, str(target)], stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while not tmp_files(tmp_path) and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
-    assert tmp_files(tmp_path), "the child never started writing"
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_CHILD, str(target)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "in fsync\n", "the child never started writing"
+    assert tmp_files(tmp_path), "no temporary file while the write is held"
     proc.send_signal(sig)
-    proc.wait(30)
+    proc.wait(60)  # a hang guard
     assert proc.returncode == -sig  # ended by the signal, as without our handler
     assert tmp_files(tmp_path) == [] and target.read_text() == "old\n"
 

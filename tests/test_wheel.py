@@ -73,6 +73,7 @@ def test_wheel_holds_kernels_typing_files_and_package_data(wheel: Path) -> None:
         assert data in names
     assert any(n.startswith("ngrameval/collect/migrations/versions/") and n.endswith(".py") for n in names)
     assert not [n for n in names if n.endswith((".c", ".h"))]  # sources stay in the sdist
+    assert "_ngrameval_cli.py" in names  # the command's entry point (outside the package: Ctrl-C during start-up)
 
 
 def _fresh_venv(path: Path, borrow: bool) -> Path:
