@@ -453,3 +453,34 @@ def test_admin_flags_copies_and_other_languages(tmp_path: Path) -> None:
     by_name = {a.external_id: flags[store.pseudonym(a)] for a, _ in store.annotators()}
     assert "copy" in by_name["copier"] and "copy" not in by_name["german"]
     assert "language" in by_name["german"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "message"),
+    [
+        ("describe", "[study]\nlease_minutes = 0\n", r"\[study\]: key 'lease_minutes' must be 1\.\.1440"),
+        ("describe", "[study]\nlease_minutes = 2000\n", r"\[study\]: key 'lease_minutes' must be 1\.\.1440"),
+        ("describe", '[study]\nlease_minutes = "20"\n', r"key 'lease_minutes' must be int"),
+        ("describe", "[study]\nmin_answers = -1\n", r"\[study\]: key 'min_answers' must not be negative"),
+        ("describe", '[study]\ncompletion_code = "a code!"\n', r"key 'completion_code' must be at most 40 letters"),
+        ("describe", "[consent]\ntext = 3\n", r"\[consent\]: key 'text' must be str"),
+        ("describe", "[consent]\nwho = 'me'\n", r"\[consent\]: unknown key\(s\) who"),
+        ("describe", "[quality]\ncontrol_every = 1\n", r"\[quality\]: key 'control_every' must be at least 2"),
+        ("describe", "[training]\nitems = 1\n", r"training phase of known-answer items is for rate and da"),
+        ("rate", "[training]\nitems = -1\n", r"\[training\]: 'items' and 'max_error' must not be negative"),
+        ("rate", "[training]\nqualify = 1\n", r"\[training\]: key 'qualify' must be bool"),
+    ],
+)
+def test_bad_crowd_settings_name_the_key(tmp_path: Path, kind: str, text: str, message: str) -> None:
+    path = write_study(tmp_path / kind, kind)
+    body = path.read_text()
+    if text.startswith("[study]\n"):
+        key = text.split("\n")[1].split(" =")[0]
+        body = "".join(ln for ln in body.splitlines(True) if not ln.startswith(key + " "))
+        body = body.replace("[study]\n", text, 1)
+    else:
+        body += text
+    path.write_text(body)
+    with pytest.raises(StudyError, match=message):
+        load_study(path)
+    assert main(["collect", "init", str(path)]) == 2
