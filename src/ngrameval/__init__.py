@@ -7,6 +7,12 @@ Scores are fractions in [0, 1] in this API (NIST has its own scale); text output
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
+import types
+import warnings
+from importlib.machinery import ModuleSpec
 from typing import TYPE_CHECKING, Any
 
 from ngrameval._version import __version__
@@ -42,6 +48,37 @@ if TYPE_CHECKING:
     from ngrameval.meta.mtme import pairwise_accuracy, tie_calibrated
     from ngrameval.meta.mtme_sets import assign_ranks
     from ngrameval.meta.significance import Comparison, compare, paired_test
+
+
+# Modules that moved (the floors of docs/contributing.md): the old path still imports, as a module that forwards
+# every name to the new one and raises a FutureWarning naming it (docs/deprecations.md). Kept here, one table,
+# so no stub file sits in the package root.
+MOVED: dict[str, str] = {}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports ``old`` of :data:`MOVED` as a forwarding module (a package if the new one is)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        if name not in MOVED:
+            return None
+        new = importlib.util.find_spec(MOVED[name])
+        return importlib.util.spec_from_loader(name, self, is_package=bool(new and new.submodule_search_locations))
+
+    def create_module(self, spec: ModuleSpec) -> None:
+        return None  # the default: a new, empty module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        new = MOVED[module.__name__]
+        warnings.warn(f"{module.__name__} is deprecated and will be removed in 0.2.0: import {new} instead",
+                      FutureWarning, stacklevel=2)  # fmt: skip
+        target = importlib.import_module(new)
+        module.__dict__.update({k: v for k, v in vars(target).items() if not k.startswith("__")})
+        module.__doc__ = f"Deprecated alias of :mod:`{new}`."
+        module.__getattr__ = lambda name: getattr(target, name)  # type: ignore[method-assign]
+
+
+sys.meta_path.insert(0, _MovedModules())
 
 
 def __getattr__(name: str) -> Any:
