@@ -24,13 +24,12 @@ from ngrameval.report.html_data import ReportOptions, build_report
 from ngrameval.tabular import p_text
 from ngrameval.text.pipeline import Preprocess
 
-pytest.importorskip("matplotlib")
 SYSTEMS = ("M0", "M11", "M20", "M22", "M8")
 FAST = ["--paired-ar-n", "999", "--confidence-n", "300", "--correlation-confidence-n", "100"]
 
 
 class Tables(HTMLParser):
-    """Every table of a page as (caption, rows of cell texts); and the alt text of every image."""
+    """Every table of a page as (caption, rows of cell texts); and the alt text of every image or SVG figure."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -48,8 +47,8 @@ class Tables(HTMLParser):
             self._cell = []
         elif tag == "caption":
             self._caption = []
-        elif tag == "img":
-            self.alts.append(dict(attrs).get("alt"))
+        elif tag in ("img", "svg"):
+            self.alts.append(dict(attrs).get("alt" if tag == "img" else "aria-label"))
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("td", "th") and self._cell is not None:
@@ -139,7 +138,8 @@ def test_sections_figures_and_alt_text(report: Path) -> None:
     for section in ("scores", "significance", "human-0", "analysis", "paraphrase"):
         assert f'id="{section}"' in html
     assert page.alts and all(a for a in page.alts)  # every figure has alt text
-    assert html.count("data:image/svg+xml;base64,") == len(page.alts) >= 7  # 2 by length, 5 others
+    assert html.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart"') == len(page.alts) >= 7  # 2 by length
+    assert "<img" not in html and "matplotlib" not in html  # drawn directly: no plotting library involved
     assert table(page, "system level")[1][0] == "BLEU"
     assert table(page, "r2 x100 of AEv(alpha, N)")  # the plane's values as text
     assert re.search(r"\(best\)", html) and "matched by M0" in html
@@ -224,8 +224,7 @@ def test_matches_agree_with_counting_in_python() -> None:
 
 
 def test_plane_figure_fixed_scale_values_in_cells_no_global_state(tmp_path: Path) -> None:
-    import matplotlib
-
+    matplotlib = pytest.importorskip("matplotlib")  # plane --plot draws PNG/PDF with it (the report does not)
     from ngrameval.report.plane import plane_csv, plane_figure, plot_plane
 
     backend = matplotlib.get_backend()
@@ -239,7 +238,8 @@ def test_plane_figure_fixed_scale_values_in_cells_no_global_state(tmp_path: Path
     assert (fitted.vmin, fitted.vmax) == pytest.approx((20.0, 31.0))
     signed = plane_figure(Plane("q", "pearson", (0.0, 1.0), (2, 1), values, 1.0, 1, 0.31, 5, "sig"), fixed=True)
     assert (signed.axes[0].images[0].norm.vmin, signed.axes[0].images[0].norm.vmax) == (-100, 100)
-    assert plot_plane(p, str(tmp_path / "p.png")) is not None and (tmp_path / "p.png").stat().st_size > 0
+    plot_plane(p, str(tmp_path / "p.png"))
+    assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
     assert matplotlib.get_backend() == backend
     assert plane_csv(p).splitlines()[1:3] == ["q,r2,2,0,0.2,0", "q,r2,2,1,0.3,0"]
 
@@ -266,9 +266,22 @@ def test_report_in_chromium_offline(report: Path, tmp_path: Path) -> None:
             for heading in ("Scores", "Significance between every pair of systems", "Human judgments: relevance",
                             "Analysis", "Paraphrase: BLEU and PINC"):  # fmt: skip
                 assert page.get_by_role("heading", name=heading, exact=True).is_visible()
-            images = page.locator("img")
-            assert images.count() >= 7
-            assert all(images.nth(i).evaluate("i => i.complete && i.naturalWidth > 0") for i in range(images.count()))
+            charts = page.locator("figure svg.chart")
+            assert charts.count() >= 7
+            sizes = [
+                charts.nth(i).evaluate("s => [s.getBBox().width, s.getBBox().height]") for i in range(charts.count())
+            ]
+            assert all(w > 100 and h > 100 for w, h in sizes), sizes  # every chart drawn
+            labels = page.locator("figure svg.chart text.label")  # the scatter plots' point labels, as drawn
+            boxes = labels.evaluate_all(
+                "ts => ts.map(t => { const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })"
+            )
+            assert boxes and not [
+                (a, b)
+                for i, a in enumerate(boxes)
+                for b in boxes[i + 1 :]
+                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+            ]
             first = page.locator("table.sortable", has_text="Corpus scores").first
             before = first.locator("tbody tr td").first.inner_text()
             first.locator("thead th").nth(1).click()
@@ -340,29 +353,56 @@ def test_significance_grid_is_coloured_and_says_when_nothing_differs() -> None:
 def test_scatter_labels_do_not_collide() -> None:
     from ngrameval.meta.correlate import HumanScores
     from ngrameval.report.html_figures import human_figure
+    from ngrameval.report.svg import Label
 
     rng = np.random.default_rng(0)
     names = tuple(f"system-{i:02d}.long-name" for i in range(16))
     x = rng.normal(0, 0.05, 16)
     y = 0.4 + x + rng.normal(0, 0.01, 16)  # a tight cluster, as WMT19 de-en
     fig = human_figure(HumanScores("da", names, x, None, 16, 0), {"BLEU": y}, {"BLEU": True})
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    renderer = FigureCanvasAgg(fig).get_renderer()
-    boxes = [t.get_window_extent(renderer) for t in fig.axes[0].texts]
-    assert boxes and all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    boxes = [m.box for m in fig.panels[0].marks if isinstance(m, Label)]
+    assert 0 < len(boxes) < 16  # some fit, the rest are left out (every point is in the table)
+    assert all(not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])
+               for i, a in enumerate(boxes) for b in boxes[i + 1 :])  # fmt: skip
+    assert all(b[0] >= 0 and b[2] <= fig.width and b[1] >= 0 and b[3] <= fig.height for b in boxes)
+    svg = fig.svg("scatter")
+    assert svg.count('class="label"') == len(boxes) and svg.count('class="pt"') == 16
+    assert "<title>system-00.long-name: human" in svg  # hover shows each point's values
 
 
 def test_bucket_lines_distinct_colours_and_no_tiny_buckets() -> None:
     from ngrameval.report.html_figures import MIN_BUCKET, bucket_figure
+    from ngrameval.report.svg import Line
 
     b = an.Bucketed("BLEU", "mean reference length", ("<10", "10-19", ">=20"), (40, 30, 1),
                     tuple(f"s{i}" for i in range(16)), np.full((16, 3), 0.3), True)  # fmt: skip
-    ax = bucket_figure(b).axes[0]
-    colours = {tuple(line.get_color()) for line in ax.get_lines()}
-    assert len(colours) == 16
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["<10\n(40)", "10-19\n(30)"]  # 1 < MIN_BUCKET left out
-    assert MIN_BUCKET > 1 and "left out" in ax.get_xlabel()
+    fig = bucket_figure(b)
+    panel = fig.panels[0]
+    colours = {m.colour for m in panel.marks if isinstance(m, Line)}
+    assert len(colours) == 16 and [c for _, c in fig.legend] == [m.colour for m in panel.marks if isinstance(m, Line)]
+    assert [t for _, t in panel.x.ticks] == ["<10\n(40)", "10-19\n(30)"]  # 1 < MIN_BUCKET left out
+    assert MIN_BUCKET > 1 and "left out" in panel.x.title
+    assert ">&lt;10</text>" in fig.svg() and ">(40)</text>" in fig.svg()  # the count on a line of its own
+
+
+def test_plane_chart_fixed_scale_values_in_cells_best_outlined() -> None:
+    from ngrameval.report.html_figures import plane_chart
+    from ngrameval.report.svg import Cells, colour_at
+
+    values = np.array([[0.2, 0.3], [0.25, 0.31]])
+    p = Plane("q", "r2", (0.0, 1.0), (2, 1), values, 1.0, 1, 0.31, 5, "sig")
+    fixed = plane_chart(p, fixed=True)
+    (cells,) = fixed.panels[0].marks
+    assert isinstance(cells, Cells) and fixed.colourbar is not None
+    assert fixed.colourbar[:3] == (0, 100, "viridis")  # R^2 on 0-100, not the data's range
+    assert sorted(t for row in cells.texts for t in row) == ["20.0", "25.0", "30.0", "31.0"]
+    assert cells.outline == (1, 1) and cells.colours[0][0] == colour_at("viridis", 0.2)
+    fitted = plane_chart(p)
+    assert fitted.colourbar is not None and fitted.colourbar[:2] == pytest.approx((20.0, 31.0))
+    assert fitted.panels[0].marks[0].colours[0][0] == colour_at("viridis", 0.0)  # type: ignore[union-attr]
+    signed = plane_chart(Plane("q", "pearson", (0.0, 1.0), (2, 1), values, 1.0, 1, 0.31, 5, "sig"), fixed=True)
+    assert signed.colourbar is not None and signed.colourbar[:3] == (-100, 100, "RdBu_r")
+    assert 'class="best"' in fixed.svg() and fixed.svg().count('class="cell"') == 4
 
 
 def test_signatures_wrap_only_at_their_separators() -> None:

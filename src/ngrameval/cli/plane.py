@@ -159,7 +159,7 @@ def add_parser(sub: Any) -> None:
         "--plot",
         metavar="IMAGE",
         type=_plot_path,
-        help="draw the heat map here: .png, .svg or .pdf (needs ngrameval[plot])",
+        help="draw the heat map here: .svg, or .png or .pdf (these two need ngrameval[plot])",
     )
     _add_judgment_options(q)
     _add_external_scores(q)

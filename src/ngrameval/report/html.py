@@ -1,5 +1,5 @@
 """The report as one self-contained HTML page: styles, a few lines of script (table sorting; the page reads
-without it) and every figure (matplotlib SVG as ``data:`` URIs) inline; a Content-Security-Policy forbids
+without it) and every figure (SVG written by :mod:`ngrameval.report.svg`) inline; a Content-Security-Policy forbids
 every network request, so the page opens the same from a file:// URL or an e-mail attachment.
 
 Every string from the inputs (system names, metric names, texts, paths) is HTML-escaped; every figure has
@@ -14,16 +14,16 @@ import hashlib
 import html
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
-from ngrameval.errors import MissingDependencyError
 from ngrameval.meta.analysis import Bucketed, Example, NgramDiff, PairAnalysis, Token, WordAccuracy
 from ngrameval.meta.correlate import Correlation
 from ngrameval.meta.plane import Plane
 from ngrameval.meta.significance import MetricComparison
+from ngrameval.report import html_figures
 from ngrameval.report.html_data import HumanSection, ReportData
+from ngrameval.report.svg import Figure
 from ngrameval.tabular import p_text
 
 _TESTS = {"ar": "paired approximate randomisation", "bs": "paired bootstrap resampling"}
@@ -43,7 +43,7 @@ th{background:#f2f4f7}td.l,th.l{text-align:left}table.sortable thead th{cursor:p
 thead th[data-dir=asc]::after{content:" \\25B2"}thead th[data-dir=desc]::after{content:" \\25BC"}
 td.better{background:#d9f2dc}td.worse{background:#f9dcdc}td.self{background:#eee}td.best{outline:2px solid #c00}
 .ci{color:#555;font-size:.85em;white-space:nowrap}.note{color:#555;font-size:.9em}.toc a{margin-right:1em}
-figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figure{margin:1em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.88em;color:#333;max-width:900px}
 details{margin:.4em 0 1em}summary{cursor:pointer;color:#0b4f8a}
 .ex{border:1px solid #ddd;border-radius:4px;padding:.4em .7em;margin:.6em 0}.ex div{margin:.2em 0}
@@ -105,16 +105,10 @@ def table(
     return f'<div class="wide"><table{cls}>{cap}<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-def figure(make: Callable[[], Any], alt: str, caption: str) -> str:
-    """A figure from ``make`` (a matplotlib Figure) as an inline SVG image with ``alt`` text; without matplotlib
-    a note saying how to get figures (the tables hold the same numbers)."""
-    try:
-        from ngrameval.report.html_figures import svg_uri
-
-        uri = svg_uri(make())
-    except MissingDependencyError:
-        return f"<p class=\"note\">[figure: {e(alt)} — pip install 'ngrameval[plot]' to draw it]</p>"
-    return f'<figure><img src="{uri}" alt="{e(alt)}"><figcaption>{e(caption)}</figcaption></figure>'
+def figure(make: Callable[[], Figure], alt: str, caption: str) -> str:
+    """A figure from ``make`` as inline SVG with ``alt`` as its accessible name and a caption (the numbers are in
+    a table next to it)."""
+    return f"<figure>{make().svg(alt)}<figcaption>{e(caption)}</figcaption></figure>"
 
 
 def _k(fraction: bool) -> float:
@@ -140,7 +134,7 @@ def _summary(data: ReportData, width: int) -> str:
     caption = (f"Corpus scores; {conf} bootstrap percentile intervals ({n_conf} resamples of the segments)."
                " Click a column heading to sort.")  # fmt: skip
     fig = figure(
-        lambda: _figures().scores_figure(ms, data.confidence),
+        lambda: html_figures.scores_figure(ms, data.confidence),
         f"Dot plot of each system's score with its {conf} interval, one panel per metric; the numbers are in "
         "the table above.",
         f"Scores with {conf} bootstrap intervals, best system on top of each panel.",
@@ -150,14 +144,8 @@ def _summary(data: ReportData, width: int) -> str:
             f"<code>ngrameval score</code> prints it.</p>{sigs}{fig}")  # fmt: skip
 
 
-def _figures() -> Any:
-    from ngrameval.report import html_figures
-
-    return html_figures
-
-
-def _bucket_figure(b: Bucketed) -> Any:
-    return _figures().bucket_figure(b)
+def _bucket_figure(b: Bucketed) -> Figure:
+    return html_figures.bucket_figure(b)
 
 
 def _grid(m: MetricComparison, order: Sequence[str], k: float) -> str:
@@ -303,10 +291,9 @@ def _plane(p: Plane) -> str:
         f"The (alpha, N) plane for {p.criterion}: best member AEv(alpha={p.best_alpha:g}, N={p.best_order}), "
         f"{p.coefficient} = {p.best_value * 100:.1f}. Colours span this plane's values (lowest to highest)."
     )
-    from ngrameval.report.plane import plane_figure
-
-    return (f"{figure(lambda: plane_figure(p), alt, cap)}<details open><summary>plane values</summary>{grid}"
-            f'</details><p class="sig">{sig(p.signature)}</p>')  # fmt: skip
+    chart = figure(lambda: html_figures.plane_chart(p), alt, cap)
+    return (f"{chart}<details open><summary>plane values</summary>{grid}</details>"
+            f'<p class="sig">{sig(p.signature)}</p>')  # fmt: skip
 
 
 def _human(sec: HumanSection, data: ReportData, index: int, width: int) -> str:
@@ -329,7 +316,7 @@ def _human(sec: HumanSection, data: ReportData, index: int, width: int) -> str:
         "the points are listed in the table below."
     )
     out += ["<h3>Metrics against people, per system</h3>",
-            figure(lambda: _figures().human_figure(h, scores, fractions, lower), alt,
+            figure(lambda: html_figures.human_figure(h, scores, fractions, lower), alt,
                    f"Each point is a system: mean human {h.criterion} (x) and the metric's corpus score (y); a label "
                    "that would overlap another is left out (every point is in the table below)."),
             f"<details><summary>points</summary>{tbl}</details>"]  # fmt: skip
@@ -412,7 +399,7 @@ def _analysis(data: ReportData, width: int) -> str:
             "<h3>Word accuracy by reference frequency</h3>",
             _words_table(w),
             figure(
-                lambda: _figures().word_figure(w),
+                lambda: html_figures.word_figure(w),
                 "Line chart of word F-measure per system across word-frequency buckets; the numbers are in "
                 "the table above.",
                 "Word F-measure by how often the word occurs in the references.",
@@ -439,7 +426,7 @@ def _paraphrase(data: ReportData, width: int) -> str:
     bleu = np.array([cell[n, "BLEU"].score for n in data.systems])
     pinc = np.array([cell[n, "PINC"].score for n in data.systems])
     fig = figure(
-        lambda: _figures().bleu_pinc_figure(data.systems, bleu, pinc),
+        lambda: html_figures.bleu_pinc_figure(data.systems, bleu, pinc),
         "Scatter plot of each system's PINC (x) and BLEU (y) x100 over contour lines of their geometric "
         "mean; the numbers are in the table above.",
         "Paraphrase systems: adequacy (BLEU) against novelty (PINC); grey lines: sqrt(BLEU x PINC).",

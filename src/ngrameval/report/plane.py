@@ -1,4 +1,5 @@
-"""The evaluation plane as text (the paper's layout) and as a heat-map image (matplotlib, optional)."""
+"""The evaluation plane as text (the paper's layout) and as a heat map: SVG drawn directly, PNG/PDF by matplotlib
+(optional)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ngrameval.meta.plane import Plane
+from ngrameval.report.svg import Axis, Cells, Figure, Panel, categories, colour_at
 from ngrameval.report.table import table
 
 
@@ -114,18 +116,43 @@ def plane_figure(p: Plane, ax: Any = None, fixed: bool = False) -> Any:
     return fig
 
 
-def plot_plane(p: Plane, path: str) -> Any:
-    """Draw the plane (:func:`plane_figure`) into ``path`` (png, svg, pdf; written whole, then renamed over the
-    target) and return the Figure."""
-    fig = plane_figure(p)
+def plane_chart(p: Plane, fixed: bool = False) -> Figure:
+    """The plane as a heat map: rows N, columns alpha, every cell's value x100 printed in it (white on dark
+    cells; left out beyond 21 columns), the best cell outlined in red, a colour bar under it. Colours fitted to
+    the plane's values, or with ``fixed`` on the coefficient's whole range (:func:`colour_range`)."""
+    low, high, cmap = colour_range(p, fixed)
+    v = p.values * 100
+    t = (v - low) / ((high - low) or 1.0)
+    colours = tuple(tuple(colour_at(cmap, float(c)) for c in row) for row in t)
+    small = len(p.alphas) > 21
+    texts = tuple(tuple("" if small else ("n/a" if np.isnan(c) else f"{c:.1f}") for c in row) for row in v)
+    tips = tuple(tuple(f"alpha {a:g}, N {n}: " + ("n/a" if np.isnan(c) else f"{c:.2f}") for a, c in zip(p.alphas, row))
+                 for n, row in zip(p.orders, v))  # fmt: skip
+    best = (p.orders.index(p.best_order), p.alphas.index(p.best_alpha))
+    xa = categories([f"{a:g}" for a in p.alphas], "alpha (0 = recall family, 1 = precision family)")
+    rows = len(p.orders)
+    ya = Axis(-0.5, rows - 0.5, tuple((float(rows - 1 - i), str(n)) for i, n in enumerate(p.orders)), "N", False)
+    title = f"{p.criterion}: {p.coefficient} x100 (best alpha={p.best_alpha:g}, N={p.best_order})"
+    scale = "fixed" if fixed else "fitted to the plane"
+    bar = (low, high, cmap, f"{p.coefficient} x100 ({scale}: {low:.4g} to {high:.4g})")
+    panel = Panel(title, xa, ya, (Cells(colours, texts, tips, best),))
+    return Figure((panel,), width=max(300.0, 46.0 * len(p.alphas)), height=30.0 * rows + 10, colourbar=bar,
+                  bottom=50)  # fmt: skip
+
+
+def plot_plane(p: Plane, path: str) -> None:
+    """Draw the plane into ``path`` (written whole, then renamed over the target): ``.svg`` by
+    :func:`plane_chart` (no plotting library), ``.png``/``.pdf`` by matplotlib (:func:`plane_figure`)."""
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp{target.suffix}")
     try:
-        fig.savefig(tmp)
+        if target.suffix.lower() == ".svg":
+            tmp.write_text(plane_chart(p).svg(f"{p.criterion}: {p.coefficient} of AEv(alpha, N)"), "utf-8")
+        else:
+            plane_figure(p).savefig(tmp)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-    return fig
 
 
 def plane_csv(p: Plane) -> str:
