@@ -32,13 +32,14 @@ from ngrameval.metrics.policy import (
     smoothed_precisions,
     warn_undefined,
 )
+from ngrameval.metrics.rows import Details, RowMetric
 from ngrameval.ngrams.stats import Stats
 
 SMOOTH_METHODS = (*SACREBLEU_SMOOTH, "mteval", *(f"nltk{i}" for i in range(8)))
 
 
 @dataclass(frozen=True)
-class BLEU:
+class BLEU(RowMetric):
     """Corpus or sentence BLEU from :class:`Stats` (scores in [0, 1])."""
 
     max_order: int = 4
@@ -50,7 +51,7 @@ class BLEU:
     nltk_k: float = 5.0
 
     name: ClassVar[str] = "BLEU"
-    needs_info: ClassVar[bool] = False
+    counted: ClassVar[bool] = True  # rows: the shared n-gram statistics
     higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
@@ -89,6 +90,14 @@ class BLEU:
         score = bp * np.exp(logs.sum(axis=-1) / eff)
         # sacreBLEU: no match at all -> 0; a zero precision in the mean -> log floor -> 0.
         return np.asarray(np.where(zero | ~np.any(correct > 0, axis=-1), 0.0, score))
+
+    def details(self, order: int, nist: bool) -> Details:
+        """:meth:`breakdown` of a summed row of statistics counted at ``order``."""
+
+        def details(total: FloatArray) -> dict[str, Any] | None:
+            return self.breakdown(Stats(total, order, nist))
+
+        return details
 
     def breakdown(self, total: Stats) -> dict[str, Any] | None:
         """sacreBLEU's BLEU breakdown of one summed row, computed in its arithmetic (``100 * c / t``): the

@@ -28,6 +28,7 @@ import numpy as np
 
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray, divide
+from ngrameval.metrics.rows import RowMetric
 from ngrameval.ngrams.stats import Stats
 
 BETA = -math.log(0.5) / math.log(1.5) ** 2
@@ -42,7 +43,7 @@ def nist_penalty(ratio: FloatArray) -> FloatArray:
 
 
 @dataclass(frozen=True)
-class NIST:
+class NIST(RowMetric):
     """NIST-N from :class:`Stats` counted with ``nist=True`` (unbounded scale, not 0-1); ``profile`` and
     ``ref_len`` as in the module docstring."""
 
@@ -51,7 +52,9 @@ class NIST:
     ref_len: str = "mean"
 
     name: ClassVar[str] = "NIST"
+    counted: ClassVar[bool] = True  # rows: the shared n-gram statistics, with information weights
     needs_info: ClassVar[bool] = True
+    corpus_wide: ClassVar[bool] = True  # weights from every reference of the corpus
     higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:

@@ -19,7 +19,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.aev import PAPER_TEXT, PRESETS, AEv
@@ -31,11 +31,11 @@ from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.nist import PROFILES as NIST_PROFILES
 from ngrameval.metrics.nist import REF_LENS as NIST_REF_LENS
 from ngrameval.metrics.pinc import AVERAGES, PINC
-from ngrameval.metrics.policy import SACREBLEU_SMOOTH, FloatArray, check_smooth_value
+from ngrameval.metrics.policy import SACREBLEU_SMOOTH, check_smooth_value
 from ngrameval.metrics.rouge import MULTI, STATS, Rouge
+from ngrameval.metrics.rows import RowMetric
 from ngrameval.metrics.se import SE
 from ngrameval.metrics.ter import TER
-from ngrameval.ngrams.stats import Stats
 from ngrameval.text.normalize import check_norm
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.sentences import SPLITTERS
@@ -46,39 +46,17 @@ from ngrameval.validate import integer, number
 MAX_ORDER = KERNEL_MAX_ORDER  # the highest n-gram order the C counting kernels take (_overlap.MAX_ORDER)
 
 
-class Metric(Protocol):
-    """What every metric configuration offers."""
-
-    @property
-    def order_needed(self) -> int: ...
-
-    @property
-    def needs_info(self) -> bool: ...
-
-    @property
-    def higher_is_better(self) -> bool:
-        """The metric's direction: False for error rates (TER)."""
-        ...
-
-    def __call__(self, stats: Stats) -> FloatArray: ...
-
-    def display_name(self) -> str: ...
-
-    def signature(self) -> str: ...
-
-
-# not computed from overlap Stats: means of per-segment scores (PINC, SE, ROUGE) and metrics with their own
-# summable rows (chrF, TER: OWN_ROWS)
-SentenceMetric = PINC | SE | Rouge | ChrF | TER | Cider | CocoRougeL
-OWN_ROWS = (ChrF, TER, Cider, CocoRougeL)
-SENTENCE_METRICS = (PINC, SE, Rouge, *OWN_ROWS)
+# What every metric configuration offers orchestration: its own rows (:meth:`RowMetric.rows`) and the flags of
+# :mod:`ngrameval.metrics.rows`; which class a metric is matters only to its own module and to parsing here.
+Metric = RowMetric
+SentenceMetric = RowMetric  # (the name of its type before metrics brought their own rows)
 
 
 @dataclass(frozen=True)
 class MetricSpec:
     """A metric with the text settings it is counted under; ``fraction`` metrics print x100."""
 
-    metric: Metric | SentenceMetric
+    metric: Metric
     pre: Preprocess
     fraction: bool = True
 
@@ -185,7 +163,7 @@ _KEYS["cider"] = {"n": ("n", _int)}
 _KEYS["coco-bleu"] = {"n": ("max_order", _int)}
 _KEYS["coco-rouge-l"] = {"beta": ("beta", _float)}
 COCO_NAMES = ("cider-d", "cider", "coco-bleu", "coco-rouge-l")  # tokenized as coco-caption by default
-_FACTORIES: dict[str, Callable[..., Metric | SentenceMetric]] = {
+_FACTORIES: dict[str, Callable[..., Metric]] = {
     "bleu": BLEU,
     "nist": NIST,
     "aev": AEv,
@@ -446,6 +424,13 @@ def parse_spec(spec: str, pre: Preprocess | None = None, rouge: Mapping[str, Any
     except ConfigError as exc:
         raise ConfigError(f"{spec!r}: {exc}") from None
     return MetricSpec(metric, spec_pre, fraction=name != "nist")
+
+
+def rouge_metric(spec: str, parsed: MetricSpec) -> Rouge:
+    """The ROUGE variant of ``parsed`` (``spec``: as written), or a ConfigError saying it is not one."""
+    if not isinstance(parsed.metric, Rouge):
+        raise ConfigError(f"{spec!r} is not a ROUGE spec")
+    return parsed.metric
 
 
 def _converted(spec: str, key: str, conv: Callable[[str], Any], value: str) -> Any:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -38,7 +38,9 @@ from numpy.typing import NDArray
 from ngrameval import _overlap, _rouge
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.rows import Batch, RowMetric, Rows
 from ngrameval.ngrams.count import ngram_totals
+from ngrameval.ngrams.stats import mean_of_rows, mean_rows
 from ngrameval.ngrams.texts import Texts
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Encoder, Preprocess
@@ -51,7 +53,7 @@ STATS = ("f", "r", "p")
 
 
 @dataclass(frozen=True)
-class Rouge:
+class Rouge(RowMetric):
     """One ROUGE variant, its F weighting, multi-reference mode and length limits (see the module doc)."""
 
     variant: str = "n"
@@ -95,6 +97,14 @@ class Rouge:
         name = {"n": str(self.n), "l": ell, "w": f"W-{self.weight:g}", "s": f"S{gap}", "su": f"SU{gap}"}
         sent = "" if self.split or self.variant not in ("l", "w") else "-sent"
         return f"ROUGE-{name[self.variant]}{sent}" + ("" if self.stat == "f" else f"-{self.stat.upper()}")
+
+    def rows(self, batch: Batch) -> Rows:
+        """Rows ``(stat, 1)`` of every item; every ROUGE variant of the batch from one tokenization of each text,
+        R, P and F of one variant (``--rouge-stats rpf``) from one computation (:func:`item_scores`)."""
+        variants = list(dict.fromkeys(replace(m, stat="f") for m in batch.metrics if isinstance(m, Rouge)))
+        per_system = batch.shared("rouge", lambda: item_scores(variants, batch.systems, *batch.flat, batch.pre))
+        k = variants.index(replace(self, stat="f"))
+        return Rows(tuple(mean_rows(items[k].stat(self.stat)) for items in per_system), mean_of_rows)
 
     def signature(self) -> str:
         limit = f"|l:{self.length_limit}" if self.length_limit else f"|b:{self.byte_limit}" if self.byte_limit else ""
