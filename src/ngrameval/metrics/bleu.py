@@ -26,6 +26,7 @@ from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import (
     SACREBLEU_SMOOTH,
     FloatArray,
+    check_smooth_value,
     divide,
     exceed_penalty,
     smooth_label,
@@ -34,6 +35,7 @@ from ngrameval.metrics.policy import (
 )
 from ngrameval.metrics.rows import Details, RowMetric
 from ngrameval.ngrams.stats import Stats
+from ngrameval.validate import MAX_ORDER, integer, number
 
 SMOOTH_METHODS = (*SACREBLEU_SMOOTH, "mteval", *(f"nltk{i}" for i in range(8)))
 
@@ -90,6 +92,13 @@ class BLEU(RowMetric):
         score = bp * np.exp(logs.sum(axis=-1) / eff)
         # sacreBLEU: no match at all -> 0; a zero precision in the mean -> log floor -> 0.
         return np.asarray(np.where(zero | ~np.any(correct > 0, axis=-1), 0.0, score))
+
+    def check(self) -> None:
+        extra = 1 if self.smooth_method in ("nltk5", "nltk7") else 0  # these read order n + 1
+        integer(self.max_order, f"BLEU n (max_order) with smoothing {self.smooth_method}", 1, MAX_ORDER - extra)
+        check_smooth_value(self.smooth_method, self.smooth_value, "BLEU smooth_value")
+        for field in ("nltk_epsilon", "nltk_alpha", "nltk_k"):
+            number(getattr(self, field), f"BLEU {field}", 0.0, low_open=True)
 
     def details(self, order: int, nist: bool) -> Details:
         """:meth:`breakdown` of a summed row of statistics counted at ``order``."""

@@ -30,6 +30,7 @@ from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray, divide
 from ngrameval.metrics.rows import RowMetric
 from ngrameval.ngrams.stats import Stats
+from ngrameval.validate import MAX_ORDER, integer
 
 BETA = -math.log(0.5) / math.log(1.5) ** 2
 PROFILES = ("mteval", "plain")
@@ -84,6 +85,9 @@ class NIST(RowMetric):
             info[..., 1] += stats.info_zero
         gain = (info / np.maximum(stats.total_ngrams[..., : self.n], 1.0)).sum(axis=-1)
         return np.asarray(gain * nist_penalty(divide(stats.hyp_len, self.reference_length(stats))))
+
+    def check(self) -> None:
+        integer(self.n, "NIST n", 1, MAX_ORDER)
 
     def display_name(self) -> str:
         return f"NIST-{self.n}" if self.n != 5 else "NIST"

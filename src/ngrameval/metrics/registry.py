@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,7 +30,7 @@ from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.nist import PROFILES as NIST_PROFILES
 from ngrameval.metrics.nist import REF_LENS as NIST_REF_LENS
 from ngrameval.metrics.pinc import AVERAGES, PINC
-from ngrameval.metrics.policy import SACREBLEU_SMOOTH, check_smooth_value
+from ngrameval.metrics.policy import SACREBLEU_SMOOTH
 from ngrameval.metrics.rouge import MULTI, STATS, Rouge
 from ngrameval.metrics.rows import RowMetric
 from ngrameval.metrics.se import SE
@@ -41,7 +40,6 @@ from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.sentences import SPLITTERS
 from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS
 from ngrameval.validate import MAX_ORDER as KERNEL_MAX_ORDER
-from ngrameval.validate import integer, number
 
 MAX_ORDER = KERNEL_MAX_ORDER  # the highest n-gram order the C counting kernels take (_overlap.MAX_ORDER)
 
@@ -206,27 +204,11 @@ def _rouge_defaults(tokenize: str) -> dict[str, Any]:
     return {"round5": tokenize == "rouge155"}
 
 
-def check_metric(metric: object) -> None:
-    """ConfigError naming the option and its range for any numeric option of BLEU, NIST or ROUGE outside it
-    (AEv and PINC check theirs when built). Orders run 1 .. the counting kernel's MAX_ORDER (100)."""
-    if isinstance(metric, BLEU):
-        extra = 1 if metric.smooth_method in ("nltk5", "nltk7") else 0  # these read order n + 1
-        integer(metric.max_order, f"BLEU n (max_order) with smoothing {metric.smooth_method}", 1, MAX_ORDER - extra)
-        check_smooth_value(metric.smooth_method, metric.smooth_value, "BLEU smooth_value")
-        for field in ("nltk_epsilon", "nltk_alpha", "nltk_k"):
-            number(getattr(metric, field), f"BLEU {field}", 0.0, low_open=True)
-    elif isinstance(metric, NIST):
-        integer(metric.n, "NIST n", 1, MAX_ORDER)
-    elif isinstance(metric, Rouge):
-        integer(metric.n, "ROUGE-N n", 1, MAX_ORDER)
-        if metric.gap is not None:
-            integer(metric.gap, "ROUGE-S/SU skip gap", 0, sys.maxsize)
-        if metric.variant == "w":
-            # ROUGE-1.5.5: "-w weight ... a number greater than 1"; w <= 1 gives scores above 1
-            number(metric.weight, "ROUGE-W w (weight)", 1.0, low_open=True)
-        number(metric.alpha, "ROUGE alpha (-p)", 0.0, 1.0)
-        integer(metric.length_limit, "ROUGE l (length_limit, words)", 0, sys.maxsize)
-        integer(metric.byte_limit, "ROUGE b (byte_limit)", 0, sys.maxsize)
+def check_metric(metric: Metric) -> None:
+    """ConfigError naming the option and its range for any numeric option outside it (:meth:`RowMetric.check`;
+    BLEU, NIST and ROUGE check theirs here, AEv and PINC when built). Orders run 1 .. the counting kernel's
+    MAX_ORDER (100)."""
+    metric.check()
 
 
 _YES_NO = "yes|no"

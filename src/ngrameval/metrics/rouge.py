@@ -27,6 +27,7 @@ leave-one-out subsets of the best-F reference of each subset; one reference: its
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -45,6 +46,7 @@ from ngrameval.ngrams.texts import Texts
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Encoder, Preprocess
 from ngrameval.text.sentences import SPLITTERS, split_sentences
+from ngrameval.validate import MAX_ORDER, integer, number
 
 IntArray = NDArray[np.int64]
 VARIANTS = ("n", "l", "w", "s", "su")
@@ -97,6 +99,17 @@ class Rouge(RowMetric):
         name = {"n": str(self.n), "l": ell, "w": f"W-{self.weight:g}", "s": f"S{gap}", "su": f"SU{gap}"}
         sent = "" if self.split or self.variant not in ("l", "w") else "-sent"
         return f"ROUGE-{name[self.variant]}{sent}" + ("" if self.stat == "f" else f"-{self.stat.upper()}")
+
+    def check(self) -> None:
+        integer(self.n, "ROUGE-N n", 1, MAX_ORDER)
+        if self.gap is not None:
+            integer(self.gap, "ROUGE-S/SU skip gap", 0, sys.maxsize)
+        if self.variant == "w":
+            # ROUGE-1.5.5: "-w weight ... a number greater than 1"; w <= 1 gives scores above 1
+            number(self.weight, "ROUGE-W w (weight)", 1.0, low_open=True)
+        number(self.alpha, "ROUGE alpha (-p)", 0.0, 1.0)
+        integer(self.length_limit, "ROUGE l (length_limit, words)", 0, sys.maxsize)
+        integer(self.byte_limit, "ROUGE b (byte_limit)", 0, sys.maxsize)
 
     def rows(self, batch: Batch) -> Rows:
         """Rows ``(stat, 1)`` of every item; every ROUGE variant of the batch from one tokenization of each text,

@@ -145,6 +145,9 @@ class RowMetric:
     def signature(self) -> str:
         raise NotImplementedError
 
+    def check(self) -> None:
+        """ConfigError naming any option outside its range (options a dataclass does not check when built)."""
+
     def text_settings(self, pre: Preprocess) -> str:
         """The text part of the signature (``tok:13a|case:mixed|stop:no|stem:no``)."""
         return pre.signature()
