@@ -89,7 +89,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                            jobs=_resample_jobs(args))  # fmt: skip
             results = _with_intervals(results, ci, len(rows), f"bs:{args.confidence_n}|seed:{args.seed}")
     if streamed is not None and sentence:
-        from ngrameval.scale.files import write_output
+        from ngrameval.report.sentences import write_output
 
         try:  # sentence scores from the spill files, never all in memory
             write_output(streamed, results, args.format, _digits(args, 2), args.output, sys.stdout)

@@ -21,22 +21,18 @@ Memory otherwise: one chunk of text and its rows, one block of bytes per input f
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
-import json
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TextIO
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ngrameval.api import Score, Scores, checked_specs, named, scores_of
+from ngrameval.api import Scores, checked_specs, named, scores_of
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.read import STDIN, LineStream, expanded_size, ref_rows, refs_length_error
-from ngrameval.io.write import json_ready, open_atomic
 from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
 from ngrameval.ngrams.stats import MetricRows
@@ -203,7 +199,8 @@ def score_files(
     keep_rows: bool = False,
 ) -> Streamed:
     """Score ``files`` streamed ``chunk_size`` segments at a time (see the module docstring); ``sentence``
-    spills sentence scores for :func:`write_sentences`, ``keep_rows`` keeps the rows for resampling."""
+    spills sentence scores for :func:`ngrameval.report.sentences.write_sentences`, ``keep_rows`` keeps the rows for
+    resampling."""
     specs = checked_specs(specs)
     for sp in specs:
         if _unstreamable(sp):
@@ -279,62 +276,9 @@ class _Kept:
         return [whole[o] for o in self.owner]
 
 
-def _sentence_values(streamed: Streamed, system: int, metric: int, block: int) -> Iterator[NDArray[np.float64]]:
+def sentence_values(streamed: Streamed, system: int, metric: int, block: int) -> Iterator[NDArray[np.float64]]:
+    """The spilled sentence scores of ``system`` under metric ``metric``, ``block`` at a time, in segment order."""
     assert streamed.spill is not None
     with open(_spill_path(streamed.spill, system, metric), "rb") as fh:
         while data := fh.read(8 * block):
             yield np.frombuffer(data, dtype=np.float64)
-
-
-def write_sentences(
-    streamed: Streamed, scores: Sequence[Score], fmt: str, width: int, out: TextIO, block: int = 100_000
-) -> None:
-    """The sentence-level output of ``score --sentence`` (text/TSV, CSV or JSON) of ``scores`` (corpus scores,
-    system-major, with intervals if any) with the sentence scores of the spill files, exactly as
-    :func:`ngrameval.report.render.render` lays it out in memory."""
-    from ngrameval.report.render import render
-
-    n_metrics = len(streamed.rows)
-    if fmt == "json":
-        marked = Scores(replace(s, sentences=np.zeros(0)) for s in scores)
-        pieces = render(marked, "json", width, sentence=True).split('"sentences": []')
-        out.write(pieces[0])
-        for k, (s, piece) in enumerate(zip(scores, pieces[1:], strict=True)):
-            values = _sentence_values(streamed, k // n_metrics, k % n_metrics, block)
-            first = True
-            for part in values:
-                shown = part * 100 if s.fraction else part
-                items = ",\n      ".join(json.dumps(json_ready(float(v))) for v in shown.tolist())
-                out.write(('"sentences": [\n      ' if first else ",\n      ") + items)
-                first = False
-            out.write('"sentences": []' if first else "\n    ]")
-            out.write(piece)
-        return
-    head = io.StringIO()
-    csv.writer(head, delimiter="\t", lineterminator="\n").writerow(["system", "metric", "segment", "score"])
-    _write_tsv(out, head.getvalue(), fmt)
-    for k, s in enumerate(scores):
-        segment = 1
-        for part in _sentence_values(streamed, k // n_metrics, k % n_metrics, block):
-            buf = io.StringIO()
-            w = csv.writer(buf, delimiter="\t", lineterminator="\n")
-            shown = part * 100 if s.fraction else part
-            for v in shown.tolist():
-                w.writerow([s.system, s.metric, segment, f"{v:.{width}f}"])
-                segment += 1
-            _write_tsv(out, buf.getvalue(), fmt)
-
-
-def _write_tsv(out: TextIO, text: str, fmt: str) -> None:
-    out.write(text.replace("\t", ",") if fmt == "csv" else text)
-
-
-def write_output(
-    streamed: Streamed, scores: Sequence[Score], fmt: str, width: int, path: str | None, stdout: TextIO
-) -> None:
-    """Sentence-level output to ``path`` (atomically: nothing is left half-written) or ``stdout``."""
-    if path:
-        with open_atomic(path) as fh:
-            write_sentences(streamed, scores, fmt, width, fh)
-    else:
-        write_sentences(streamed, scores, fmt, width, stdout)
