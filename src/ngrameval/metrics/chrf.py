@@ -55,7 +55,7 @@ import numpy as np
 from ngrameval import _overlap
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.metrics.policy import FloatArray
-from ngrameval.metrics.rows import Batch, RowMetric, Rows
+from ngrameval.metrics.rows import Batch, RowMetric, Rows, raw_text_ignored
 from ngrameval.ngrams.chars import WordUnits, char_units, ngram_counts
 from ngrameval.ngrams.texts import IntArray, Texts
 from ngrameval.text.pipeline import Preprocess
@@ -143,6 +143,9 @@ class ChrF(RowMetric):
     def text_signature(self, lowercase: bool) -> str:
         """The text part of the signature: chrF reads raw characters (no tokenizer, stemmer or stop words)."""
         return f"case:{'lc' if lowercase else 'mixed'}"
+
+    def ignored_options(self, own: Preprocess, given: Preprocess) -> list[tuple[str, str]]:
+        return raw_text_ignored(given, "chrF reads raw characters")
 
     def text_settings(self, pre: Preprocess) -> str:
         return self.text_signature(pre.lowercase) + pre.norm_signature()

@@ -292,25 +292,7 @@ def describe() -> list[tuple[str, str, str, str]]:
 def ignored_options(spec: MetricSpec, pre: Preprocess) -> list[tuple[str, str]]:
     """The command line's text options (``pre``: tokenizer, lower-casing, stop words, stemming as given) that
     have no effect on ``spec``'s metric, each with the reason: (option, reason)."""
-    out: list[tuple[str, str]] = []
-    metric = spec.metric
-    if isinstance(metric, ChrF | TER):
-        own = "chrF reads raw characters" if isinstance(metric, ChrF) else "TER has its own tokenizer"
-        if pre.tokenize != "13a":
-            out.append((f"-tok {pre.tokenize}", own))
-        if pre.stem:
-            out.append(("--stem", own))
-        if pre.stopwords:
-            out.append(("--stopwords", own))
-        if isinstance(metric, TER) and pre.lowercase:
-            out.append(("-lc", "TER's case option is ter:case=yes|no (lower-cased by default)"))
-        return out
-    if spec.pre.tokenize != pre.tokenize and pre.tokenize != "13a":
-        how = "--rouge-profile" if isinstance(metric, Rouge) else "tok= in the spec"
-        out.append((f"-tok {pre.tokenize}", f"it tokenizes with {spec.pre.tokenize} (set {how} to change it)"))
-    if pre.lowercase and spec.pre.tokenize in LOWERCASING:
-        out.append(("-lc", f"its tokenizer {spec.pre.tokenize} lower-cases by itself"))
-    return out
+    return spec.metric.ignored_options(spec.pre, pre)
 
 
 def _bad(value: str, valid: Sequence[str]) -> str:

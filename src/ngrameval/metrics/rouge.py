@@ -73,6 +73,7 @@ class Rouge(RowMetric):
     lsum: bool = False  # asked for as rouge-lsum: named ROUGE-Lsum (rouge-score's rougeLsum), split into sentences
 
     higher_is_better: ClassVar[bool] = True
+    tokenizer_option: ClassVar[str] = "--rouge-profile"
 
     def __post_init__(self) -> None:
         if self.sentences not in SPLITTERS:

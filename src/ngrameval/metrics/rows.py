@@ -33,6 +33,7 @@ from ngrameval.ngrams.stats import Scorer, Stats, mean_rows, stats_scorer
 from ngrameval.ngrams.texts import Texts, flatten
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Preprocess
+from ngrameval.text.tokenize import LOWERCASING
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -123,6 +124,12 @@ class Batch:
         return tuple(mean_rows(np.concatenate(acc) if acc else np.zeros(0)) for acc in out)
 
 
+def raw_text_ignored(given: Preprocess, why: str) -> list[tuple[str, str]]:
+    """The tokenizer, stemming and stop-word options of ``given``, ignored by a metric that reads raw text (``why``)."""
+    out = [(f"-tok {given.tokenize}", why)] if given.tokenize != "13a" else []
+    return out + [(opt, why) for opt, on in (("--stem", given.stem), ("--stopwords", given.stopwords)) if on]
+
+
 class RowMetric:
     """What every metric class offers orchestration (see the module docstring); the defaults are a metric of
     its own rows that reads tokenized text, higher is better."""
@@ -133,6 +140,7 @@ class RowMetric:
     needs_source: ClassVar[bool] = False
     reads_tokens: ClassVar[bool] = False
     higher_is_better: ClassVar[bool] = True
+    tokenizer_option: ClassVar[str] = "tok= in the spec"  # how a user sets its tokenizer
 
     @property
     def order_needed(self) -> int:
@@ -147,6 +155,17 @@ class RowMetric:
 
     def check(self) -> None:
         """ConfigError naming any option outside its range (options a dataclass does not check when built)."""
+
+    def ignored_options(self, own: Preprocess, given: Preprocess) -> list[tuple[str, str]]:
+        """The command line's text options (``given``) that have no effect on this metric counted under ``own`` (its
+        spec's text settings), each with the reason: (option, reason)."""
+        out: list[tuple[str, str]] = []
+        if own.tokenize != given.tokenize and given.tokenize != "13a":
+            how = self.tokenizer_option
+            out.append((f"-tok {given.tokenize}", f"it tokenizes with {own.tokenize} (set {how} to change it)"))
+        if given.lowercase and own.tokenize in LOWERCASING:
+            out.append(("-lc", f"its tokenizer {own.tokenize} lower-cases by itself"))
+        return out
 
     def text_settings(self, pre: Preprocess) -> str:
         """The text part of the signature (``tok:13a|case:mixed|stop:no|stem:no``)."""

@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 from ngrameval import _ter
 from ngrameval.errors import InputError, LimitError
 from ngrameval.metrics.policy import FloatArray
-from ngrameval.metrics.rows import Batch, RowMetric, Rows
+from ngrameval.metrics.rows import Batch, RowMetric, Rows, raw_text_ignored
 from ngrameval.ngrams.texts import IntArray
 from ngrameval.text.pipeline import Preprocess
 
@@ -142,6 +142,11 @@ class TER(RowMetric):
     def text_signature(self, lowercase: bool) -> str:
         """TER has its own tokenizer and case option (``lowercase`` of the text settings is not used)."""
         return f"case:{'mixed' if self.case_sensitive else 'lc'}|tok:tercom"
+
+    def ignored_options(self, own: Preprocess, given: Preprocess) -> list[tuple[str, str]]:
+        out = raw_text_ignored(given, "TER has its own tokenizer")
+        case = "TER's case option is ter:case=yes|no (lower-cased by default)"
+        return out + ([("-lc", case)] if given.lowercase else [])
 
     def text_settings(self, pre: Preprocess) -> str:
         return self.text_signature(pre.lowercase) + pre.norm_signature()
