@@ -102,8 +102,8 @@ def serial_scores(root: str, metrics: str) -> list[float]:
 def dist_table(n_seg: int, per_shard: int, metrics: str, nist_groups: int | None, check: bool) -> None:
     from distributed import Client, LocalCluster
 
-    from ngrameval import distributed as nd
-    from ngrameval.distributed.nist import checked_groups
+    from ngrameval.scale import dask as nd
+    from ngrameval.scale.dask.nist import checked_groups
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -6,7 +6,7 @@ the hypothesis's words), written to disk once per size (gzip with ``--gzip``), i
     python benchmarks/bench_stream.py --segments 10000000 --gzip --no-memory
 
 Peak RSS is the child's VmHWM (/proc/self/status), measured per run in a fresh interpreter. Streamed NIST keeps
-its reference n-gram counts on disk (ngrameval.refspill: up to 104 bytes a reference token under TMPDIR), so
+its reference n-gram counts on disk (ngrameval.scale.refspill: up to 104 bytes a reference token under TMPDIR), so
 its RSS does not grow with the corpus either.
 """
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ngrameval.stream import load
+from ngrameval.scale.batches import load
 
 WORDS = ["the", "cat", "sat", "on", "mat", "Dog", "ran", ",", ".", "running", "cats", "a", "is", "Über", "don't", "5.2"]
 

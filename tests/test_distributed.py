@@ -1,4 +1,4 @@
-"""ngrameval.distributed on a real Dask cluster (a LocalCluster of 2 worker processes): exactly the serial
+"""ngrameval.scale.dask on a real Dask cluster (a LocalCluster of 2 worker processes): exactly the serial
 corpus scores on generated data and on WMT19 de-en, from bags and text shards, through the API and the CLI,
 and the same numbers when a worker is killed in the middle of the job."""
 
@@ -20,10 +20,10 @@ import dask.bag as db
 from dask.delayed import Delayed
 from distributed import Client
 
-from ngrameval import distributed as nd
 from ngrameval.api import Score, measure, score
 from ngrameval.cli import main
 from ngrameval.errors import ConfigError, InputError
+from ngrameval.scale import dask as nd
 
 WMT = Path("/work/shared/data/wmt19/de-en")
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", ",", ".", "running", "cats", "a", "is", "Über"]
@@ -142,7 +142,7 @@ def test_nist_equals_serial(client: Client) -> None:
 
 def test_nist_and_misaligned_shards_refused(tmp_path: Path) -> None:
     from ngrameval.api import checked_specs
-    from ngrameval.distributed.cluster import check_specs
+    from ngrameval.scale.dask.cluster import check_specs
 
     with pytest.raises(ConfigError, match="NIST"):  # callers that do not count the references first
         check_specs(checked_specs("bleu,nist"))

@@ -1,4 +1,4 @@
-"""Partitions sized automatically (ngrameval.distributed.blocks): line offsets against a plain count, blocked
+"""Partitions sized automatically (ngrameval.scale.dask.blocks): line offsets against a plain count, blocked
 shards scoring exactly as whole files on a LocalCluster, errors naming the file's own line, misaligned files
 refused before any scoring, and compressed shards kept whole."""
 
@@ -16,12 +16,12 @@ pytest.importorskip("distributed")
 
 from distributed import Client
 
-from ngrameval import distributed as nd
 from ngrameval.api import score
 from ngrameval.cli import main
-from ngrameval.distributed.blocks import Block, block_offsets, line_count, read_block
 from ngrameval.errors import InputError
 from ngrameval.io import read_lines
+from ngrameval.scale import dask as nd
+from ngrameval.scale.dask.blocks import Block, block_offsets, line_count, read_block
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", ",", ".", "Über", "東京"]
 

@@ -1,4 +1,4 @@
-"""ngrameval.distributed beyond corpus sums, on a LocalCluster of 2 worker processes: paired significance,
+"""ngrameval.scale.dask beyond corpus sums, on a LocalCluster of 2 worker processes: paired significance,
 paraphrase scores, the (alpha, N) plane and per-shard sentence scores equal the one-machine results (seeded
 resamples included), through the API and the command line; --max-cells reaches the workers; dask.dataframe
 (from Parquet) partitions score as the bag does."""
@@ -16,7 +16,6 @@ pytest.importorskip("distributed")
 import dask.bag as db
 from distributed import Client
 
-from ngrameval import distributed as nd
 from ngrameval.api import measure, score
 from ngrameval.cli import main
 from ngrameval.errors import LimitError
@@ -26,6 +25,7 @@ from ngrameval.meta.significance import paired_test
 from ngrameval.metrics.pinc import PINC
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.paraphrase import paraphrase
+from ngrameval.scale import dask as nd
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", ",", ".", "running", "cats", "a", "is", "Über"]
 

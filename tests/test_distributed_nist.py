@@ -1,4 +1,4 @@
-"""NIST on Dask in bucket groups (ngrameval.distributed.nist): equal (==) to one machine for orders 1..5, both
+"""NIST on Dask in bucket groups (ngrameval.scale.dask.nist): equal (==) to one machine for orders 1..5, both
 reference lengths, several references, empty lines and mteval's bigrams after "0", for any partitioning and any
 number of groups; no group's weight table holds every n-gram, and a partition receives the weights of its own
 reference n-grams only."""
@@ -18,15 +18,15 @@ from distributed import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ngrameval import distributed as nd
 from ngrameval.api import Score, checked_specs, measure, score
 from ngrameval.cli import main
-from ngrameval.distributed import nist as dn
-from ngrameval.distributed.cluster import Partition, Partitions
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.ngrams.stats import MetricRows
-from ngrameval.refcounts import RefCounts
-from ngrameval.streaming import add_references, nist_orders
+from ngrameval.scale import dask as nd
+from ngrameval.scale.chunks import add_references, nist_orders
+from ngrameval.scale.dask import nist as dn
+from ngrameval.scale.dask.cluster import Partition, Partitions
+from ngrameval.scale.refcounts import RefCounts
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "0", "0.5", ",", ".", "a", "is", "Über", "x-ray", "don't"]
 ORDERS = ",".join(f"nist:n={n}" for n in range(1, 6))

@@ -379,7 +379,7 @@ def _bomb(path: Path, mib: int) -> None:
 def test_auto_streaming_counts_decompressed_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A compressed file is streamed when it is large once decompressed, however small on disk (it was
     counted as 4x its size: a bomb was read whole)."""
-    from ngrameval import streaming
+    from ngrameval.scale import files as streaming
 
     monkeypatch.setattr(streaming, "AUTO_BYTES", 3 * 2**20)
     bomb, ref = tmp_path / "b.gz", tmp_path / "r.txt"
@@ -403,7 +403,7 @@ def test_compressed_bomb_is_read_in_bounded_memory(tmp_path: Path) -> None:
     code = f"""
         import resource, sys
         from ngrameval.cli import main
-        import ngrameval.api, ngrameval.streaming
+        import ngrameval.api, ngrameval.scale.files
         size = next(int(ln.split()[1]) for ln in open("/proc/self/status") if ln.startswith("VmSize:")) * 1024
         resource.setrlimit(resource.RLIMIT_AS, (size + 600 * 2**20, resource.RLIM_INFINITY))
         sys.exit(main(["score", {str(bomb)!r}, "-r", {str(ref)!r}, "--jobs", "1"]))

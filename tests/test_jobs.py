@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ngrameval import jobs as local
 from ngrameval.api import measure, score
 from ngrameval.cli import main
-from ngrameval.distributed import local
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.meta import resample
 from ngrameval.meta.significance import paired_test

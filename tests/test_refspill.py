@@ -1,4 +1,4 @@
-"""NIST's reference n-gram counts on disk (ngrameval.refspill): every chunk's weights equal, bit for bit, those of
+"""NIST's reference n-gram counts on disk (ngrameval.scale.refspill): every chunk's weights equal, bit for bit, those of
 the in-memory counts (RefCounts, itself pinned to the whole-corpus kernel), for any chunking, order and memory
 budget; the files go away; a full disk and changed references are clear errors."""
 
@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from ngrameval.errors import InputError, LimitError
 from ngrameval.ngrams.count import References
-from ngrameval.refcounts import RefCounts
-from ngrameval.refspill import BUCKETS, SpilledCounts, _bucket, _write
-from ngrameval.streaming import Files, score_files
+from ngrameval.scale.files import Files, score_files
+from ngrameval.scale.refcounts import RefCounts
+from ngrameval.scale.refspill import BUCKETS, SpilledCounts, _bucket, _write
 from ngrameval.text.pipeline import Preprocess
 
 PRE = Preprocess(tokenize="13a")

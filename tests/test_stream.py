@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import ngrameval as ne
 from ngrameval.errors import ConfigError
-from ngrameval.stream import Accumulator, load
+from ngrameval.scale.batches import Accumulator, load
 
 SPECS = "bleu,bleu:eff=yes,aev:alpha=0.3,n=2,chrf,chrf++,ter,rouge-1,rouge-l,rouge-su4,se"
 word = st.sampled_from(["the", "cat", "sat", "on", "a", "mat", "dog", "0", "."])
@@ -33,6 +33,39 @@ def test_batches_add_up_to_the_corpus(batches: list[list[tuple[str, list[str]]]]
         assert merged[s.metric].score == pytest.approx(s.score, rel=1e-12, abs=1e-15), s.metric
         assert got[s.metric].signature.split("|")[2:] == s.signature.split("|")[2:]
     assert acc.segments == len(every)
+
+
+def test_batches_chunks_and_partitions_sum_to_the_same_bits() -> None:
+    """Issue 30, item 2: one summation of rows with one exactness rule (ngrams.stats.add_rows). The Accumulator's
+    batches, the running sum of chunked files and Dask partitions (scale.chunks.fold) and the whole corpus in memory
+    give identical bits for float rows (ROUGE, SE sentence means); the Accumulator used to add each batch's own sum,
+    which differs in the last bits."""
+    import itertools
+
+    import numpy as np
+
+    from ngrameval.api import measure
+    from ngrameval.scale.chunks import fold
+
+    rng = np.random.default_rng(7)
+    words = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "far", "away"]
+    hyps = [" ".join(rng.choice(words, size=rng.integers(1, 9))) for _ in range(300)]
+    refs = [[" ".join(rng.choice(words, size=rng.integers(1, 9)))] for _ in range(300)]
+    specs = "rouge-l,rouge-su4,se,chrf"
+    cuts = [0, 37, 101, 102, 250, 300]
+    acc = Accumulator(specs)
+    summed = None
+    for a, b in itertools.pairwise(cuts):
+        acc.update(hyps[a:b], refs[a:b])
+        rows = measure({"system": hyps[a:b]}, refs[a:b], specs)
+        summed = fold(summed, (rows, frozenset({1}), ()))
+    assert summed is not None
+    whole = measure({"system": hyps}, refs, specs)
+    for r, folded, (name, total) in zip(whole, summed.rows, acc.sums().items(), strict=True):
+        assert name == r.metric
+        at_once = r.values[0].sum(axis=0)
+        assert total.tobytes() == at_once.tobytes(), name
+        assert folded.values[0][0].tobytes() == at_once.tobytes(), name
 
 
 def test_reset_nist_and_empty() -> None:

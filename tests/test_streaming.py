@@ -1,4 +1,4 @@
-"""Streaming ``score`` (ngrameval.streaming): bit for bit the in-memory scores with any chunk size, compressed
+"""Streaming ``score`` (ngrameval.scale.files): bit for bit the in-memory scores with any chunk size, compressed
 inputs, the same strict errors naming the right file and line, sentence output equal and written atomically,
 NIST in two passes, and peak memory that does not grow with the input."""
 
@@ -20,7 +20,7 @@ from ngrameval.cli import main
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io import read_lines
 from ngrameval.io.read import LineStream
-from ngrameval.streaming import Files, read_chunks, score_files
+from ngrameval.scale.files import Files, read_chunks, score_files
 
 WORDS = ["the", "cat", "sat", "on", "mat", "0", "dog", "ran", ",", ".", "running", "cats", "a", "is", "Über"]
 # every family: n-gram stats (BLEU, AEv, NIST with mteval's "0" bigrams, plain profile), ROUGE, chrF, TER, PINC, SE

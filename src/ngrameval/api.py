@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -15,35 +16,26 @@ from numpy.typing import NDArray
 from ngrameval import _direct, validate
 from ngrameval import progress as _progress
 from ngrameval._version import __version__
-from ngrameval.distributed.local import measure_chunked, resolve_jobs
-from ngrameval.errors import ConfigError, InputError, InputTypeError
+from ngrameval.errors import InputError, InputTypeError
+from ngrameval.jobs import chunked_map, resolve_jobs
 from ngrameval.metrics.aev import AEv
 from ngrameval.metrics.bleu import BLEU
-from ngrameval.metrics.chrf import ChrF, chrf_rows
-from ngrameval.metrics.cider import Cider, cider_rows
-from ngrameval.metrics.coco import CocoRougeL, coco_rouge_rows
 from ngrameval.metrics.nist import NIST
-from ngrameval.metrics.pinc import PINC
-from ngrameval.metrics.policy import FloatArray, summed_warnings
+from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import (
-    OWN_ROWS,
-    SENTENCE_METRICS,
     Metric,
     MetricSpec,
     check_metric,
     parse_spec,
     parse_specs,
+    rouge_metric,
     split_specs,
 )
 from ngrameval.metrics.rouge import ItemScores, Rouge, item_scores
-from ngrameval.metrics.se import SE, se_scores
-from ngrameval.metrics.ter import TER, ter_rows
-from ngrameval.ngrams import direct
-from ngrameval.ngrams.count import References, novelty_counts, overlap_stats
-from ngrameval.ngrams.stats import MetricRows, Stats, mean_of_rows, mean_rows, stats_scorer
-from ngrameval.ngrams.texts import Texts, flatten
+from ngrameval.metrics.rows import Batch
+from ngrameval.ngrams.stats import MetricRows, Stats, concatenated_rows
+from ngrameval.ngrams.texts import flatten
 from ngrameval.tabular import html_table, to_pandas
-from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Preprocess
 
 RefsLike = Sequence[str] | Sequence[Sequence[str]]
@@ -149,32 +141,11 @@ def nrefs_label(counts: Sequence[int]) -> str:
 
 def signature(spec: MetricSpec, n_refs: Sequence[int]) -> str:
     """``BLEU|nrefs:1|tok:13a|case:mixed|stop:no|stem:no|n:4|eff:no|smooth:exp|version:...``
-    (``n_refs``: the reference counts per segment; PINC is measured against the source: ``nrefs:src``)."""
-    nrefs = "src" if isinstance(spec.metric, PINC) else nrefs_label(n_refs)
-    own = spec.metric if isinstance(spec.metric, ChrF | TER) else None  # their own text handling
-    text = spec.pre.signature() if own is None else own.text_signature(spec.pre.lowercase) + spec.pre.norm_signature()
-    return (
-        f"{spec.metric.display_name()}|nrefs:{nrefs}|{text}|{spec.metric.signature()}|version:ngrameval-{__version__}"
-    )
-
-
-def sentence_scores(
-    metric: PINC | SE, systems: Sequence[Sequence[str]], refs: References, source: Sequence[str] | None
-) -> list[FloatArray]:
-    """Sentence PINC (against ``source``) or SE (against the references) of every system, chunk by chunk."""
-    if isinstance(metric, PINC) and source is None:
-        raise ConfigError("PINC is measured against the source sentences: give them (--source / source=)")
-    out: list[list[FloatArray]] = [[] for _ in systems]
-    enc = refs.encoder
-    for ch in refs.chunks:
-        src = None if source is None else Texts(*enc.encode(source[ch.start : ch.stop]))
-        for acc, hyps in zip(out, systems):
-            hyp = Texts(*enc.encode(hyps[ch.start : ch.stop]))
-            if isinstance(metric, SE):
-                acc.append(se_scores(hyp, Texts(ch.ids, ch.off), ch.seg))
-            elif src is not None:
-                acc.append(metric(*novelty_counts(hyp, src, metric.max_order, metric.sets)))
-    return [np.concatenate(acc) if acc else np.zeros(0) for acc in out]
+    (``n_refs``: the reference counts per segment; a metric measured against the source (PINC): ``nrefs:src``)."""
+    metric = spec.metric
+    nrefs = "src" if metric.needs_source else nrefs_label(n_refs)
+    text = metric.text_settings(spec.pre)
+    return f"{metric.display_name()}|nrefs:{nrefs}|{text}|{metric.signature()}|version:ngrameval-{__version__}"
 
 
 def measure(
@@ -188,7 +159,7 @@ def measure(
     """The summable per-segment rows of every metric of ``specs`` for every system (in ``systems``'
     order): one counting pass per text setting; PINC and SE become rows ``(score, 1)``. ``specs`` may also be
     a ``-m`` string (``"bleu,rouge-l"``). ``jobs``: threads (``None``: every core), bit for bit the
-    ``jobs=1`` result (see :mod:`ngrameval.distributed.local`). ``progress``: a bar on standard error
+    ``jobs=1`` result (see :func:`measure_chunked`). ``progress``: a bar on standard error
     (:mod:`ngrameval.progress`)."""
     given = dict(systems) if isinstance(systems, Mapping) else {}
     systems = validate.systems(systems)
@@ -245,80 +216,55 @@ def _measure_checked(
     texts = list(systems.values())
     n_refs = sorted(set(map(len, seg_refs)))
     out: dict[int, MetricRows] = {}
-    n_seg = len(seg_refs)  # the bar advances by n_seg for every metric as soon as its rows are made
     for pre, group in by_text.items():
-        rouge = [(i, sp.metric, signature(sp, n_refs)) for i, sp in group if isinstance(sp.metric, Rouge)]
-        if rouge:
-            # one tokenization of every text for all ROUGE variants of this text setting; R, P and F of one
-            # variant (--rouge-stats rpf) from one computation
-            variants = list(dict.fromkeys(replace(rm, stat="f") for _, rm, _ in rouge))
-            per_system = item_scores(variants, texts, *flatten(seg_refs), pre)
-            for i, rm, sig in rouge:
-                k = variants.index(replace(rm, stat="f"))
-                values = tuple(mean_rows(items[k].stat(rm.stat)) for items in per_system)
-                out[i] = MetricRows(rm.display_name(), sig, True, values, mean_of_rows)
-            advance(len(rouge) * n_seg)
-        own = [(i, sp, sp.metric) for i, sp in group if isinstance(sp.metric, OWN_ROWS)]
-        if own:
-            flat, seg = flatten(seg_refs)
-            raw = texts  # chrF and TER read raw text (the others through an Encoder, which normalises)
-            if pre.normalize and any(isinstance(om, ChrF | TER) for _, _, om in own):
-                raw = [normalize_texts(h, pre.normalize) for h in texts]
-                flat = list(normalize_texts(flat, pre.normalize))
-            for i, spec, om in own:  # summable rows from the metric's own builder (raw text, not 13a tokens)
-                if isinstance(om, ChrF):
-                    values = tuple(chrf_rows(om, raw, flat, seg, spec.pre.lowercase))
-                elif isinstance(om, Cider):  # rows (score, 1); df over every reference of the set
-                    values = tuple(cider_rows(om, texts, flat, seg, spec.pre))
-                elif isinstance(om, CocoRougeL):
-                    values = tuple(coco_rouge_rows(om, texts, flat, seg, spec.pre))
-                else:
-                    values = tuple(ter_rows(om, raw, flat, seg))
-                out[i] = MetricRows(om.display_name(), signature(spec, n_refs), True, values, om)
-                advance(n_seg)
-        if len(rouge) + len(own) == len(group):
-            continue
-        counted = [(i, sp, sp.metric) for i, sp in group if not isinstance(sp.metric, SENTENCE_METRICS)]
-        novelty = any(isinstance(sp.metric, PINC | SE) for _, sp in group)
-        nist = any(m.needs_info for _, _, m in counted)
-        # corpus-wide token ids where PINC/SE or the counting needs them; else counted straight from the lines
-        built = References.build(seg_refs, pre) if novelty or not direct.applies(pre, nist) else None
-        if counted:
-            # one count for every metric of this text setting
-            order = max(m.order_needed for _, _, m in counted)
-            stats = (
-                direct.direct_stats(texts, seg_refs, pre, order)
-                if built is None
-                else overlap_stats(texts, built, max_order=order, nist=nist)
-            )
-            values = tuple(st.values for st in stats)
-            for i, spec, metric in counted:
-                scorer = stats_scorer(metric, order, nist)
-                details = _bleu_details(metric, order, nist) if isinstance(metric, BLEU) else None
-                out[i] = MetricRows(
-                    metric.display_name(), signature(spec, n_refs), spec.fraction, values, scorer, details
-                )
-            advance(len(counted) * n_seg)
+        # what the metrics of one text setting share (one n-gram count, one ROUGE tokenization) is made once
+        batch = Batch(texts, seg_refs, pre, [sp.metric for _, sp in group], source)
         for i, spec in group:
-            if built is not None and isinstance(spec.metric, PINC | SE):
-                sent = sentence_scores(spec.metric, texts, built, source)
-                values = tuple(mean_rows(x) for x in sent)
-                name = spec.metric.display_name()
-                out[i] = MetricRows(name, signature(spec, n_refs), spec.fraction, values, mean_of_rows)
-                advance(n_seg)
+            rows = spec.metric.rows(batch)
+            sig = signature(spec, n_refs)
+            out[i] = MetricRows(spec.metric.display_name(), sig, spec.fraction, rows.values, rows.scorer, rows.details)
+            advance(len(seg_refs))  # the bar counts segments x metrics done
     return unique_names([directed(out[i], specs[i]) for i in range(len(specs))])
+
+
+def measure_chunked(
+    systems: Mapping[str, Sequence[str]],
+    refs: Sequence[Sequence[str]],
+    specs: Sequence[MetricSpec],
+    source: Sequence[str] | None,
+    jobs: int,
+) -> list[MetricRows]:
+    """:func:`measure` of checked, segment-major inputs on ``jobs`` threads (:func:`ngrameval.jobs.chunked_map`):
+    a segment's rows depend on its own text alone, so chunks of segments are measured on their own (each its own
+    vocabulary) and their rows concatenated in order; the text settings of a ``corpus_wide`` metric (NIST's
+    information weights, CIDEr's document frequencies) are measured over the whole corpus as one more task of the
+    pool. Equal to the serial result bit for bit, names and signatures included."""
+    wide = {sp.pre for sp in specs if sp.metric.corpus_wide}
+    whole = [k for k, sp in enumerate(specs) if sp.pre in wide]
+    split = [k for k in range(len(specs)) if k not in whole]
+
+    def run(ks: list[int], ch: range) -> list[MetricRows]:
+        part = {name: hyps[ch.start : ch.stop] for name, hyps in systems.items()}
+        src = None if source is None else source[ch.start : ch.stop]
+        return measure(part, refs[ch.start : ch.stop], [specs[k] for k in ks], src)
+
+    first = [partial(run, whole, range(len(refs)))] if whole else []
+    try:
+        wholes, parts = chunked_map(partial(run, split) if split else None, len(refs), jobs, first)
+    except InputError:
+        # a message naming a segment counts from the chunk's start: let the serial path name it
+        return measure(systems, refs, specs, source)
+    rows: dict[int, MetricRows] = {}
+    if whole:
+        rows.update(zip(whole, wholes[0]))
+    if split:
+        rows.update(zip(split, (replace(r, values=v) for r, v in zip(parts[0], concatenated_rows(parts)))))
+    return named([rows[k] for k in range(len(specs))], specs, sorted({len(r) for r in refs}))
 
 
 def directed(rows: MetricRows, spec: MetricSpec) -> MetricRows:
     """``rows`` carrying the direction of ``spec``'s metric (lower is better for TER)."""
     return replace(rows, higher_is_better=bool(getattr(spec.metric, "higher_is_better", True)))
-
-
-def _bleu_details(metric: BLEU, order: int, nist: bool) -> Callable[[FloatArray], dict[str, Any] | None]:
-    def details(total: FloatArray) -> dict[str, Any] | None:
-        return metric.breakdown(Stats(total, order, nist))
-
-    return details
 
 
 def unique_names(rows: Sequence[MetricRows]) -> list[MetricRows]:
@@ -584,9 +530,7 @@ def rouge(
     n_refs = np.unique(np.diff(seg)).tolist()
     by_text: dict[Preprocess, list[tuple[str, MetricSpec, Rouge]]] = {}
     for name, spec in zip(metrics, specs):
-        if not isinstance(spec.metric, Rouge):
-            raise ConfigError(f"{name!r} is not a ROUGE spec")
-        by_text.setdefault(spec.pre, []).append((name, spec, spec.metric))
+        by_text.setdefault(spec.pre, []).append((name, spec, rouge_metric(name, spec)))
     out: dict[str, RougeScore] = {}
     for pre, group in by_text.items():
         (scores,) = item_scores([m for _, _, m in group], [hyps], flat, seg, pre)

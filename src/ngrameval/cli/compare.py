@@ -40,7 +40,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         "jobs": _resample_jobs(args),
     }
     if args.scheduler:
-        from ngrameval.distributed import commands
+        from ngrameval.cli import scheduler as commands
 
         result = commands.compare(args, _specs(args, args.metrics), _namer(args), args.baseline, **options)
     elif (streamed := _score_streamed(args, sentence=False, keep_rows=True)) is not None:

@@ -282,7 +282,7 @@ def _add_jobs(p: argparse.ArgumentParser) -> None:
 
 def _scheduler(text: str) -> str:
     """``--scheduler``: anything but an empty value (which would run the job here, silently); the address itself is
-    checked when connecting (:func:`ngrameval.distributed.cluster.connect`)."""
+    checked when connecting (:func:`ngrameval.scale.dask.cluster.connect`)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(
             "expected local, local:N or a scheduler's address (tcp://HOST:PORT), got an empty value"

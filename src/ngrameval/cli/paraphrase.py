@@ -23,7 +23,7 @@ def cmd_paraphrase(args: argparse.Namespace) -> int:
 
     pinc = PINC(args.pinc_order, not args.pinc_counts, args.pinc_average)
     if args.scheduler:
-        from ngrameval.distributed import commands
+        from ngrameval.cli import scheduler as commands
 
         _emit_paraphrase(args, commands.paraphrase(args, _namer(args), pinc))
         return 0

@@ -38,8 +38,8 @@ from ngrameval.report.render import TABLE_FORMATS, render, score_only
 
 
 def _score_on_dask(args: argparse.Namespace) -> list[Any]:
-    """``score --scheduler``: see :mod:`ngrameval.distributed.commands`."""
-    from ngrameval.distributed import commands
+    """``score --scheduler``: see :mod:`ngrameval.cli.scheduler`."""
+    from ngrameval.cli import scheduler as commands
 
     return commands.score(args, _specs(args, args.metrics), _namer(args))
 
@@ -72,7 +72,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         results = _score_on_dask(args)
     else:
         if args.scheduler:  # the bootstrap needs every segment's rows: gathered from the workers
-            from ngrameval.distributed import commands
+            from ngrameval.cli import scheduler as commands
 
             specs = _specs(args, args.metrics)
             names, rows = commands.segment_rows(args, specs, _namer(args))
@@ -89,7 +89,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                            jobs=_resample_jobs(args))  # fmt: skip
             results = _with_intervals(results, ci, len(rows), f"bs:{args.confidence_n}|seed:{args.seed}")
     if streamed is not None and sentence:
-        from ngrameval.streaming import write_output
+        from ngrameval.report.sentences import write_output
 
         try:  # sentence scores from the spill files, never all in memory
             write_output(streamed, results, args.format, _digits(args, 2), args.output, sys.stdout)
@@ -103,9 +103,9 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def _score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool) -> Any:
-    """``score`` (and ``compare``'s rows) streamed in chunks (:mod:`ngrameval.streaming`, bounded memory) with
+    """``score`` (and ``compare``'s rows) streamed in chunks (:mod:`ngrameval.scale.files`, bounded memory) with
     ``--chunk-size`` or for large input files; None: read the inputs in memory."""
-    from ngrameval import streaming
+    from ngrameval.scale import files as streaming
 
     if not args.refs:
         return None

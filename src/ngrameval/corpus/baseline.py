@@ -17,8 +17,8 @@ from numpy.typing import NDArray
 
 from ngrameval import progress as _progress
 from ngrameval.corpus.msvd import Description
-from ngrameval.distributed.local import resolve_jobs, thread_map
 from ngrameval.errors import InputError
+from ngrameval.jobs import resolve_jobs, thread_map
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.pinc import DEFAULT_PINC, PINC
 from ngrameval.ngrams.count import count_rows, novelty_counts

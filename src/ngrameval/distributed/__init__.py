@@ -1,19 +1,15 @@
-"""Jobs beyond one core: threads on this machine (:mod:`.local`, no dependency) and Dask workers
-(:mod:`.cluster`, the ``ngrameval[dask]`` extra, imported only when used). Kernels and metrics know
-nothing of where they run: partitions of segments are mapped to summable rows, and the rows reduced."""
+"""Deprecated alias of :mod:`ngrameval.scale.dask` (threads: :mod:`ngrameval.jobs`; the command line's
+``--scheduler``: :mod:`ngrameval.cli.scheduler`); moved in 0.1.0, removed in 0.2.0 (see docs/deprecations.md)."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
-_CLUSTER = ("close", "connect", "corpus_rows", "from_bag", "from_dataframe", "from_text_shards", "score")
-_GATHER = ("compare", "paraphrase", "plane", "segment_rows", "write_sentences")
-__all__ = [*_CLUSTER, *_GATHER]
+warnings.warn("ngrameval.distributed is deprecated: import ngrameval.scale.dask", DeprecationWarning, stacklevel=2)
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:  # dask is imported only when the cluster API is used
-        from ngrameval.distributed import cluster, gather
+    from ngrameval.scale import dask
 
-        return getattr(cluster if name in _CLUSTER else gather, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(dask, name)  # dask itself is imported only when the cluster API is used

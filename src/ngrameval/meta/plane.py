@@ -17,8 +17,8 @@ import numpy as np
 from ngrameval import progress as _progress
 from ngrameval import validate
 from ngrameval.api import RefsLike, segment_major
-from ngrameval.distributed.local import resolve_jobs, segment_chunks, thread_map
 from ngrameval.errors import ConfigError, InputError
+from ngrameval.jobs import resolve_jobs, segment_chunks, thread_map
 from ngrameval.meta.correlate import HumanScores, coefficient
 from ngrameval.meta.resample import FloatArray
 from ngrameval.metrics.aev import AEv

@@ -34,8 +34,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval import progress as _progress
-from ngrameval.distributed.local import resolve_jobs, run_blocks
 from ngrameval.errors import ConfigError, InputError
+from ngrameval.jobs import resolve_jobs, run_blocks
 from ngrameval.meta.resample import FloatArray, WeightedSums, blocks, bootstrap_counts, resolve_seed, swap_masks
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.tabular import html_table, to_pandas

@@ -32,12 +32,13 @@ from ngrameval.metrics.policy import (
     warn_undefined,
     weighted_log_mean,
 )
+from ngrameval.metrics.rows import RowMetric
 from ngrameval.ngrams.stats import Stats
 from ngrameval.validate import MAX_ORDER, integer, number
 
 
 @dataclass(frozen=True)
-class AEv:
+class AEv(RowMetric):
     """AEv(alpha, N) with brevity constant B and wordiness constant W (``math.inf`` disables WP)."""
 
     alpha: float = 0.5
@@ -50,7 +51,7 @@ class AEv:
     label: str | None = None
 
     name: ClassVar[str] = "AEv"
-    needs_info: ClassVar[bool] = False
+    counted: ClassVar[bool] = True  # rows: the shared n-gram statistics
     higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:

@@ -26,19 +26,22 @@ from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import (
     SACREBLEU_SMOOTH,
     FloatArray,
+    check_smooth_value,
     divide,
     exceed_penalty,
     smooth_label,
     smoothed_precisions,
     warn_undefined,
 )
+from ngrameval.metrics.rows import Details, RowMetric
 from ngrameval.ngrams.stats import Stats
+from ngrameval.validate import MAX_ORDER, integer, number
 
 SMOOTH_METHODS = (*SACREBLEU_SMOOTH, "mteval", *(f"nltk{i}" for i in range(8)))
 
 
 @dataclass(frozen=True)
-class BLEU:
+class BLEU(RowMetric):
     """Corpus or sentence BLEU from :class:`Stats` (scores in [0, 1])."""
 
     max_order: int = 4
@@ -50,7 +53,7 @@ class BLEU:
     nltk_k: float = 5.0
 
     name: ClassVar[str] = "BLEU"
-    needs_info: ClassVar[bool] = False
+    counted: ClassVar[bool] = True  # rows: the shared n-gram statistics
     higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
@@ -89,6 +92,21 @@ class BLEU:
         score = bp * np.exp(logs.sum(axis=-1) / eff)
         # sacreBLEU: no match at all -> 0; a zero precision in the mean -> log floor -> 0.
         return np.asarray(np.where(zero | ~np.any(correct > 0, axis=-1), 0.0, score))
+
+    def check(self) -> None:
+        extra = 1 if self.smooth_method in ("nltk5", "nltk7") else 0  # these read order n + 1
+        integer(self.max_order, f"BLEU n (max_order) with smoothing {self.smooth_method}", 1, MAX_ORDER - extra)
+        check_smooth_value(self.smooth_method, self.smooth_value, "BLEU smooth_value")
+        for field in ("nltk_epsilon", "nltk_alpha", "nltk_k"):
+            number(getattr(self, field), f"BLEU {field}", 0.0, low_open=True)
+
+    def details(self, order: int, nist: bool) -> Details:
+        """:meth:`breakdown` of a summed row of statistics counted at ``order``."""
+
+        def details(total: FloatArray) -> dict[str, Any] | None:
+            return self.breakdown(Stats(total, order, nist))
+
+        return details
 
     def breakdown(self, total: Stats) -> dict[str, Any] | None:
         """sacreBLEU's BLEU breakdown of one summed row, computed in its arithmetic (``100 * c / t``): the

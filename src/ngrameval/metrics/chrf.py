@@ -55,8 +55,10 @@ import numpy as np
 from ngrameval import _overlap
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.rows import Batch, RowMetric, Rows, raw_text_ignored
 from ngrameval.ngrams.chars import WordUnits, char_units, ngram_counts
 from ngrameval.ngrams.texts import IntArray, Texts
+from ngrameval.text.pipeline import Preprocess
 from ngrameval.validate import MAX_ORDER, MAX_SQUARED, integer, number
 
 EPS = 1e-16  # sacreBLEU's eps of chrF++.py smoothing
@@ -73,7 +75,7 @@ def alpha_of_beta(beta: float) -> float:
 
 
 @dataclass(frozen=True)
-class ChrF:
+class ChrF(RowMetric):
     """chrF / chrF++ configuration; called on rows ``(..., 3 * (char_order + word_order))`` -> fractions."""
 
     char_order: int = 6
@@ -83,7 +85,6 @@ class ChrF:
     eps_smoothing: bool = False
 
     higher_is_better: ClassVar[bool] = True
-    needs_info: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         integer(self.char_order, "chrF char_order (nc)", 0, MAX_ORDER)
@@ -142,6 +143,17 @@ class ChrF:
     def text_signature(self, lowercase: bool) -> str:
         """The text part of the signature: chrF reads raw characters (no tokenizer, stemmer or stop words)."""
         return f"case:{'lc' if lowercase else 'mixed'}"
+
+    def ignored_options(self, own: Preprocess, given: Preprocess) -> list[tuple[str, str]]:
+        return raw_text_ignored(given, "chrF reads raw characters")
+
+    def text_settings(self, pre: Preprocess) -> str:
+        return self.text_signature(pre.lowercase) + pre.norm_signature()
+
+    def rows(self, batch: Batch) -> Rows:
+        """Summable character and word n-gram statistics of the raw text (:func:`chrf_rows`)."""
+        systems, flat, seg = batch.raw
+        return Rows(tuple(chrf_rows(self, systems, flat, seg, batch.pre.lowercase)), self)
 
     def signature(self) -> str:
         eff = "no" if self.eps_smoothing else "yes"

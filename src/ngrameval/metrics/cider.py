@@ -40,6 +40,7 @@ import numpy as np
 
 from ngrameval.errors import InputError
 from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.rows import Batch, RowMetric, Rows
 from ngrameval.ngrams.stats import mean_of_rows, mean_rows
 from ngrameval.ngrams.texts import IntArray, Texts
 from ngrameval.text.pipeline import Encoder, Preprocess
@@ -49,7 +50,7 @@ REFERENCES = {True: "pycocoevalcap-1.2", False: "vrama91-cider"}  # what each va
 
 
 @dataclass(frozen=True)
-class Cider:
+class Cider(RowMetric):
     """CIDEr-D (``defended``: clipped, length-penalised, pycocoevalcap's ``Cider``) or CIDEr (the original);
     called on rows ``(..., 2)`` = (sum of segment scores, segments) -> mean segment score (0 .. 10)."""
 
@@ -58,7 +59,7 @@ class Cider:
     defended: bool = True
 
     higher_is_better: ClassVar[bool] = True
-    needs_info: ClassVar[bool] = True  # document frequencies come from every reference of the set
+    corpus_wide: ClassVar[bool] = True  # document frequencies come from every reference of the set
 
     def __post_init__(self) -> None:
         integer(self.n, "CIDEr n", 1, MAX_ORDER)
@@ -67,6 +68,11 @@ class Cider:
     @property
     def order_needed(self) -> int:
         return self.n
+
+    def rows(self, batch: Batch) -> Rows:
+        """Rows ``(CIDEr, 1)``; df over every reference of the batch (:func:`cider_rows`)."""
+        flat, seg = batch.flat
+        return Rows(tuple(cider_rows(self, batch.systems, flat, seg, batch.pre)), self)
 
     def __call__(self, values: FloatArray) -> FloatArray:
         """Mean CIDEr of summed ``(score, 1)`` rows.

@@ -35,6 +35,7 @@ from rapidfuzz.distance import LCSseq
 
 from ngrameval.errors import InputError
 from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.rows import Batch, RowMetric, Rows
 from ngrameval.ngrams.stats import Stats, mean_of_rows, mean_rows
 from ngrameval.ngrams.texts import IntArray, Texts
 from ngrameval.text.pipeline import Encoder, Preprocess
@@ -51,12 +52,12 @@ def _libm(fn: Callable[[float], float], x: FloatArray) -> FloatArray:
 
 
 @dataclass(frozen=True)
-class CocoBleu:
+class CocoBleu(RowMetric):
     """coco-caption BLEU-N from :class:`Stats` (fractions in [0, 1])."""
 
     max_order: int = 4
 
-    needs_info: ClassVar[bool] = False
+    counted: ClassVar[bool] = True  # rows: the shared n-gram statistics
     higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
@@ -94,12 +95,11 @@ class CocoBleu:
 
 
 @dataclass(frozen=True)
-class CocoRougeL:
+class CocoRougeL(RowMetric):
     """coco-caption ROUGE-L; called on rows ``(..., 2)`` = (sum of segment scores, segments) -> mean."""
 
     beta: float = 1.2
 
-    needs_info: ClassVar[bool] = False
     higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
@@ -117,6 +117,11 @@ class CocoRougeL:
 
     def signature(self) -> str:
         return f"beta:{self.beta:g}|multi:max-p-max-r|ref:{VERSION}"
+
+    def rows(self, batch: Batch) -> Rows:
+        """Rows ``(ROUGE-L, 1)`` (:func:`coco_rouge_rows`)."""
+        flat, seg = batch.flat
+        return Rows(tuple(coco_rouge_rows(self, batch.systems, flat, seg, batch.pre)), self)
 
 
 def coco_rouge_scores(metric: CocoRougeL, hyps: Texts, refs: Texts, seg: IntArray) -> FloatArray:

@@ -28,7 +28,9 @@ import numpy as np
 
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray, divide
+from ngrameval.metrics.rows import RowMetric
 from ngrameval.ngrams.stats import Stats
+from ngrameval.validate import MAX_ORDER, integer
 
 BETA = -math.log(0.5) / math.log(1.5) ** 2
 PROFILES = ("mteval", "plain")
@@ -42,7 +44,7 @@ def nist_penalty(ratio: FloatArray) -> FloatArray:
 
 
 @dataclass(frozen=True)
-class NIST:
+class NIST(RowMetric):
     """NIST-N from :class:`Stats` counted with ``nist=True`` (unbounded scale, not 0-1); ``profile`` and
     ``ref_len`` as in the module docstring."""
 
@@ -51,7 +53,9 @@ class NIST:
     ref_len: str = "mean"
 
     name: ClassVar[str] = "NIST"
+    counted: ClassVar[bool] = True  # rows: the shared n-gram statistics, with information weights
     needs_info: ClassVar[bool] = True
+    corpus_wide: ClassVar[bool] = True  # weights from every reference of the corpus
     higher_is_better: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
@@ -81,6 +85,9 @@ class NIST:
             info[..., 1] += stats.info_zero
         gain = (info / np.maximum(stats.total_ngrams[..., : self.n], 1.0)).sum(axis=-1)
         return np.asarray(gain * nist_penalty(divide(stats.hyp_len, self.reference_length(stats))))
+
+    def check(self) -> None:
+        integer(self.n, "NIST n", 1, MAX_ORDER)
 
     def display_name(self) -> str:
         return f"NIST-{self.n}" if self.n != 5 else "NIST"

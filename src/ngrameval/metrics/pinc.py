@@ -24,13 +24,17 @@ from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray, divide, warn_undefined
+from ngrameval.metrics.rows import Batch, IntArray, RowMetric, Rows
+from ngrameval.ngrams.count import novelty_counts
+from ngrameval.ngrams.stats import mean_of_rows
+from ngrameval.ngrams.texts import Texts
 from ngrameval.validate import MAX_ORDER, integer
 
 AVERAGES = ("present", "all")
 
 
 @dataclass(frozen=True)
-class PINC:
+class PINC(RowMetric):
     """PINC of each candidate from its (shared, total) n-gram counts against the source."""
 
     max_order: int = 4
@@ -38,6 +42,8 @@ class PINC:
     average: str = "present"
 
     higher_is_better: ClassVar[bool] = True  # more novelty against the source
+    needs_source: ClassVar[bool] = True
+    reads_tokens: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         integer(self.max_order, "PINC max_order (n)", 1, MAX_ORDER)
@@ -57,6 +63,17 @@ class PINC:
         warn_undefined(empty, "PINC", "empty candidate")
         return np.where(empty, 0.0, divide(change.sum(axis=-1), orders.astype(np.float64)))
 
+    def rows(self, batch: Batch) -> Rows:
+        """Rows ``(PINC, 1)`` of every candidate against its source sentence (texts encoded as the references)."""
+        if batch.source is None:
+            raise ConfigError("PINC is measured against the source sentences: give them (--source / source=)")
+
+        def score(hyp: Texts, refs: Texts, seg: IntArray, src: Texts | None) -> FloatArray:
+            assert src is not None
+            return self(*novelty_counts(hyp, src, self.max_order, self.sets))
+
+        return Rows(batch.sentence_rows(score), mean_of_rows)
+
     def display_name(self) -> str:
         return "PINC"
 
@@ -64,4 +81,11 @@ class PINC:
         return f"n:{self.max_order}|ngrams:{'sets' if self.sets else 'counts'}|avg:{self.average}"
 
 
-DEFAULT_PINC = PINC()  # sets, N = 4, averaged over the orders present
+DEFAULT_PINC = PINC()
+
+
+def checked_pinc(value: object) -> PINC:
+    """``value`` when it is a :class:`PINC` configuration, else a ConfigError saying what it is."""
+    if not isinstance(value, PINC):
+        raise ConfigError(f"pinc must be a PINC configuration, got {type(value).__name__}")
+    return value  # sets, N = 4, averaged over the orders present

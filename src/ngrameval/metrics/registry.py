@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.aev import PAPER_TEXT, PRESETS, AEv
@@ -31,54 +30,31 @@ from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.nist import PROFILES as NIST_PROFILES
 from ngrameval.metrics.nist import REF_LENS as NIST_REF_LENS
 from ngrameval.metrics.pinc import AVERAGES, PINC
-from ngrameval.metrics.policy import SACREBLEU_SMOOTH, FloatArray, check_smooth_value
+from ngrameval.metrics.policy import SACREBLEU_SMOOTH
 from ngrameval.metrics.rouge import MULTI, STATS, Rouge
+from ngrameval.metrics.rows import RowMetric
 from ngrameval.metrics.se import SE
 from ngrameval.metrics.ter import TER
-from ngrameval.ngrams.stats import Stats
 from ngrameval.text.normalize import check_norm
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.sentences import SPLITTERS
 from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS
 from ngrameval.validate import MAX_ORDER as KERNEL_MAX_ORDER
-from ngrameval.validate import integer, number
 
 MAX_ORDER = KERNEL_MAX_ORDER  # the highest n-gram order the C counting kernels take (_overlap.MAX_ORDER)
 
 
-class Metric(Protocol):
-    """What every metric configuration offers."""
-
-    @property
-    def order_needed(self) -> int: ...
-
-    @property
-    def needs_info(self) -> bool: ...
-
-    @property
-    def higher_is_better(self) -> bool:
-        """The metric's direction: False for error rates (TER)."""
-        ...
-
-    def __call__(self, stats: Stats) -> FloatArray: ...
-
-    def display_name(self) -> str: ...
-
-    def signature(self) -> str: ...
-
-
-# not computed from overlap Stats: means of per-segment scores (PINC, SE, ROUGE) and metrics with their own
-# summable rows (chrF, TER: OWN_ROWS)
-SentenceMetric = PINC | SE | Rouge | ChrF | TER | Cider | CocoRougeL
-OWN_ROWS = (ChrF, TER, Cider, CocoRougeL)
-SENTENCE_METRICS = (PINC, SE, Rouge, *OWN_ROWS)
+# What every metric configuration offers orchestration: its own rows (:meth:`RowMetric.rows`) and the flags of
+# :mod:`ngrameval.metrics.rows`; which class a metric is matters only to its own module and to parsing here.
+Metric = RowMetric
+SentenceMetric = RowMetric  # (the name of its type before metrics brought their own rows)
 
 
 @dataclass(frozen=True)
 class MetricSpec:
     """A metric with the text settings it is counted under; ``fraction`` metrics print x100."""
 
-    metric: Metric | SentenceMetric
+    metric: Metric
     pre: Preprocess
     fraction: bool = True
 
@@ -185,7 +161,7 @@ _KEYS["cider"] = {"n": ("n", _int)}
 _KEYS["coco-bleu"] = {"n": ("max_order", _int)}
 _KEYS["coco-rouge-l"] = {"beta": ("beta", _float)}
 COCO_NAMES = ("cider-d", "cider", "coco-bleu", "coco-rouge-l")  # tokenized as coco-caption by default
-_FACTORIES: dict[str, Callable[..., Metric | SentenceMetric]] = {
+_FACTORIES: dict[str, Callable[..., Metric]] = {
     "bleu": BLEU,
     "nist": NIST,
     "aev": AEv,
@@ -228,27 +204,11 @@ def _rouge_defaults(tokenize: str) -> dict[str, Any]:
     return {"round5": tokenize == "rouge155"}
 
 
-def check_metric(metric: object) -> None:
-    """ConfigError naming the option and its range for any numeric option of BLEU, NIST or ROUGE outside it
-    (AEv and PINC check theirs when built). Orders run 1 .. the counting kernel's MAX_ORDER (100)."""
-    if isinstance(metric, BLEU):
-        extra = 1 if metric.smooth_method in ("nltk5", "nltk7") else 0  # these read order n + 1
-        integer(metric.max_order, f"BLEU n (max_order) with smoothing {metric.smooth_method}", 1, MAX_ORDER - extra)
-        check_smooth_value(metric.smooth_method, metric.smooth_value, "BLEU smooth_value")
-        for field in ("nltk_epsilon", "nltk_alpha", "nltk_k"):
-            number(getattr(metric, field), f"BLEU {field}", 0.0, low_open=True)
-    elif isinstance(metric, NIST):
-        integer(metric.n, "NIST n", 1, MAX_ORDER)
-    elif isinstance(metric, Rouge):
-        integer(metric.n, "ROUGE-N n", 1, MAX_ORDER)
-        if metric.gap is not None:
-            integer(metric.gap, "ROUGE-S/SU skip gap", 0, sys.maxsize)
-        if metric.variant == "w":
-            # ROUGE-1.5.5: "-w weight ... a number greater than 1"; w <= 1 gives scores above 1
-            number(metric.weight, "ROUGE-W w (weight)", 1.0, low_open=True)
-        number(metric.alpha, "ROUGE alpha (-p)", 0.0, 1.0)
-        integer(metric.length_limit, "ROUGE l (length_limit, words)", 0, sys.maxsize)
-        integer(metric.byte_limit, "ROUGE b (byte_limit)", 0, sys.maxsize)
+def check_metric(metric: Metric) -> None:
+    """ConfigError naming the option and its range for any numeric option outside it (:meth:`RowMetric.check`;
+    BLEU, NIST and ROUGE check theirs here, AEv and PINC when built). Orders run 1 .. the counting kernel's
+    MAX_ORDER (100)."""
+    metric.check()
 
 
 _YES_NO = "yes|no"
@@ -332,25 +292,7 @@ def describe() -> list[tuple[str, str, str, str]]:
 def ignored_options(spec: MetricSpec, pre: Preprocess) -> list[tuple[str, str]]:
     """The command line's text options (``pre``: tokenizer, lower-casing, stop words, stemming as given) that
     have no effect on ``spec``'s metric, each with the reason: (option, reason)."""
-    out: list[tuple[str, str]] = []
-    metric = spec.metric
-    if isinstance(metric, ChrF | TER):
-        own = "chrF reads raw characters" if isinstance(metric, ChrF) else "TER has its own tokenizer"
-        if pre.tokenize != "13a":
-            out.append((f"-tok {pre.tokenize}", own))
-        if pre.stem:
-            out.append(("--stem", own))
-        if pre.stopwords:
-            out.append(("--stopwords", own))
-        if isinstance(metric, TER) and pre.lowercase:
-            out.append(("-lc", "TER's case option is ter:case=yes|no (lower-cased by default)"))
-        return out
-    if spec.pre.tokenize != pre.tokenize and pre.tokenize != "13a":
-        how = "--rouge-profile" if isinstance(metric, Rouge) else "tok= in the spec"
-        out.append((f"-tok {pre.tokenize}", f"it tokenizes with {spec.pre.tokenize} (set {how} to change it)"))
-    if pre.lowercase and spec.pre.tokenize in LOWERCASING:
-        out.append(("-lc", f"its tokenizer {spec.pre.tokenize} lower-cases by itself"))
-    return out
+    return spec.metric.ignored_options(spec.pre, pre)
 
 
 def _bad(value: str, valid: Sequence[str]) -> str:
@@ -446,6 +388,13 @@ def parse_spec(spec: str, pre: Preprocess | None = None, rouge: Mapping[str, Any
     except ConfigError as exc:
         raise ConfigError(f"{spec!r}: {exc}") from None
     return MetricSpec(metric, spec_pre, fraction=name != "nist")
+
+
+def rouge_metric(spec: str, parsed: MetricSpec) -> Rouge:
+    """The ROUGE variant of ``parsed`` (``spec``: as written), or a ConfigError saying it is not one."""
+    if not isinstance(parsed.metric, Rouge):
+        raise ConfigError(f"{spec!r} is not a ROUGE spec")
+    return parsed.metric
 
 
 def _converted(spec: str, key: str, conv: Callable[[str], Any], value: str) -> Any:

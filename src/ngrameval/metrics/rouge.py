@@ -27,9 +27,10 @@ leave-one-out subsets of the best-F reference of each subset; one reference: its
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -38,11 +39,14 @@ from numpy.typing import NDArray
 from ngrameval import _overlap, _rouge
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.rows import Batch, RowMetric, Rows
 from ngrameval.ngrams.count import ngram_totals
+from ngrameval.ngrams.stats import mean_of_rows, mean_rows
 from ngrameval.ngrams.texts import Texts
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Encoder, Preprocess
 from ngrameval.text.sentences import SPLITTERS, split_sentences
+from ngrameval.validate import MAX_ORDER, integer, number
 
 IntArray = NDArray[np.int64]
 VARIANTS = ("n", "l", "w", "s", "su")
@@ -51,7 +55,7 @@ STATS = ("f", "r", "p")
 
 
 @dataclass(frozen=True)
-class Rouge:
+class Rouge(RowMetric):
     """One ROUGE variant, its F weighting, multi-reference mode and length limits (see the module doc)."""
 
     variant: str = "n"
@@ -69,6 +73,7 @@ class Rouge:
     lsum: bool = False  # asked for as rouge-lsum: named ROUGE-Lsum (rouge-score's rougeLsum), split into sentences
 
     higher_is_better: ClassVar[bool] = True
+    tokenizer_option: ClassVar[str] = "--rouge-profile"
 
     def __post_init__(self) -> None:
         if self.sentences not in SPLITTERS:
@@ -95,6 +100,25 @@ class Rouge:
         name = {"n": str(self.n), "l": ell, "w": f"W-{self.weight:g}", "s": f"S{gap}", "su": f"SU{gap}"}
         sent = "" if self.split or self.variant not in ("l", "w") else "-sent"
         return f"ROUGE-{name[self.variant]}{sent}" + ("" if self.stat == "f" else f"-{self.stat.upper()}")
+
+    def check(self) -> None:
+        integer(self.n, "ROUGE-N n", 1, MAX_ORDER)
+        if self.gap is not None:
+            integer(self.gap, "ROUGE-S/SU skip gap", 0, sys.maxsize)
+        if self.variant == "w":
+            # ROUGE-1.5.5: "-w weight ... a number greater than 1"; w <= 1 gives scores above 1
+            number(self.weight, "ROUGE-W w (weight)", 1.0, low_open=True)
+        number(self.alpha, "ROUGE alpha (-p)", 0.0, 1.0)
+        integer(self.length_limit, "ROUGE l (length_limit, words)", 0, sys.maxsize)
+        integer(self.byte_limit, "ROUGE b (byte_limit)", 0, sys.maxsize)
+
+    def rows(self, batch: Batch) -> Rows:
+        """Rows ``(stat, 1)`` of every item; every ROUGE variant of the batch from one tokenization of each text,
+        R, P and F of one variant (``--rouge-stats rpf``) from one computation (:func:`item_scores`)."""
+        variants = list(dict.fromkeys(replace(m, stat="f") for m in batch.metrics if isinstance(m, Rouge)))
+        per_system = batch.shared("rouge", lambda: item_scores(variants, batch.systems, *batch.flat, batch.pre))
+        k = variants.index(replace(self, stat="f"))
+        return Rows(tuple(mean_rows(items[k].stat(self.stat)) for items in per_system), mean_of_rows)
 
     def signature(self) -> str:
         limit = f"|l:{self.length_limit}" if self.length_limit else f"|b:{self.byte_limit}" if self.byte_limit else ""

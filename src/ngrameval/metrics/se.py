@@ -22,6 +22,8 @@ from rapidfuzz.distance import Indel
 from ngrameval import limits
 from ngrameval.errors import LimitError
 from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.rows import Batch, RowMetric, Rows
+from ngrameval.ngrams.stats import mean_of_rows
 from ngrameval.ngrams.texts import IntArray, Texts
 
 
@@ -51,10 +53,15 @@ def se_scores(hyps: Texts, refs: Texts, seg: IntArray) -> FloatArray:
 
 
 @dataclass(frozen=True)
-class SE:
+class SE(RowMetric):
     """String-edit similarity as a metric configuration (no options: substitution 2, indel 1)."""
 
     higher_is_better: ClassVar[bool] = True
+    reads_tokens: ClassVar[bool] = True
+
+    def rows(self, batch: Batch) -> Rows:
+        """Rows ``(SE, 1)`` of every hypothesis against its references (:func:`se_scores`)."""
+        return Rows(batch.sentence_rows(lambda hyp, refs, seg, src: se_scores(hyp, refs, seg)), mean_of_rows)
 
     def display_name(self) -> str:
         return "SE"

@@ -43,7 +43,9 @@ from numpy.typing import NDArray
 from ngrameval import _ter
 from ngrameval.errors import InputError, LimitError
 from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.rows import Batch, RowMetric, Rows, raw_text_ignored
 from ngrameval.ngrams.texts import IntArray
+from ngrameval.text.pipeline import Preprocess
 
 MAX_SHIFT_SIZE = 10  # Tercom's limits
 MAX_SHIFT_DIST = 50
@@ -88,7 +90,7 @@ _PUNCT = re.compile(r"[\.,\?:;!\"\(\)]")
 
 
 @dataclass(frozen=True)
-class TER:
+class TER(RowMetric):
     """TER configuration; called on rows ``(..., 2)`` = (edits, mean reference length) -> TER as a fraction."""
 
     normalized: bool = False
@@ -97,7 +99,6 @@ class TER:
     case_sensitive: bool = False
 
     higher_is_better: ClassVar[bool] = False
-    needs_info: ClassVar[bool] = False
 
     def __call__(self, values: FloatArray) -> FloatArray:
         """edits / reference length; 1 for edits without reference words, 0 for neither.
@@ -141,6 +142,19 @@ class TER:
     def text_signature(self, lowercase: bool) -> str:
         """TER has its own tokenizer and case option (``lowercase`` of the text settings is not used)."""
         return f"case:{'mixed' if self.case_sensitive else 'lc'}|tok:tercom"
+
+    def ignored_options(self, own: Preprocess, given: Preprocess) -> list[tuple[str, str]]:
+        out = raw_text_ignored(given, "TER has its own tokenizer")
+        case = "TER's case option is ter:case=yes|no (lower-cased by default)"
+        return out + ([("-lc", case)] if given.lowercase else [])
+
+    def text_settings(self, pre: Preprocess) -> str:
+        return self.text_signature(pre.lowercase) + pre.norm_signature()
+
+    def rows(self, batch: Batch) -> Rows:
+        """Rows (fewest edits, mean reference length) of the raw text (:func:`ter_rows`)."""
+        systems, flat, seg = batch.raw
+        return Rows(tuple(ter_rows(self, systems, flat, seg)), self)
 
     def signature(self) -> str:
         def yn(b: bool) -> str:

@@ -81,7 +81,7 @@ def ngram_totals(lens: IntArray, max_order: int) -> IntArray:
     return out
 
 
-def _nist_info(count: IntArray, prefix: NDArray[np.int32], total_words: int) -> NDArray[np.float64]:
+def nist_info(count: IntArray, prefix: NDArray[np.int32], total_words: int) -> NDArray[np.float64]:
     """info(w1..wn) = log2(count(w1..wn-1) / count(w1..wn)); unigrams use the total reference words."""
     context = np.where(prefix >= 0, count[np.maximum(prefix, 0)], total_words).astype(np.float64)
     with np.errstate(divide="ignore"):
@@ -156,7 +156,7 @@ def count_rows(
         gid, count_b, prefix_b, order_b = _overlap.intern(refs.ids, refs.off, n)
         count = np.frombuffer(count_b, dtype=np.int64)
         prefix = np.frombuffer(prefix_b, dtype=np.int32)
-        info = _nist_info(count, prefix, int(refs.off[-1]))
+        info = nist_info(count, prefix, int(refs.off[-1]))
         ids = refs.ids[: int(refs.off[-1])]
         zero = _zero_extra(zero_id, ids, np.frombuffer(gid, dtype=np.int32), count, prefix, n)
         order = np.frombuffer(order_b, dtype=np.int8).astype(np.int64) - 1

@@ -17,7 +17,7 @@ a resample the metric of ``W @ values``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -177,4 +177,33 @@ def mean_of_rows(values: NDArray[np.float64]) -> NDArray[np.float64]:
     den = values[..., 1]
     out = np.zeros(den.shape)
     np.divide(values[..., 0], den, out=out, where=den != 0)
+    return out
+
+
+def add_rows(total: NDArray[np.float64] | None, rows: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``total`` (a summed row; None: nothing yet) plus ``rows`` (segments x width) added one segment after the
+    other, ``((total + r0) + r1) + ...``: numpy's axis-0 sum adds the rows of one array in this order, so a corpus
+    summed piece by piece (batches, chunks of files, Dask partitions) is bit for bit the corpus summed at once.
+    The one summation of rows across pieces (:class:`ngrameval.scale.batches.Accumulator`,
+    :func:`ngrameval.scale.chunks.fold`).
+
+    >>> add_rows(add_rows(None, np.array([[0.1, 1.0]])), np.array([[0.2, 1.0], [0.3, 1.0]])).tolist()
+    [0.6000000000000001, 3.0]
+    """
+    stacked = rows if total is None else np.concatenate([total[np.newaxis], rows])
+    out: NDArray[np.float64] = np.add.reduce(stacked, axis=0)
+    return out
+
+
+def concatenated_rows(parts: Sequence[Sequence[MetricRows]]) -> list[tuple[NDArray[np.float64], ...]]:
+    """Per metric, each system's rows of every piece (chunk, partition) in order; metrics that share their
+    statistics in a piece (counted together) share the concatenated tuple too, so resampling multiplies them once."""
+    done: dict[int, tuple[NDArray[np.float64], ...]] = {}
+    out = []
+    for j, first in enumerate(parts[0]):
+        key = id(first.values)
+        if key not in done:
+            n_sys = len(first.values)
+            done[key] = tuple(np.concatenate([p[j].values[s] for p in parts]) for s in range(n_sys))
+        out.append(done[key])
     return out

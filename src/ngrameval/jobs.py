@@ -1,0 +1,99 @@
+"""Every core of one machine: long jobs split into chunks of segments or blocks of resamples and run on a
+thread pool (the C kernels release the GIL in their loops), then put back together in order, so every
+number is bit for bit the one of ``jobs=1``. The ground floor: it knows nothing of texts or metrics.
+
+- Chunks (:func:`chunked_map`): a function of a range of segments mapped over contiguous chunks, results in
+  order (scoring: :func:`ngrameval.api.measure_chunked`, each chunk measured on its own and its rows
+  concatenated; text settings of corpus-wide metrics run as one more task of the same pool).
+- Resampling (:func:`run_blocks`): the weights of every block are drawn in order on the calling
+  thread from the one seeded generator (the same draws as serially); the matrix products and scores
+  run on the pool, and the results are taken in block order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from typing import TypeVar
+
+import numpy as np
+
+from ngrameval.errors import ConfigError
+
+T = TypeVar("T")
+W = TypeVar("W")
+R = TypeVar("R")
+
+MIN_CHUNK = 2_000  # segments: smaller chunks cost more in per-call overhead than they gain
+CHUNKS_PER_JOB = 4  # a few chunks per thread, so an uneven chunk does not leave a core idle
+
+
+def resolve_jobs(jobs: int | None) -> int:
+    """The number of threads: ``jobs``, or every core available to this process for ``None``.
+
+    >>> resolve_jobs(3)
+    3
+    """
+    if jobs is None:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError(f"jobs must be a whole number >= 1 or None (every core), got {jobs!r}")
+    return jobs
+
+
+def segment_chunks(n_segments: int, jobs: int) -> list[range]:
+    """Contiguous chunks covering ``range(n_segments)``: about ``CHUNKS_PER_JOB * jobs`` of them, none
+    smaller than :data:`MIN_CHUNK` segments (one chunk when the corpus is small).
+
+    >>> len(segment_chunks(100_000, 2)), segment_chunks(3_000, 2)
+    (8, [range(0, 3000)])
+    """
+    count = max(1, min(CHUNKS_PER_JOB * jobs, n_segments // MIN_CHUNK))
+    bounds = np.linspace(0, n_segments, count + 1).astype(np.int64).tolist()
+    return [range(a, b) for a, b in itertools.pairwise(bounds)]
+
+
+def thread_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
+    """``[fn(x) for x in items]`` on ``jobs`` threads (inline for one job or one item), in order."""
+    if jobs == 1 or len(items) < 2:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=min(jobs, len(items)), thread_name_prefix="ngrameval") as pool:
+        return list(pool.map(fn, items))
+
+
+def run_blocks(sizes: Iterable[int], draw: Callable[[int], W], work: Callable[[int, int, W], R], jobs: int) -> list[R]:
+    """``work(start, size, draw(size))`` for each block, in order. ``draw`` always runs on the calling thread
+    in block order (a seeded generator gives the serial draws); ``work`` runs on ``jobs`` threads with at
+    most ``2 * jobs`` blocks drawn ahead, so memory stays bounded."""
+    out: list[R] = []
+    start = 0
+    if jobs == 1:
+        for size in sizes:
+            out.append(work(start, size, draw(size)))
+            start += size
+        return out
+    pending: deque[Future[R]] = deque()
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ngrameval") as pool:
+        for size in sizes:
+            if len(pending) >= 2 * jobs:
+                out.append(pending.popleft().result())
+            pending.append(pool.submit(work, start, size, draw(size)))
+            start += size
+        out.extend(f.result() for f in pending)
+    return out
+
+
+def chunked_map(
+    fn: Callable[[range], R] | None, n_items: int, jobs: int, first: Sequence[Callable[[], R]] = ()
+) -> tuple[list[R], list[R]]:
+    """``fn`` of every chunk of ``range(n_items)`` (:func:`segment_chunks`; no chunk when ``fn`` is None) on
+    ``jobs`` threads, and the tasks ``first`` (long ones: the pool starts them first) on the same pool: (their
+    results, the chunks' results), in order."""
+    tasks: list[Callable[[], R]] = [*first]
+    tasks += [partial(fn, ch) for ch in segment_chunks(n_items, jobs)] if fn is not None else []
+    results = thread_map(lambda task: task(), tasks, jobs)
+    return results[: len(first)], results[len(first) :]

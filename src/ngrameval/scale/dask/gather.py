@@ -1,0 +1,281 @@
+"""Dask jobs that need more than the corpus sum: paired significance between systems, paraphrase scores,
+sentence scores per shard, and the (alpha, N) plane.
+
+Each worker turns its partition's text into numbers; no text leaves it. What comes back, and what it costs
+the client (``S`` systems, ``n`` segments, 8-byte floats):
+
+- ``compare``: every segment's summable rows, gathered in segment order, then exactly the one-machine
+  :func:`ngrameval.meta.significance.paired_test` on them (same seeded resamples, same p-values). Memory:
+  ``8 x S x n x`` the metric's columns (BLEU 5 an order + 3 = 23, chrF 18, chrF++ 24, ROUGE/PINC/SE/TER/
+  CIDEr 2): BLEU on 10M segments of 2 systems is 3.7 GB on the client.
+- ``paraphrase``: every segment's BLEU rows with and without the source (23 columns each), PINC and SE
+  (one each): ``8 x S x n x 48`` bytes; then exactly :func:`ngrameval.paraphrase.paraphrase_scores`.
+- sentence scores (:func:`write_sentences`): written by the workers, one file per shard, beside the
+  corpus sum; the client holds only the sum (as :func:`ngrameval.scale.dask.cluster.score`).
+- ``plane``: the integer n-gram totals of each judged system (``S x (5N + 3)`` numbers a partition),
+  added up in any order (integer-valued floats: exact below 2**53).
+
+NIST is refused by ``compare`` here as by the corpus path (its information weights are corpus-wide).
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from ngrameval.errors import InputError
+from ngrameval.metrics.pinc import DEFAULT_PINC, PINC, checked_pinc
+from ngrameval.scale.chunks import Said, fold
+from ngrameval.scale.dask.cluster import (
+    Partition,
+    _dask,
+    bounded,
+    check_specs,
+    compute,
+    kept_warnings,
+    named_errors,
+    partition_rows,
+    say,
+    system_names,
+)
+
+if TYPE_CHECKING:
+    from dask.delayed import Delayed
+    from distributed import Client
+
+    from ngrameval.meta.correlate import HumanScores
+    from ngrameval.meta.plane import Plane
+    from ngrameval.meta.significance import Comparison
+    from ngrameval.metrics.registry import MetricSpec
+    from ngrameval.ngrams.stats import MetricRows, Stats
+    from ngrameval.paraphrase import ParaphraseResult, SegmentRows
+    from ngrameval.text.pipeline import Preprocess
+
+
+def _assembled(
+    parts: Sequence[tuple[list[MetricRows], frozenset[int], Said]], specs: Sequence[MetricSpec]
+) -> tuple[list[MetricRows], Said]:
+    """The per-segment rows of every partition, concatenated in order and named as one machine names them, and
+    the partitions' warnings."""
+    from ngrameval.api import named
+    from ngrameval.ngrams.stats import concatenated_rows
+
+    rows = [replace(r, values=v) for r, v in zip(parts[0][0], concatenated_rows([p[0] for p in parts]))]
+    return named(rows, specs, sorted(frozenset().union(*(p[1] for p in parts)))), sum((p[2] for p in parts), ())
+
+
+def gathered(
+    partitions: Sequence[Delayed],
+    specs: Sequence[MetricSpec] | str,
+    client: Client | None = None,
+    progress: bool = False,
+    max_cells: int | None = None,
+) -> list[MetricRows]:
+    """:func:`segment_rows` computed on ``client``, the workers' warnings said here."""
+    rows, said = compute(_segment_graph(partitions, specs, max_cells), client, progress)
+    say(said)
+    return cast("list[MetricRows]", rows)
+
+
+def segment_rows(
+    partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str, max_cells: int | None = None
+) -> Delayed:
+    """Lazy: the per-segment rows of every metric and system (as :func:`ngrameval.api.measure` gives them for
+    the concatenated partitions), gathered on the client: see the module docstring for their size."""
+    graph: Delayed = _dask().delayed(operator.itemgetter(0), pure=True)(_segment_graph(partitions, specs, max_cells))
+    return graph
+
+
+def _segment_graph(
+    partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str, max_cells: int | None = None
+) -> Delayed:
+    """Lazy: the rows of :func:`segment_rows` and the workers' warnings."""
+    from ngrameval.api import checked_specs
+
+    dask = _dask()
+    specs = checked_specs(specs)
+    check_specs(specs)
+    if not partitions:
+        raise InputError("no partition to score")
+    parts = [dask.delayed(partition_rows, pure=True)(p, specs, max_cells) for p in partitions]
+    graph: Delayed = dask.delayed(_assembled, pure=True)(parts, specs)
+    return graph
+
+
+def compare(
+    partitions: Sequence[Delayed],
+    specs: Sequence[MetricSpec] | str,
+    client: Client | None = None,
+    *,
+    progress: bool = False,
+    max_cells: int | None = None,
+    **options: Any,
+) -> Comparison:
+    """:func:`ngrameval.meta.significance.paired_test` (``options``: its keyword arguments) of the systems of
+    ``partitions`` under ``specs``, equal to the one-machine result (rows gathered, then resampled here)."""
+    from ngrameval.meta.significance import paired_test
+
+    rows = gathered(partitions, specs, client, progress, max_cells)
+    return paired_test(rows, system_names(partitions), **options)
+
+
+def _paraphrase_rows(
+    part: Partition, tokenize: str, lowercase: bool, pinc: PINC, max_cells: int | None
+) -> tuple[SegmentRows, Said]:
+    from ngrameval.paraphrase import segment_rows as paraphrase_rows
+
+    if part.source is None:
+        raise InputError(f"{part.name}: paraphrase needs the source of every partition")
+    with named_errors(part), bounded(max_cells), kept_warnings() as said:
+        rows = paraphrase_rows(dict(part.systems), part.source, part.refs, tokenize=tokenize, lowercase=lowercase,
+                               pinc=pinc)  # fmt: skip
+    return rows, tuple(said)
+
+
+def _paraphrase_concatenated(parts: Sequence[tuple[SegmentRows, Said]]) -> tuple[SegmentRows, Said]:
+    from ngrameval.paraphrase import SegmentRows
+
+    return SegmentRows.concatenate([p[0] for p in parts]), sum((p[1] for p in parts), ())
+
+
+def paraphrase(
+    partitions: Sequence[Delayed],
+    client: Client | None = None,
+    *,
+    ratings: Mapping[str, Sequence[float]] | None = None,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    pinc: PINC = DEFAULT_PINC,
+    progress: bool = False,
+    max_cells: int | None = None,
+) -> ParaphraseResult:
+    """:func:`ngrameval.paraphrase.paraphrase` of partitions with a source (``from_text_shards(...,
+    source=...)``), equal to the one-machine result; ``ratings`` cover the concatenated segments."""
+    from ngrameval.paraphrase import paraphrase_scores
+
+    dask = _dask()
+    if not partitions:
+        raise InputError("no partition to score")
+    checked_pinc(pinc)
+    parts = [dask.delayed(_paraphrase_rows, pure=True)(p, tokenize, lowercase, pinc, max_cells) for p in partitions]
+    segs, said = compute(dask.delayed(_paraphrase_concatenated, pure=True)(parts), client, progress)
+    say(said)
+    return paraphrase_scores(segs, ratings=ratings, tokenize=tokenize, lowercase=lowercase, pinc=pinc)
+
+
+def _totals(part: Partition, names: Sequence[str], pre: Preprocess, max_order: int) -> Stats:
+    from ngrameval.meta.plane import corpus_totals
+
+    missing = [s for s in names if s not in part.systems]
+    if missing:
+        raise InputError(f"{part.name}: no output for judged system(s) {', '.join(missing)}")
+    return corpus_totals([part.systems[s] for s in names], part.refs, pre, max_order)
+
+
+def _added(parts: Sequence[Stats]) -> Stats:
+    from ngrameval.ngrams.stats import Stats
+
+    return Stats(np.sum([p.values for p in parts], axis=0), parts[0].max_order)
+
+
+def plane(
+    partitions: Sequence[Delayed],
+    human: HumanScores,
+    client: Client | None = None,
+    *,
+    pre: Preprocess | None = None,
+    alphas: Sequence[float] | None = None,
+    orders: Sequence[int] | None = None,
+    coefficient_name: str = "r2",
+    brevity: float = 1.0,
+    wordiness: float = 2.0,
+    unit: str = "word",
+    progress: bool = False,
+) -> Plane:
+    """:func:`ngrameval.meta.plane.plane` of the judged systems of ``partitions`` (same options), equal to the
+    one-machine plane: each partition's integer n-gram totals are added, then every cell is scored here."""
+    from ngrameval.meta.plane import DEFAULT_ALPHAS, DEFAULT_ORDERS, checked_grid, plane_of_totals, unit_text
+    from ngrameval.text.pipeline import Preprocess
+
+    dask = _dask()
+    text = unit_text(unit, pre or Preprocess())
+    grid = checked_grid(alphas or DEFAULT_ALPHAS, orders or DEFAULT_ORDERS, brevity, wordiness)
+    if not partitions:
+        raise InputError("no partition to score")
+    names = list(human.systems)
+    known = system_names(partitions)
+    missing = [s for s in names if s not in known]
+    if missing:
+        raise InputError(f"no output for judged system(s) {', '.join(missing)}")
+    parts = [dask.delayed(_totals, pure=True)(p, names, text, max(grid[1])) for p in partitions]
+    totals = compute(dask.delayed(_added, pure=True)(parts), client, progress)
+    return plane_of_totals(totals, human, text, *grid, coefficient_name, brevity, wordiness)
+
+
+def _rows_written(
+    part: Partition, specs: Sequence[MetricSpec], max_cells: int | None, path: str, fmt: str, digits: int
+) -> tuple[list[MetricRows], frozenset[int], Said]:
+    """``partition_rows`` of ``part``, its sentence scores written to ``path`` first (atomically; segments
+    numbered from 1 within the shard)."""
+    from ngrameval.api import named, scores_of
+    from ngrameval.io.write import write_atomic
+    from ngrameval.report.render import render
+
+    rows, n_refs, said = partition_rows(part, specs, max_cells)
+    with kept_warnings() as more:  # what scoring the sentences says, for the client too
+        scores = scores_of(named(rows, specs, sorted(n_refs)), list(part.systems), sentence=True)
+    write_atomic(path, render(scores, fmt, digits, sentence=True))
+    return rows, n_refs, said + tuple(more)
+
+
+def written(
+    partitions: Sequence[Delayed],
+    specs: Sequence[MetricSpec] | str,
+    out_dir: str,
+    *,
+    fmt: str = "text",
+    digits: int = 2,
+    max_cells: int | None = None,
+) -> Delayed:
+    """Lazy: the :class:`~ngrameval.scale.dask.cluster.Summed` rows and warnings of every partition, each
+    partition's sentence scores written by its worker to ``out_dir/<label>.<ext>`` (the partition's label: the
+    file name of its first reference shard; ``out_dir`` must be visible to the workers; ``ext``: txt, json, csv,
+    ...)."""
+    from ngrameval.api import checked_specs
+
+    dask = _dask()
+    specs = checked_specs(specs)
+    check_specs(specs)
+    if not partitions:
+        raise InputError("no partition to score")
+    if not os.path.isdir(out_dir):
+        raise InputError(f"{out_dir}: not a directory (the sentence scores of each shard are written there)")
+    labels = list(getattr(partitions, "labels", ()))
+    if len(set(labels)) != len(partitions):
+        raise InputError(f"the partitions' labels must differ, one file each in {out_dir}: {labels[:5]}")
+    ext = "txt" if fmt == "text" else fmt
+    acc = None
+    for p, label in zip(partitions, labels):
+        path = os.path.join(out_dir, f"{label}.{ext}")
+        rows = dask.delayed(_rows_written, pure=True)(p, specs, max_cells, path, fmt, digits)
+        acc = dask.delayed(fold, pure=True)(acc, rows)
+    return cast("Delayed", acc)
+
+
+def write_sentences(
+    partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str, out_dir: str, **options: Any
+) -> Delayed:
+    """Lazy: the corpus rows of :func:`ngrameval.scale.dask.cluster.corpus_rows`, each partition's sentence
+    scores written by its worker to ``out_dir/<label>.<ext>``; ``options``: ``fmt``, ``digits`` and
+    ``max_cells`` of :func:`written`."""
+    from ngrameval.api import checked_specs
+    from ngrameval.scale.dask.cluster import named_sum
+
+    specs = checked_specs(specs)
+    graph: Delayed = _dask().delayed(named_sum, pure=True)(written(partitions, specs, out_dir, **options), specs)
+    return graph

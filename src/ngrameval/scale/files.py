@@ -1,0 +1,284 @@
+"""``ngrameval score`` on files of any length in bounded memory: every input file (systems, references, source;
+plain or ``.gz``/``.bz2``/``.xz``) is read in lockstep, ``chunk_size`` segments at a time, with the checks and
+``FILE:LINE`` errors of :mod:`ngrameval.io.read`; each chunk is measured (:func:`ngrameval.api.measure`, threads
+with ``jobs``) and its rows are folded into the running sum one segment after the other
+(:func:`ngrameval.scale.chunks.fold`, as numpy's axis-0 sum adds them), so corpus scores are bit for bit
+those of the whole files in memory.
+
+- NIST takes two passes: the first streams the references and counts their n-grams on disk
+  (:mod:`ngrameval.scale.refspill`: unigram counts in memory, higher orders in files of up to 104 bytes a reference
+  token, counted a group of hash buckets at a time), the second weights each chunk's matches with those counts.
+- CIDEr/CIDEr-D are refused: their document frequencies and per-segment scores need every reference at once
+  (score them in memory).
+- ``--sentence``: each chunk's sentence scores go to a spill file (8 bytes per segment, system and metric) and
+  the output is written at the end in the in-memory layout, through a temporary file renamed over the target.
+- ``--confidence``: the bootstrap needs every segment's rows, so they are kept (the summable statistics only:
+  8 bytes x their width per segment, system and metric; BLEU 23 numbers, NIST-5 31, ROUGE/chrF/TER a few).
+
+Memory otherwise: one chunk of text and its rows, one block of bytes per input file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ngrameval.api import Scores, checked_specs, named, scores_of
+from ngrameval.errors import ConfigError, InputError
+from ngrameval.io.read import STDIN, LineStream, expanded_size, ref_rows, refs_length_error
+from ngrameval.metrics.policy import summed_warnings
+from ngrameval.metrics.registry import MetricSpec
+from ngrameval.ngrams.stats import MetricRows
+from ngrameval.scale.chunks import Chunk, Summed, add_references, chunk_rows, fold, nist_orders, with_nist
+from ngrameval.scale.refspill import SpilledCounts, SpilledWeights
+from ngrameval.text.pipeline import Preprocess
+
+DEFAULT_CHUNK = 50_000  # segments a chunk when streaming was chosen automatically
+AUTO_BYTES = 256 * 2**20  # inputs larger than this (compressed files: once decompressed) are streamed
+
+
+@dataclass(frozen=True)
+class Files:
+    """The inputs of ``score``: ``systems`` name -> path (in order), reference files, the source file; the
+    reference options of :func:`ngrameval.io.read.read_refs`; ``separator``: ``--sentence-separator``;
+    ``stdin_hint``: appended to a system's line-count error when it was read from standard input by default."""
+
+    systems: dict[str, str]
+    refs: list[str]
+    source: str | None = None
+    tsv: bool = False
+    empty_is_missing: bool = False
+    separator: str | None = None
+    stdin_hint: str = ""
+
+    def paths(self) -> list[str]:
+        return [*self.systems.values(), *self.refs, *([self.source] if self.source else [])]
+
+
+def _unstreamable(spec: MetricSpec) -> bool:
+    """Whether a chunk's rows of ``spec`` need every reference at once in a way no first pass counts: corpus-wide
+    statistics other than NIST's information weights (CIDEr's document frequencies)."""
+    return spec.metric.corpus_wide and not spec.metric.needs_info
+
+
+def auto_chunk(files: Files, specs: Sequence[MetricSpec], chunk_size: int | None) -> int | None:
+    """The chunk size to stream with: ``chunk_size`` when given, else :data:`DEFAULT_CHUNK` when the inputs are
+    larger than :data:`AUTO_BYTES` (a compressed file: once decompressed) and can be streamed (files, not standard
+    input; no CIDEr); None: in memory."""
+    if chunk_size is not None:
+        return chunk_size
+    paths = files.paths()
+    if STDIN in paths or any(_unstreamable(sp) for sp in specs):
+        return None
+    total = 0
+    for p in paths:
+        try:  # a compressed file counts its decompressed bytes, read until past the threshold (never a guess)
+            total += expanded_size(p, AUTO_BYTES - total)
+        except (InputError, OSError, ValueError, EOFError):
+            return None  # reading it in memory reports the error as ever
+        if total > AUTO_BYTES:
+            return DEFAULT_CHUNK
+    return None
+
+
+def _length_error(files: Files, streams: dict[str, LineStream], refs: Sequence[LineStream]) -> InputError:
+    """The error :func:`~ngrameval.io.read.read_refs` and ``score``'s in-memory reading give for these line counts."""
+    ref_counts = [s.count_rest() for s in refs]
+    message = refs_length_error(files.refs, ref_counts, files.tsv)
+    if message:
+        return InputError(message)
+    n = ref_counts[0]
+    for name, stream in streams.items():
+        count = stream.count_rest()
+        if count != n:
+            if name == "\0source":
+                return InputError(f"{files.source} has {count} lines but the references ({files.refs[0]}) have {n}")
+            path = files.systems[name]
+            shown = "standard input" if path == STDIN else path
+            hint = files.stdin_hint if path == STDIN else ""
+            return InputError(f"{shown} has {count} lines but the references ({files.refs[0]}) have {n}{hint}")
+    return InputError("the input files changed while being read")  # pragma: no cover - counts agree after all
+
+
+def read_chunks(files: Files, size: int, refs_only: bool = False) -> Iterator[Chunk]:
+    """The segments of ``files`` ``size`` at a time (the last chunk smaller), every file read in lockstep."""
+    if size < 1:
+        raise ConfigError(f"the chunk size must be a whole number >= 1, got {size}")
+    if not files.refs:
+        raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
+    with contextlib.ExitStack() as stack:
+        refs = [stack.enter_context(LineStream(p)) for p in files.refs]
+        others: dict[str, LineStream] = {}
+        if not refs_only:
+            others = {name: stack.enter_context(LineStream(p)) for name, p in files.systems.items()}
+            if files.source is not None:
+                others["\0source"] = stack.enter_context(LineStream(files.source))
+        start = 0
+        while True:
+            ref_lines = [s.take(size) for s in refs]
+            lines = {name: s.take(size) for name, s in others.items()}
+            n = len(ref_lines[0])
+            if any(len(x) != n for x in ref_lines) or any(len(x) != n for x in lines.values()):
+                raise _length_error(files, others, refs)
+            if n == 0:
+                return
+            rows = ref_rows(files.refs, ref_lines, files.tsv, files.empty_is_missing, start)
+            systems = {name: lines[name] for name in files.systems} if not refs_only else {}
+            source = lines.get("\0source")
+            sep = files.separator
+            if sep:
+                rows = [[r.replace(sep, "\n") for r in rs] for rs in rows]
+                systems = {name: [h.replace(sep, "\n") for h in hyps] for name, hyps in systems.items()}
+            yield Chunk(start, systems, rows, source)
+            start += n
+            if n < size:
+                return
+
+
+def count_references(files: Files, specs: Sequence[MetricSpec], size: int) -> dict[Preprocess, SpilledWeights]:
+    """NIST's first pass: the reference n-gram counts of every text setting of a NIST spec, over all chunks,
+    on disk (:mod:`ngrameval.scale.refspill`); the caller closes the weights."""
+    tables: dict[Preprocess, SpilledCounts] = {}
+    weights: dict[Preprocess, SpilledWeights] = {}
+    try:
+        for pre, order in nist_orders(specs).items():
+            tables[pre] = SpilledCounts(order)
+        for chunk in read_chunks(files, size, refs_only=True):
+            add_references(tables, chunk.refs)
+        for pre, table in tables.items():
+            weights[pre] = table.weights()
+        return weights
+    except BaseException:
+        for w in weights.values():
+            w.close()
+        raise
+    finally:
+        for table in tables.values():
+            table.close()  # the files of weights made are theirs now
+
+
+@dataclass
+class Streamed:
+    """What :func:`score_files` returns: the corpus rows (one summed row per system, named and signed as
+    :func:`ngrameval.api.measure` names them), the system names, the segments read, and with ``sentence`` a
+    directory of spill files, with ``keep_rows`` every segment's rows (named likewise)."""
+
+    rows: list[MetricRows]
+    names: list[str]
+    segments: int
+    kept: list[MetricRows] | None = None
+    spill: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
+
+    def scores(self) -> Scores:
+        """Corpus scores, as :func:`ngrameval.api.scores_of` gives them in memory."""
+        return scores_of(self.rows, self.names)
+
+    def close(self) -> None:
+        if self.spill is not None:
+            self.spill.cleanup()
+            self.spill = None
+
+
+def _spill_path(spill: tempfile.TemporaryDirectory[str], system: int, metric: int) -> str:
+    return os.path.join(spill.name, f"{system}.{metric}.f64")
+
+
+def score_files(
+    files: Files,
+    specs: Sequence[MetricSpec] | str,
+    chunk_size: int = DEFAULT_CHUNK,
+    jobs: int | None = 1,
+    sentence: bool = False,
+    keep_rows: bool = False,
+) -> Streamed:
+    """Score ``files`` streamed ``chunk_size`` segments at a time (see the module docstring); ``sentence``
+    spills sentence scores for :func:`ngrameval.report.sentences.write_sentences`, ``keep_rows`` keeps the rows for
+    resampling."""
+    specs = checked_specs(specs)
+    for sp in specs:
+        if _unstreamable(sp):
+            raise ConfigError(
+                f"{sp.metric.display_name()} cannot be streamed: its document frequencies and per-segment scores "
+                "need every reference at once; score it without --chunk-size (in memory)"
+            )
+    if with_nist(specs) and STDIN in files.refs:
+        raise ConfigError("NIST reads the references twice when streamed (counts, then scores): give them as files")
+    weights = count_references(files, specs, chunk_size) if with_nist(specs) else {}
+    spill = tempfile.TemporaryDirectory(prefix="ngrameval-") if sentence else None
+    acc: Summed | None = None
+    kept = _Kept()
+    try:
+        with contextlib.ExitStack() as stack, summed_warnings():
+            sinks: dict[tuple[int, int], io.BufferedWriter] = {}
+            for index, chunk in enumerate(read_chunks(files, chunk_size)):
+                try:
+                    rows = chunk_rows(chunk, specs, weights, jobs, index)
+                except InputError as exc:
+                    where = f" (segments counted from line {chunk.start + 1}, where a chunk of {chunk_size} starts)"
+                    raise type(exc)(f"{exc}{where}") from None
+                acc = fold(acc, (rows, frozenset(len(r) for r in chunk.refs), ()))
+                if spill is not None:
+                    for j, r in enumerate(rows):
+                        for k in range(len(r.values)):
+                            if (k, j) not in sinks:
+                                sinks[k, j] = stack.enter_context(open(_spill_path(spill, k, j), "wb"))
+                            sinks[k, j].write(np.ascontiguousarray(r.scorer(r.values[k]), dtype=np.float64).tobytes())
+                if keep_rows:
+                    kept.add(rows)
+        if acc is None:  # empty files: scored as in memory (zeros, with the same warnings)
+            empty = Chunk(0, {name: [] for name in files.systems}, [], [] if files.source else None)
+            acc = fold(None, (chunk_rows(empty, specs, weights, jobs), frozenset(), ()))
+        n_refs = sorted(acc.n_refs)
+        summed = named(list(acc.rows), specs, n_refs)
+        full = None
+        if keep_rows:
+            full = [replace(r, values=v) for r, v in zip(summed, kept.values(), strict=True)]
+        return Streamed(summed, list(files.systems), acc.segments, full, spill)
+    except BaseException:
+        if spill is not None:
+            spill.cleanup()
+        raise
+    finally:
+        for w in weights.values():
+            w.close()
+
+
+class _Kept:
+    """Every chunk's rows per metric, once for metrics that share their values (counted together)."""
+
+    def __init__(self) -> None:
+        self.owner: list[int] = []
+        self.parts: list[list[NDArray[np.float64]]] = []
+
+    def add(self, rows: Sequence[MetricRows]) -> None:
+        if not self.owner:
+            first: dict[int, int] = {}
+            self.owner = [first.setdefault(id(r.values), j) for j, r in enumerate(rows)]
+            self.parts = [[] for _ in rows]
+        for j, r in enumerate(rows):
+            if self.owner[j] == j:
+                self.parts[j].append(np.stack(r.values))  # (systems, segments, width)
+
+    def values(self) -> list[tuple[NDArray[np.float64], ...]]:
+        """Per metric, every system's rows of all chunks in segment order."""
+        whole: dict[int, tuple[NDArray[np.float64], ...]] = {}
+        for j in sorted(set(self.owner)):
+            stacked = np.concatenate(self.parts[j], axis=1)
+            self.parts[j] = []
+            whole[j] = tuple(stacked[k] for k in range(stacked.shape[0]))
+        return [whole[o] for o in self.owner]
+
+
+def sentence_values(streamed: Streamed, system: int, metric: int, block: int) -> Iterator[NDArray[np.float64]]:
+    """The spilled sentence scores of ``system`` under metric ``metric``, ``block`` at a time, in segment order."""
+    assert streamed.spill is not None
+    with open(_spill_path(streamed.spill, system, metric), "rb") as fh:
+        while data := fh.read(8 * block):
+            yield np.frombuffer(data, dtype=np.float64)
