@@ -7,10 +7,14 @@ Scores are fractions in [0, 1] in this API (NIST has its own scale); text output
 from __future__ import annotations
 
 import importlib
+import sys
+import types
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from ngrameval._version import __version__
 from ngrameval.api import RougeScore, Score, aev, bleu, measure, nist, rouge, score
+from ngrameval.corpus.paraphrase import ParaphraseResult, paraphrase, pinc, se
 from ngrameval.errors import (
     ConfigError,
     InputError,
@@ -22,7 +26,6 @@ from ngrameval.errors import (
 from ngrameval.metrics import BLEU, NIST, AEv, Rouge
 from ngrameval.metrics.registry import MetricSpec, parse_specs
 from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
-from ngrameval.paraphrase import ParaphraseResult, paraphrase, pinc, se
 from ngrameval.text import Preprocess, preprocess, tokenize_lines
 
 # Significance needs scipy (~1 s to import): loaded on first use, so that scoring starts fast. (A lazy name must
@@ -44,9 +47,46 @@ if TYPE_CHECKING:
     from ngrameval.meta.significance import Comparison, compare, paired_test
 
 
+# Modules moved in 0.1.0 (issue 30: the package root holds only the ground floor and the API); their old import
+# paths keep working until 0.2.0 (docs/deprecations.md).
+_MOVED = {
+    "ngrameval.demo": "ngrameval.cli.demo",
+    "ngrameval.meta.mtme_report": "ngrameval.report.mtme",
+    "ngrameval.paraphrase": "ngrameval.corpus.paraphrase",
+    "ngrameval.report.html_data": "ngrameval.meta.report_data",
+    "ngrameval.tabular": "ngrameval.report.tabular",
+    "ngrameval.validate": "ngrameval.text.validate",
+}
+
+
+class _Moved(types.ModuleType):
+    """A moved module's old import path: a module whose names are the new module's, imported on first use (so that
+    the old name costs nothing at start-up), with one ``DeprecationWarning`` naming the new path."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__(old, f"Deprecated alias of :mod:`{new}` (to be removed in 0.2.0).")
+        self.moved_to = new
+        self.warned = False
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name != "__all__":  # probes (inspect, pickle, doctest) import nothing
+            raise AttributeError(name)
+        if not self.warned:
+            self.warned = True
+            message = f"{self.__name__} is deprecated and will be removed in 0.2.0: import {self.moved_to}"
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(self.moved_to), name)
+
+
+for _old, _new in _MOVED.items():
+    sys.modules.setdefault(_old, _Moved(_old, _new))
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if f"{__name__}.{name}" in _MOVED:  # ``ngrameval.tabular.html_table`` after ``import ngrameval``
+        return sys.modules[f"{__name__}.{name}"]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -12,11 +12,12 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from ngrameval import _direct, validate
+from ngrameval import _direct
 from ngrameval import progress as _progress
 from ngrameval._version import __version__
 from ngrameval.distributed.local import measure_chunked, resolve_jobs
 from ngrameval.errors import ConfigError, InputError, InputTypeError
+from ngrameval.io.tables import html_table, to_pandas
 from ngrameval.metrics.aev import AEv
 from ngrameval.metrics.bleu import BLEU
 from ngrameval.metrics.chrf import ChrF, chrf_rows
@@ -42,7 +43,7 @@ from ngrameval.ngrams import direct
 from ngrameval.ngrams.count import References, novelty_counts, overlap_stats
 from ngrameval.ngrams.stats import MetricRows, Stats, mean_of_rows, mean_rows, stats_scorer
 from ngrameval.ngrams.texts import Texts, flatten
-from ngrameval.tabular import html_table, to_pandas
+from ngrameval.text import validate
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Preprocess
 
@@ -213,7 +214,7 @@ def _measure_valid(
     jobs: int | None,
     progress: bool,
 ) -> list[MetricRows]:
-    """:func:`measure` of texts already checked (:mod:`ngrameval.validate`), specs too: the lengths agree."""
+    """:func:`measure` of texts already checked (:mod:`ngrameval.text.validate`), specs too: the lengths agree."""
     for name, hyps in systems.items():
         if len(hyps) != len(seg_refs):
             who = "hyps" if list(systems) == ["system"] else f"system {name!r}"  # one system: the API's hyps
@@ -389,7 +390,7 @@ def _score_of(name: str, r: MetricRows, k: int, sentence: bool) -> Score:
 
 
 def checked_pair(fn: str, hyps: Sequence[str], refs: RefsLike) -> tuple[Sequence[str], RefsLike]:
-    """``hyps`` and ``refs`` of ``fn(hyps, refs, ...)`` checked (see :mod:`ngrameval.validate`), one reference set
+    """``hyps`` and ``refs`` of ``fn(hyps, refs, ...)`` checked (see :mod:`ngrameval.text.validate`), one reference set
     per hypothesis (an InputError saying so, and when a generator was used up or refs looks stream-major)."""
     example = validate.pair_example(fn, hyps, refs)
     checked_hyps, checked_refs = validate.texts(hyps, "hyps", example), validate.references(refs, "refs", example)

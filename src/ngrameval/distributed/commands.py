@@ -20,12 +20,12 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from ngrameval.api import Score
+    from ngrameval.corpus.paraphrase import ParaphraseResult
     from ngrameval.distributed.cluster import Partitions
     from ngrameval.meta.significance import Comparison
     from ngrameval.metrics.pinc import PINC
     from ngrameval.metrics.registry import MetricSpec
     from ngrameval.ngrams.stats import MetricRows
-    from ngrameval.paraphrase import ParaphraseResult
 
 
 Names = Callable[[Sequence[str]], list[str]]  # SYSTEM patterns -> system names (--names, --strip-names)

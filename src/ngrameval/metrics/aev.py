@@ -33,7 +33,7 @@ from ngrameval.metrics.policy import (
     weighted_log_mean,
 )
 from ngrameval.ngrams.stats import Stats
-from ngrameval.validate import MAX_ORDER, integer, number
+from ngrameval.text.validate import MAX_ORDER, integer, number
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ from ngrameval.errors import ConfigError, InputError
 from ngrameval.metrics.policy import FloatArray
 from ngrameval.ngrams.chars import WordUnits, char_units, ngram_counts
 from ngrameval.ngrams.texts import IntArray, Texts
-from ngrameval.validate import MAX_ORDER, MAX_SQUARED, integer, number
+from ngrameval.text.validate import MAX_ORDER, MAX_SQUARED, integer, number
 
 EPS = 1e-16  # sacreBLEU's eps of chrF++.py smoothing
 DEFAULT_CHUNK = 5_000  # segments per counting pass (memory stays flat)

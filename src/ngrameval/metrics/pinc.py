@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray, divide, warn_undefined
-from ngrameval.validate import MAX_ORDER, integer
+from ngrameval.text.validate import MAX_ORDER, integer
 
 AVERAGES = ("present", "all")
 
