@@ -1,9 +1,5 @@
 """Tables every report shares: p-values as every output prints them, and the notebook tables of
-:mod:`ngrameval.io.tables` (re-exported here, where the rendering lives; the result objects use them from there).
-
->>> html_table(["system", "BLEU"], [["a<b", 0.5]])
-'<table><thead><tr><th>system</th><th>BLEU</th></tr></thead><tbody><tr><td>a&lt;b</td><td>0.5</td></tr></tbody></table>'
-"""
+:mod:`ngrameval.io.tables` (re-exported here, where the rendering lives; the result objects use them from there)."""
 
 from __future__ import annotations
 
