@@ -1,5 +1,5 @@
 """How the collect app's paraphrase copy check (PINC against the source below a threshold, ``quality.COPY_PINC``)
-separates copies from paraphrases: PINC (``ngrameval.paraphrase.pinc``, 13a, lower-cased, n = 4) of
+separates copies from paraphrases: PINC (``ngrameval.corpus.paraphrase.pinc``, 13a, lower-cased, n = 4) of
 
 - copies of a source with a small edit (MSVD descriptions as sources): exact, case, punctuation, one word
   deleted, one word added, one word replaced, two neighbouring words swapped;
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ngrameval.paraphrase import pinc
+from ngrameval.corpus.paraphrase import pinc
 
 THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.3)
 

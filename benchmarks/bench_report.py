@@ -13,9 +13,9 @@ import time
 import numpy as np
 
 from ngrameval.meta.correlate import HumanScores
+from ngrameval.meta.report_data import build_report
 from ngrameval.metrics.registry import parse_specs
 from ngrameval.report.html import render_html
-from ngrameval.report.html_data import build_report
 from ngrameval.text.pipeline import Preprocess
 
 

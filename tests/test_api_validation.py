@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 
 import ngrameval as ne
+from ngrameval.corpus.paraphrase import paraphrase
 from ngrameval.errors import ConfigError, InputError, InputTypeError
 from ngrameval.meta.plane import MAX_ALPHAS, alpha_grid
 from ngrameval.metrics import AEv
 from ngrameval.metrics.pinc import PINC
 from ngrameval.metrics.registry import parse_spec
-from ngrameval.paraphrase import paraphrase
 from ngrameval.text.pipeline import Preprocess
-from ngrameval.validate import MAX_ORDER
+from ngrameval.text.validate import MAX_ORDER
 
 H = ["the cat sat on the mat", "a dog ran"]
 R = [["the cat is on the mat"], ["a dog ran away", "the dog ran"]]

@@ -219,10 +219,12 @@ def test_scoring_does_not_import_scipy(tmp_path: Path) -> None:
 
 
 def test_public_functions_are_not_shadowed_by_their_modules() -> None:
-    """A package name that is also a submodule's (``meta.plane``, ``ngrameval.paraphrase``) stays the function
-    after the submodule is imported, whichever is imported first."""
+    """A package name that is also a submodule's (``meta.plane``, ``ngrameval.paraphrase``, now a deprecated alias
+    of ``ngrameval.corpus.paraphrase``) stays the function after the submodule is imported, whichever is imported
+    first."""
     code = (
         "import ngrameval.meta.plane, ngrameval.meta.correlate, ngrameval.meta.agreement, ngrameval.paraphrase; "
+        "import ngrameval.corpus.paraphrase; "
         "import ngrameval as ne; from ngrameval.meta import plane, correlate, agreement; "
         "import inspect; bad = [f for f in (plane, correlate, agreement, ne.paraphrase, ne.compare) "
         "if not inspect.isfunction(f)]; assert not bad, bad"
@@ -328,7 +330,7 @@ def test_demo_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "") and "https://" not in page
     assert f"wrote {out}" in capsys.readouterr().err
     # the report is the demo: the same metrics and the plane under the same text settings (best cell and value)
-    from ngrameval.demo import run_demo
+    from ngrameval.cli.demo import run_demo
 
     scores, _, best = run_demo()
     for s in scores:

@@ -15,7 +15,7 @@ from scipy import stats
 
 import ngrameval as ne
 from ngrameval.cli import main
-from ngrameval.demo import load_sample
+from ngrameval.cli.demo import load_sample
 from ngrameval.errors import InputError
 from ngrameval.io.judgments import read_judgments
 from ngrameval.meta.correlate import aggregate, coefficient, correlate

@@ -114,8 +114,8 @@ def test_dot_plot_puts_the_best_system_on_top_for_ter() -> None:
 
 
 def test_summary_heading_says_when_a_value_is_mapped_to_r_plus_1_over_2() -> None:
-    from ngrameval.meta.mtme_report import summary_text
     from ngrameval.meta.mtme_sets import SetSummary
+    from ngrameval.report.mtme import summary_text
 
     rows = [SetSummary("da", "system", "pearson", "BLEU", 2, 0.9, None, None, None),
             SetSummary("da", "system", "accuracy", "BLEU", 2, 0.8, None, None, None)]  # fmt: skip

@@ -18,13 +18,13 @@ from distributed import Client
 
 from ngrameval.api import measure, score
 from ngrameval.cli import main
+from ngrameval.corpus.paraphrase import paraphrase
 from ngrameval.errors import LimitError
 from ngrameval.meta.correlate import HumanScores
 from ngrameval.meta.plane import plane
 from ngrameval.meta.significance import paired_test
 from ngrameval.metrics.pinc import PINC
 from ngrameval.ngrams.stats import MetricRows
-from ngrameval.paraphrase import paraphrase
 from ngrameval.scale import dask as nd
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", ",", ".", "running", "cats", "a", "is", "Über"]

@@ -18,7 +18,7 @@ from scipy import stats
 
 import ngrameval as ne
 from ngrameval.cli import main
-from ngrameval.demo import load_sample, sample_human
+from ngrameval.cli.demo import load_sample, sample_human
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.judgments import Judgment, read_judgments
 from ngrameval.meta import metric_difference

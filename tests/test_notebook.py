@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 import ngrameval as ne
-from ngrameval.demo import load_sample, sample_human
+from ngrameval.cli.demo import load_sample, sample_human
 from ngrameval.errors import MissingDependencyError
+from ngrameval.io.tables import html_table
 from ngrameval.meta import correlate, plane
-from ngrameval.tabular import html_table
 
 HYPS = {"a<b": ["the cat sat on the mat", "a dog"], "c": ["the cat", "a dog barks"]}
 REFS = [["the cat sat on a mat"], ["a dog barks", "the dog"]]

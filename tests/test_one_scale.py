@@ -12,7 +12,7 @@ import ngrameval as ne
 from ngrameval.cli import main
 from ngrameval.meta import compare
 from ngrameval.meta.metric_difference import MetricDifference
-from ngrameval.tabular import p_text
+from ngrameval.report.tabular import p_text
 
 HYPS = {"a": ["the cat sat on the mat", "a dog barks", "it rains"], "b": ["the cat", "a dog", "rain it does"]}
 REFS = ["the cat sat on a mat", "a dog barks", "it rains today"]

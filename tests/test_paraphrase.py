@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.conftest import corpus, streams
 
+from ngrameval.corpus.paraphrase import fit_logistic, paraphrase, pinc, se
 from ngrameval.errors import UndefinedMetricWarning
 from ngrameval.metrics.pinc import PINC
-from ngrameval.paraphrase import fit_logistic, paraphrase, pinc, se
 
 words = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=8).map(" ".join)
 

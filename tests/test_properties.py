@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from tests.conftest import plain_lcs
 
 import ngrameval as ne
+from ngrameval.corpus.paraphrase import paraphrase
 from ngrameval.errors import ConfigError, InputError
-from ngrameval.paraphrase import paraphrase
 
 FAST = 20
 SLOW_ENABLED = bool(os.environ.get("NGRAMEVAL_SLOW"))

@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from ngrameval.cli import main
-from ngrameval.demo import _docs
+from ngrameval.cli.demo import sample_documents
 from ngrameval.meta import analysis as an
 from ngrameval.meta.plane import Plane
+from ngrameval.meta.report_data import ReportOptions, build_report
 from ngrameval.metrics.registry import parse_specs
 from ngrameval.report.html import render_html
-from ngrameval.report.html_data import ReportOptions, build_report
-from ngrameval.tabular import p_text
+from ngrameval.report.tabular import p_text
 from ngrameval.text.pipeline import Preprocess
 
 SYSTEMS = ("M0", "M11", "M20", "M22", "M8")
@@ -78,7 +78,7 @@ def table(page: Tables, caption: str) -> list[list[str]]:
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Five SummEval systems, 20 documents, 11 references, expert relevance per (system, document)."""
     d = tmp_path_factory.mktemp("summeval")
-    docs = _docs()
+    docs = sample_documents()
     for name in SYSTEMS:
         (d / name).write_text("".join(doc["systems"][name]["summary"] + "\n" for doc in docs), "utf-8")
     for k in range(11):

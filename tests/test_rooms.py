@@ -4,16 +4,12 @@ class a metric is; the old import paths of the moved modules stay as deprecated 
 from __future__ import annotations
 
 import ast
-import importlib
-import sys
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
-import pytest
 
 import ngrameval.metrics as metrics_package
 from ngrameval.api import measure, score
@@ -90,37 +86,3 @@ def test_metrics_share_one_count_per_text_setting() -> None:
     rows = measure({"s": ["a b c d"]}, [["a b c"]], "bleu,nist,aev:alpha=0.3,n=2,bleu:tok=intl,rouge-1,rouge-2")
     assert rows[0].values is rows[1].values is rows[2].values
     assert rows[3].values is not rows[0].values
-
-
-ALIASES = [
-    ("ngrameval.stream", "ngrameval.scale.batches", "Accumulator"),
-    ("ngrameval.streaming", "ngrameval.scale.files", "score_files"),
-    ("ngrameval.refcounts", "ngrameval.scale.refcounts", "RefCounts"),
-    ("ngrameval.refspill", "ngrameval.scale.refspill", "SpilledCounts"),
-    ("ngrameval.distributed.cluster", "ngrameval.scale.dask.cluster", "from_text_shards"),
-    ("ngrameval.distributed.nist", "ngrameval.scale.dask.nist", "auto_groups"),
-    ("ngrameval.distributed.gather", "ngrameval.scale.dask.gather", "compare"),
-    ("ngrameval.distributed.blocks", "ngrameval.scale.dask.blocks", "read_block"),
-    ("ngrameval.distributed.commands", "ngrameval.cli.scheduler", "score"),
-    ("ngrameval.distributed.local", "ngrameval.jobs", "resolve_jobs"),
-]
-
-
-@pytest.mark.parametrize(("old", "new", "name"), ALIASES)
-def test_old_import_paths_warn_and_re_export(old: str, new: str, name: str) -> None:
-    """Item 3: each old path is a deprecated alias (DeprecationWarning naming the new one) of the same objects."""
-    for mod in [m for m in sys.modules if m == old or m.startswith("ngrameval.distributed")]:
-        del sys.modules[mod]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        module = importlib.import_module(old)
-    assert any(w.category is DeprecationWarning and new in str(w.message) for w in caught), caught
-    assert getattr(module, name) is getattr(importlib.import_module(new), name)
-
-
-def test_old_distributed_package_warns_and_re_exports_lazily() -> None:
-    for mod in [m for m in sys.modules if m.startswith("ngrameval.distributed")]:
-        del sys.modules[mod]
-    with pytest.warns(DeprecationWarning, match=r"ngrameval\.scale\.dask"):
-        module = importlib.import_module("ngrameval.distributed")
-    assert module.__getattr__("__all__") == importlib.import_module("ngrameval.scale.dask").__all__

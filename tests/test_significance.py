@@ -373,7 +373,7 @@ def test_letter_groups_of_a_system_that_differs_from_none() -> None:
 
 
 def test_letter_groups_in_the_demo_follow_the_tests() -> None:
-    from ngrameval.demo import run_demo
+    from ngrameval.cli.demo import run_demo
 
     comparison = run_demo()[1]
     (m,) = comparison.metrics

@@ -29,7 +29,7 @@ import json
 import sys
 from pathlib import Path
 
-from ngrameval.demo import load_sample
+from ngrameval.cli.demo import load_sample
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ngrameval._version import __version__
 from ngrameval.api import RougeScore, Score, aev, bleu, measure, nist, rouge, score
+from ngrameval.corpus.paraphrase import ParaphraseResult, paraphrase, pinc, se
 from ngrameval.errors import (
     ConfigError,
     InputError,
@@ -28,7 +29,6 @@ from ngrameval.errors import (
 from ngrameval.metrics import BLEU, NIST, AEv, Rouge
 from ngrameval.metrics.registry import MetricSpec, parse_specs
 from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
-from ngrameval.paraphrase import ParaphraseResult, paraphrase, pinc, se
 from ngrameval.text import Preprocess, preprocess, tokenize_lines
 
 # Significance needs scipy (~1 s to import): loaded on first use, so that scoring starts fast. (A lazy name must
@@ -53,7 +53,25 @@ if TYPE_CHECKING:
 # Modules that moved (the floors of docs/contributing.md): the old path still imports, as a module that forwards
 # every name to the new one and raises a FutureWarning naming it (docs/deprecations.md). Kept here, one table,
 # so no stub file sits in the package root.
-MOVED: dict[str, str] = {}
+MOVED: dict[str, str] = {
+    "ngrameval.demo": "ngrameval.cli.demo",
+    "ngrameval.distributed": "ngrameval.scale.dask",
+    "ngrameval.distributed.blocks": "ngrameval.scale.dask.blocks",
+    "ngrameval.distributed.cluster": "ngrameval.scale.dask.cluster",
+    "ngrameval.distributed.commands": "ngrameval.cli.scheduler",
+    "ngrameval.distributed.gather": "ngrameval.scale.dask.gather",
+    "ngrameval.distributed.local": "ngrameval.jobs",
+    "ngrameval.distributed.nist": "ngrameval.scale.dask.nist",
+    "ngrameval.meta.mtme_report": "ngrameval.report.mtme",
+    "ngrameval.paraphrase": "ngrameval.corpus.paraphrase",
+    "ngrameval.refcounts": "ngrameval.scale.refcounts",
+    "ngrameval.refspill": "ngrameval.scale.refspill",
+    "ngrameval.report.html_data": "ngrameval.meta.report_data",
+    "ngrameval.stream": "ngrameval.scale.batches",
+    "ngrameval.streaming": "ngrameval.scale.files",
+    "ngrameval.tabular": "ngrameval.report.tabular",
+    "ngrameval.validate": "ngrameval.text.validate",
+}
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -84,6 +102,8 @@ sys.meta_path.insert(0, _MovedModules())
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if f"{__name__}.{name}" in MOVED:  # ``ngrameval.tabular.html_table`` after ``import ngrameval``
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -13,10 +13,11 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from ngrameval import _direct, validate
+from ngrameval import _direct
 from ngrameval import progress as _progress
 from ngrameval._version import __version__
 from ngrameval.errors import InputError, InputTypeError
+from ngrameval.io.tables import html_table, to_pandas
 from ngrameval.jobs import chunked_map, resolve_jobs
 from ngrameval.metrics.aev import AEv
 from ngrameval.metrics.bleu import BLEU
@@ -35,7 +36,7 @@ from ngrameval.metrics.rouge import ItemScores, Rouge, item_scores
 from ngrameval.metrics.rows import Batch
 from ngrameval.ngrams.stats import MetricRows, Stats, concatenated_rows
 from ngrameval.ngrams.texts import flatten
-from ngrameval.tabular import html_table, to_pandas
+from ngrameval.text import validate
 from ngrameval.text.pipeline import Preprocess
 
 RefsLike = Sequence[str] | Sequence[Sequence[str]]
@@ -184,7 +185,7 @@ def _measure_valid(
     jobs: int | None,
     progress: bool,
 ) -> list[MetricRows]:
-    """:func:`measure` of texts already checked (:mod:`ngrameval.validate`), specs too: the lengths agree."""
+    """:func:`measure` of texts already checked (:mod:`ngrameval.text.validate`), specs too: the lengths agree."""
     for name, hyps in systems.items():
         if len(hyps) != len(seg_refs):
             who = "hyps" if list(systems) == ["system"] else f"system {name!r}"  # one system: the API's hyps
@@ -335,7 +336,7 @@ def _score_of(name: str, r: MetricRows, k: int, sentence: bool) -> Score:
 
 
 def checked_pair(fn: str, hyps: Sequence[str], refs: RefsLike) -> tuple[Sequence[str], RefsLike]:
-    """``hyps`` and ``refs`` of ``fn(hyps, refs, ...)`` checked (see :mod:`ngrameval.validate`), one reference set
+    """``hyps`` and ``refs`` of ``fn(hyps, refs, ...)`` checked (see :mod:`ngrameval.text.validate`), one reference set
     per hypothesis (an InputError saying so, and when a generator was used up or refs looks stream-major)."""
     example = validate.pair_example(fn, hyps, refs)
     checked_hyps, checked_refs = validate.texts(hyps, "hyps", example), validate.references(refs, "refs", example)

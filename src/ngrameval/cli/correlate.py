@@ -84,25 +84,6 @@ def _judged_note(h: HumanScores) -> str:
     return f"{h.criterion}: {h.judgments} judgment{'' if h.judgments == 1 else 's'}; {h.missing} {what} without one"
 
 
-def _correlations_csv(results: Sequence[Any]) -> str:
-    """``-f csv``: one row per correlation, every field of it; an undefined number (NaN) is an empty cell, as JSON
-    writes it ``null`` (Python's csv module would write ``nan``)."""
-    import csv
-    import io
-    import math
-
-    from ngrameval.meta.correlate import Correlation
-
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    fields = [f.name for f in dataclasses.fields(Correlation)]
-    writer.writerow(fields)
-    for c in results:
-        values = [getattr(c, f) for f in fields]
-        writer.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in values])
-    return out.getvalue()
-
-
 def _epsilon_notes(results: Sequence[Any]) -> list[str]:
     """acc-eq: the calibrated tie threshold of every metric."""
     return [f"{c.criterion}: {c.metric}'s acc-eq ties metric differences <= epsilon {c.epsilon:.6g}" for c in results
@@ -136,9 +117,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     notes = [_judged_note(h) for h in humans] + direction_notes(rows)
     notes += _epsilon_notes(results)
     extras = _correlate_extras(args, rows, humans, systems, refs, source)
-    if not extras and args.format == "csv":
-        _emit(_correlations_csv(results), args.output)
-    elif not extras:
+    if not extras:
         _emit(render_correlations(results, args.format, notes, _digits(args, 3)), args.output)
     elif args.format == "csv":
         raise ConfigError("--matrix/--compare-metrics/--given make several tables: use -f text or -f json")
@@ -146,8 +125,8 @@ def cmd_correlate(args: argparse.Namespace) -> int:
         corr = json.loads(render_correlations(results, "json"))
         _emit(dumps_json({"correlations": corr, **{k: list(v) for k, v in extras.items()}}), args.output)
     else:
-        from ngrameval.meta.mtme_report import clusters_text
         from ngrameval.report import meta as rm
+        from ngrameval.report.mtme import clusters_text
 
         w = _digits(args, 3)
         text = render_correlations(results, "text", notes, w)
@@ -226,9 +205,9 @@ def _correlate_sets(args: argparse.Namespace) -> int:
     from ngrameval.io.scores import column_values
     from ngrameval.meta.correlate import correlate, direction_notes
     from ngrameval.meta.mtme import pooled_accuracy
-    from ngrameval.meta.mtme_report import clusters_text, summary_text
     from ngrameval.meta.mtme_sets import Cluster, pooled_clusters, summarize
     from ngrameval.report.correlate import render_correlations
+    from ngrameval.report.mtme import clusters_text, summary_text
 
     if args.systems or args.refs or not args.scores:
         raise ConfigError("--set-column correlates --scores files (with that column) only: give no system file")
@@ -271,7 +250,7 @@ def _correlate_sets(args: argparse.Namespace) -> int:
     if args.format == "csv":
         if extras:
             raise ConfigError("--matrix/--compare-metrics make several tables: use -f text or -f json")
-        _emit(_correlations_csv(results), args.output)
+        _emit(render_correlations(results, "csv"), args.output)
     elif args.format == "json":
         corr = json.loads(render_correlations(results, "json"))
         _emit(dumps_json({"correlations": corr, **extras, "pooled": pooled, "summary": list(summary)}), args.output)

@@ -14,12 +14,12 @@ from ngrameval.report.render import render
 from ngrameval.text.tokenize import TOKENIZERS
 
 if TYPE_CHECKING:
-    from ngrameval.paraphrase import ParaphraseResult
+    from ngrameval.corpus.paraphrase import ParaphraseResult
 
 
 def cmd_paraphrase(args: argparse.Namespace) -> int:
+    from ngrameval.corpus.paraphrase import paraphrase
     from ngrameval.metrics.pinc import PINC
-    from ngrameval.paraphrase import paraphrase
 
     pinc = PINC(args.pinc_order, not args.pinc_counts, args.pinc_average)
     if args.scheduler:

@@ -59,9 +59,9 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 def _demo_report(path: str, width: int) -> None:
     """``demo --report``: the HTML report of the bundled sample: the demo's metrics, its relevance judgments and
     its plane (with the demo's text settings), so the page shows the numbers the terminal does."""
-    from ngrameval.demo import DEMO_METRICS, PLANE_CRITERION, PLANE_TEXT, load_sample, sample_human
+    from ngrameval.cli.demo import DEMO_METRICS, PLANE_CRITERION, PLANE_TEXT, load_sample, sample_human
+    from ngrameval.meta.report_data import build_report
     from ngrameval.report.html import render_html
-    from ngrameval.report.html_data import build_report
 
     systems, refs = load_sample()
     humans = [sample_human(PLANE_CRITERION)]
@@ -73,7 +73,7 @@ def _demo_report(path: str, width: int) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from ngrameval.demo import run_demo
+    from ngrameval.cli.demo import run_demo
     from ngrameval.report.plane import plane_text
     from ngrameval.report.significance import render_comparison
 
@@ -98,8 +98,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ngrameval.meta.report_data import ReportOptions, build_report, command_line
     from ngrameval.report.html import render_html
-    from ngrameval.report.html_data import ReportOptions, build_report, command_line
 
     specs, refs, systems, source = _scoring_inputs(args)
     humans: list[HumanScores] = []

@@ -16,11 +16,11 @@ from ngrameval.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     from ngrameval.api import Score
+    from ngrameval.corpus.paraphrase import ParaphraseResult
     from ngrameval.meta.significance import Comparison
     from ngrameval.metrics.pinc import PINC
     from ngrameval.metrics.registry import MetricSpec
     from ngrameval.ngrams.stats import MetricRows
-    from ngrameval.paraphrase import ParaphraseResult
     from ngrameval.scale.dask.run import Job
 
 

@@ -117,9 +117,9 @@ class DescriptionCheck:
 
 
 def source_pinc(pairs: Sequence[tuple[str, str]]) -> list[float | None]:
-    """PINC of each (paraphrase, source) pair with :func:`ngrameval.paraphrase.pinc` (13a tokens, lower-cased,
+    """PINC of each (paraphrase, source) pair with :func:`ngrameval.corpus.paraphrase.pinc` (13a tokens, lower-cased,
     n = 4: a copy with other capitals is still a copy); None for an empty paraphrase."""
-    from ngrameval.paraphrase import pinc
+    from ngrameval.corpus.paraphrase import pinc
 
     todo = [k for k, (text, _) in enumerate(pairs) if text.strip()]
     out: list[float | None] = [None] * len(pairs)

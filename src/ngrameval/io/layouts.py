@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ngrameval.errors import InputError
-from ngrameval.io.judgments import Judgment, ReadCounts, cell_score, kept, missing_columns
 from ngrameval.io.read import COMPRESSED
+from ngrameval.io.records import Judgment, ReadCounts, cell_score, kept, missing_columns
 
 Records = Iterator[tuple[int, Mapping[str, Any]]]
 SUMMEVAL_CRITERIA = ("coherence", "consistency", "fluency", "relevance")

@@ -24,7 +24,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError, InputError, InputTypeError
-from ngrameval.io.judgments import Judgment, read_judgments
+from ngrameval.io.judgments import read_judgments
+from ngrameval.io.records import Judgment, cell_score, kept, missing_columns, records
 from ngrameval.ngrams.stats import MetricRows, mean_of_rows, mean_rows
 
 API = "external:api"
@@ -103,10 +104,8 @@ def _empty_cells(
 ) -> dict[str, dict[tuple[str, str | None], str]]:
     """Per metric, the (system, segment) of every empty score cell of ``path`` and its ``FILE:LINE`` (the reader
     skips them, as missing judgments; a scores file must not have them where a judgment needs the score)."""
-    from ngrameval.io.judgments import _records, cell_score, kept
-
     out: dict[str, dict[tuple[str, str | None], str]] = {}
-    for line, rec in _records(path):
+    for line, rec in records(path):
         if not kept(rec, where):
             continue
         for col in scores:
@@ -118,9 +117,7 @@ def _empty_cells(
 
 def columns(path: str) -> tuple[int, list[str]]:
     """(line, column names) of the first record of ``path``, read by the judgments' strict reader."""
-    from ngrameval.io.judgments import _records
-
-    first = next(_records(path), None)
+    first = next(records(path), None)
     if first is None:
         raise InputError(f"{path}: no score read (the file is empty)")
     return first[0], list(first[1])
@@ -128,10 +125,8 @@ def columns(path: str) -> tuple[int, list[str]]:
 
 def column_values(path: str, column: str) -> list[str]:
     """The distinct values of ``column`` in ``path`` in order of first appearance (``--set-column``)."""
-    from ngrameval.io.judgments import _records, missing_columns
-
     seen: dict[str, None] = {}
-    for line, rec in _records(path):
+    for line, rec in records(path):
         missing_columns(path, line, rec, [column])
         seen.setdefault(str(rec[column]), None)
     if not seen:

@@ -37,10 +37,10 @@ from scipy import stats
 from ngrameval import progress as _progress
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.judgments import Judgment
+from ngrameval.io.tables import html_table, to_pandas
 from ngrameval.meta.resample import FloatArray, resolve_seed
 from ngrameval.meta.significance import DEFAULT_SEED, bootstrap_scores
 from ngrameval.ngrams.stats import MetricRows
-from ngrameval.tabular import html_table, to_pandas
 
 COEFFICIENTS = ("pearson", "r2", "spearman", "kendall-b", "kendall-c", "accuracy", "acc-eq")
 PAIRWISE = ("accuracy", "acc-eq")  # mt-metrics-eval's pairwise accuracies (meta.mtme); defined from 2 points

@@ -15,18 +15,18 @@ from typing import Any
 import numpy as np
 
 from ngrameval import progress as _progress
-from ngrameval import validate
 from ngrameval.api import RefsLike, segment_major
 from ngrameval.errors import ConfigError, InputError
+from ngrameval.io.tables import html_table, to_pandas
 from ngrameval.jobs import resolve_jobs, segment_chunks, thread_map
 from ngrameval.meta.correlate import HumanScores, coefficient
 from ngrameval.meta.resample import FloatArray
 from ngrameval.metrics.aev import AEv
 from ngrameval.ngrams.count import References, overlap_stats
 from ngrameval.ngrams.stats import Stats
-from ngrameval.tabular import html_table, to_pandas
+from ngrameval.text import validate
 from ngrameval.text.pipeline import Preprocess
-from ngrameval.validate import MAX_ORDER, integer, number
+from ngrameval.text.validate import MAX_ORDER, integer, number
 
 DEFAULT_ALPHAS = tuple(round(a / 10, 1) for a in range(11))
 DEFAULT_ORDERS = (1, 2, 3, 4)

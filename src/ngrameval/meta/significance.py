@@ -35,10 +35,10 @@ from numpy.typing import NDArray
 
 from ngrameval import progress as _progress
 from ngrameval.errors import ConfigError, InputError
+from ngrameval.io.tables import html_table, to_pandas
 from ngrameval.jobs import resolve_jobs, run_blocks
 from ngrameval.meta.resample import FloatArray, WeightedSums, blocks, bootstrap_counts, resolve_seed, swap_masks
 from ngrameval.ngrams.stats import MetricRows
-from ngrameval.tabular import html_table, to_pandas
 
 TESTS = ("ar", "bs")
 CORRECTIONS = ("holm", "bonferroni", "none")

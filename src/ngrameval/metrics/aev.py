@@ -34,7 +34,7 @@ from ngrameval.metrics.policy import (
 )
 from ngrameval.metrics.rows import RowMetric
 from ngrameval.ngrams.stats import Stats
-from ngrameval.validate import MAX_ORDER, integer, number
+from ngrameval.text.validate import MAX_ORDER, integer, number
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from ngrameval.metrics.policy import (
 )
 from ngrameval.metrics.rows import Details, RowMetric
 from ngrameval.ngrams.stats import Stats
-from ngrameval.validate import MAX_ORDER, integer, number
+from ngrameval.text.validate import MAX_ORDER, integer, number
 
 SMOOTH_METHODS = (*SACREBLEU_SMOOTH, "mteval", *(f"nltk{i}" for i in range(8)))
 

@@ -59,7 +59,7 @@ from ngrameval.metrics.rows import Batch, RowMetric, Rows, raw_text_ignored
 from ngrameval.ngrams.chars import WordUnits, char_units, ngram_counts
 from ngrameval.ngrams.texts import IntArray, Texts
 from ngrameval.text.pipeline import Preprocess
-from ngrameval.validate import MAX_ORDER, MAX_SQUARED, integer, number
+from ngrameval.text.validate import MAX_ORDER, MAX_SQUARED, integer, number
 
 EPS = 1e-16  # sacreBLEU's eps of chrF++.py smoothing
 DEFAULT_CHUNK = 5_000  # segments per counting pass (memory stays flat)

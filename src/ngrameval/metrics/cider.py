@@ -44,7 +44,7 @@ from ngrameval.metrics.rows import Batch, RowMetric, Rows
 from ngrameval.ngrams.stats import mean_of_rows, mean_rows
 from ngrameval.ngrams.texts import IntArray, Texts
 from ngrameval.text.pipeline import Encoder, Preprocess
-from ngrameval.validate import MAX_ORDER, MAX_SQUARED, integer, number
+from ngrameval.text.validate import MAX_ORDER, MAX_SQUARED, integer, number
 
 REFERENCES = {True: "pycocoevalcap-1.2", False: "vrama91-cider"}  # what each variant reproduces
 

@@ -39,7 +39,7 @@ from ngrameval.metrics.rows import Batch, RowMetric, Rows
 from ngrameval.ngrams.stats import Stats, mean_of_rows, mean_rows
 from ngrameval.ngrams.texts import IntArray, Texts
 from ngrameval.text.pipeline import Encoder, Preprocess
-from ngrameval.validate import MAX_ORDER, MAX_SQUARED, integer, number
+from ngrameval.text.validate import MAX_ORDER, MAX_SQUARED, integer, number
 
 TINY, SMALL = 1e-15, 1e-9  # bleu_scorer.py's constants
 VERSION = "pycocoevalcap-1.2"

@@ -30,7 +30,7 @@ from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray, divide
 from ngrameval.metrics.rows import RowMetric
 from ngrameval.ngrams.stats import Stats
-from ngrameval.validate import MAX_ORDER, integer
+from ngrameval.text.validate import MAX_ORDER, integer
 
 BETA = -math.log(0.5) / math.log(1.5) ** 2
 PROFILES = ("mteval", "plain")

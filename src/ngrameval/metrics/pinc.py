@@ -28,7 +28,7 @@ from ngrameval.metrics.rows import Batch, IntArray, RowMetric, Rows
 from ngrameval.ngrams.count import novelty_counts
 from ngrameval.ngrams.stats import mean_of_rows
 from ngrameval.ngrams.texts import Texts
-from ngrameval.validate import MAX_ORDER, integer
+from ngrameval.text.validate import MAX_ORDER, integer
 
 AVERAGES = ("present", "all")
 

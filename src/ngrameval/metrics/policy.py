@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import UndefinedMetricWarning
-from ngrameval.validate import number
+from ngrameval.text.validate import number
 
 FloatArray = NDArray[np.float64]
 

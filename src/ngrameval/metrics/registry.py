@@ -39,7 +39,7 @@ from ngrameval.text.normalize import check_norm
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.sentences import SPLITTERS
 from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS
-from ngrameval.validate import MAX_ORDER as KERNEL_MAX_ORDER
+from ngrameval.text.validate import MAX_ORDER as KERNEL_MAX_ORDER
 
 MAX_ORDER = KERNEL_MAX_ORDER  # the highest n-gram order the C counting kernels take (_overlap.MAX_ORDER)
 

@@ -46,7 +46,7 @@ from ngrameval.ngrams.texts import Texts
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Encoder, Preprocess
 from ngrameval.text.sentences import SPLITTERS, split_sentences
-from ngrameval.validate import MAX_ORDER, integer, number
+from ngrameval.text.validate import MAX_ORDER, integer, number
 
 IntArray = NDArray[np.int64]
 VARIANTS = ("n", "l", "w", "s", "su")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import dataclasses
-import io
 import math
 from collections.abc import Sequence
 
 from ngrameval.io.write import dumps_json
 from ngrameval.meta.correlate import Correlation
+from ngrameval.report.meta import to_csv
 from ngrameval.report.table import table
 
 
@@ -22,17 +20,12 @@ def _cell(c: Correlation, digits: int) -> str:
 def render_correlations(
     results: Sequence[Correlation], fmt: str = "text", notes: Sequence[str] = (), digits: int = 3
 ) -> str:
-    """Metrics x coefficients per criterion, each value with its bootstrap interval (text: ``digits`` decimals)."""
+    """Metrics x coefficients per criterion, each value with its bootstrap interval (text: ``digits`` decimals);
+    JSON (NaN as ``null``) or CSV (one row per correlation, every field, NaN as an empty cell)."""
     if fmt == "json":
         return dumps_json(list(results))
     if fmt == "csv":
-        out = io.StringIO()
-        w = csv.writer(out, lineterminator="\n")
-        fields = [f.name for f in dataclasses.fields(Correlation)]
-        w.writerow(fields)
-        for c in results:
-            w.writerow([getattr(c, f) for f in fields])
-        return out.getvalue()
+        return to_csv(results, Correlation)
     lines: list[str] = []
     for crit in dict.fromkeys(c.criterion for c in results):
         block = [c for c in results if c.criterion == crit]

@@ -20,11 +20,11 @@ import numpy as np
 from ngrameval.meta.analysis import Bucketed, Example, NgramDiff, PairAnalysis, Token, WordAccuracy
 from ngrameval.meta.correlate import Correlation
 from ngrameval.meta.plane import Plane
+from ngrameval.meta.report_data import HumanSection, ReportData
 from ngrameval.meta.significance import MetricComparison
 from ngrameval.report import html_figures
-from ngrameval.report.html_data import HumanSection, ReportData
 from ngrameval.report.svg import Figure
-from ngrameval.tabular import p_text
+from ngrameval.report.tabular import p_text
 
 _TESTS = {"ar": "paired approximate randomisation", "bs": "paired bootstrap resampling"}
 

@@ -15,7 +15,7 @@ from ngrameval.meta.agreement import Agreement, CorrelationMatrix
 from ngrameval.meta.metric_difference import MetricDifference
 from ngrameval.meta.subsets import ConditionalCorrelation, ReferenceCurve
 from ngrameval.report.table import table
-from ngrameval.tabular import p_text
+from ngrameval.report.tabular import p_text
 
 
 def to_json(results: Sequence[Any]) -> str:
@@ -23,11 +23,14 @@ def to_json(results: Sequence[Any]) -> str:
     return dumps_json(list(results))
 
 
-def to_csv(results: Sequence[Any]) -> str:
-    """Flat result dataclasses (no nested fields) as CSV, one row each."""
+def to_csv(results: Sequence[Any], kind: type[Any] | None = None) -> str:
+    """Flat result dataclasses (no nested fields) as CSV, one row each, every field a column (those of ``kind``,
+    else of the first result); an undefined number (NaN) is an empty cell, as JSON writes it ``null`` (Python's
+    csv module would write ``nan``)."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    fields = [f.name for f in dataclasses.fields(results[0])] if results else []
+    template = kind if kind is not None else (results[0] if results else None)
+    fields = [f.name for f in dataclasses.fields(template)] if template is not None else []
     w.writerow(fields)
     for r in results:
         w.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in (getattr(r, f) for f in fields)])

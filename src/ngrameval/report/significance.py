@@ -10,7 +10,7 @@ from typing import Any
 from ngrameval.io.write import dumps_json
 from ngrameval.meta.significance import Comparison, MetricComparison
 from ngrameval.report.table import table
-from ngrameval.tabular import p_text
+from ngrameval.report.tabular import p_text
 
 _SCALED = ("score", "mean", "ci_low", "ci_high", "score_a", "score_b", "delta")
 _TESTS = {"ar": "approximate randomisation", "bs": "paired bootstrap"}

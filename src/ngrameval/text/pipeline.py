@@ -10,9 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ngrameval import _text, validate
+from ngrameval import _text
 from ngrameval.errors import ConfigError, InputTypeError
 from ngrameval.ngrams.texts import flatten
+from ngrameval.text import validate
 from ngrameval.text.normalize import check_norm, normalize_texts
 from ngrameval.text.stem import stemmer_for
 from ngrameval.text.stopwords import load_stopwords

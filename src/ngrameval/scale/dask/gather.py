@@ -9,7 +9,7 @@ the client (``S`` systems, ``n`` segments, 8-byte floats):
   ``8 x S x n x`` the metric's columns (BLEU 5 an order + 3 = 23, chrF 18, chrF++ 24, ROUGE/PINC/SE/TER/
   CIDEr 2): BLEU on 10M segments of 2 systems is 3.7 GB on the client.
 - ``paraphrase``: every segment's BLEU rows with and without the source (23 columns each), PINC and SE
-  (one each): ``8 x S x n x 48`` bytes; then exactly :func:`ngrameval.paraphrase.paraphrase_scores`.
+  (one each): ``8 x S x n x 48`` bytes; then exactly :func:`ngrameval.corpus.paraphrase.paraphrase_scores`.
 - sentence scores (:func:`write_sentences`): written by the workers, one file per shard, beside the
   corpus sum; the client holds only the sum (as :func:`ngrameval.scale.dask.cluster.score`).
 - ``plane``: the integer n-gram totals of each judged system (``S x (5N + 3)`` numbers a partition),
@@ -48,12 +48,12 @@ if TYPE_CHECKING:
     from dask.delayed import Delayed
     from distributed import Client
 
+    from ngrameval.corpus.paraphrase import ParaphraseResult, SegmentRows
     from ngrameval.meta.correlate import HumanScores
     from ngrameval.meta.plane import Plane
     from ngrameval.meta.significance import Comparison
     from ngrameval.metrics.registry import MetricSpec
     from ngrameval.ngrams.stats import MetricRows, Stats
-    from ngrameval.paraphrase import ParaphraseResult, SegmentRows
     from ngrameval.text.pipeline import Preprocess
 
 
@@ -127,7 +127,7 @@ def compare(
 def _paraphrase_rows(
     part: Partition, tokenize: str, lowercase: bool, pinc: PINC, max_cells: int | None
 ) -> tuple[SegmentRows, Said]:
-    from ngrameval.paraphrase import segment_rows as paraphrase_rows
+    from ngrameval.corpus.paraphrase import segment_rows as paraphrase_rows
 
     if part.source is None:
         raise InputError(f"{part.name}: paraphrase needs the source of every partition")
@@ -138,7 +138,7 @@ def _paraphrase_rows(
 
 
 def _paraphrase_concatenated(parts: Sequence[tuple[SegmentRows, Said]]) -> tuple[SegmentRows, Said]:
-    from ngrameval.paraphrase import SegmentRows
+    from ngrameval.corpus.paraphrase import SegmentRows
 
     return SegmentRows.concatenate([p[0] for p in parts]), sum((p[1] for p in parts), ())
 
@@ -154,9 +154,9 @@ def paraphrase(
     progress: bool = False,
     max_cells: int | None = None,
 ) -> ParaphraseResult:
-    """:func:`ngrameval.paraphrase.paraphrase` of partitions with a source (``from_text_shards(...,
+    """:func:`ngrameval.corpus.paraphrase.paraphrase` of partitions with a source (``from_text_shards(...,
     source=...)``), equal to the one-machine result; ``ratings`` cover the concatenated segments."""
-    from ngrameval.paraphrase import paraphrase_scores
+    from ngrameval.corpus.paraphrase import paraphrase_scores
 
     dask = _dask()
     if not partitions:

@@ -19,11 +19,11 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from ngrameval.api import Score
+    from ngrameval.corpus.paraphrase import ParaphraseResult
     from ngrameval.meta.significance import Comparison
     from ngrameval.metrics.pinc import PINC
     from ngrameval.metrics.registry import MetricSpec
     from ngrameval.ngrams.stats import MetricRows
-    from ngrameval.paraphrase import ParaphraseResult
     from ngrameval.scale.dask.cluster import Partitions
 
 

@@ -1,4 +1,5 @@
-"""``ngrameval demo``: the main job on a bundled real sample (20 SummEval documents, 16 systems)."""
+"""``ngrameval demo``: the main job on a bundled real sample (20 SummEval documents, 16 systems), and the sample
+itself (:func:`load_sample`, :func:`sample_human`) for examples and tests."""
 
 from __future__ import annotations
 
@@ -26,14 +27,16 @@ PLANE_CRITERION = "relevance"
 PLANE_TEXT = Preprocess("13a", lowercase=True, stopwords="smart", stem=True)
 
 
-def _docs() -> list[dict[str, Any]]:
+def sample_documents() -> list[dict[str, Any]]:
+    """The bundled sample, one record per SummEval document: its references and, per system, the summary and the
+    experts' scores (``summeval_sample.jsonl`` in :mod:`ngrameval.data`)."""
     text = resources.files("ngrameval.data").joinpath("summeval_sample.jsonl").read_text("utf-8")
     return [json.loads(line) for line in text.splitlines()]
 
 
 def load_sample() -> tuple[dict[str, list[str]], list[list[str]]]:
     """Systems (name -> one summary per document) and the 11 references of each document."""
-    docs = _docs()
+    docs = sample_documents()
     systems: dict[str, list[str]] = {}
     for doc in docs:
         for name, entry in doc["systems"].items():
@@ -43,7 +46,7 @@ def load_sample() -> tuple[dict[str, list[str]], list[list[str]]]:
 
 def sample_human(criterion: str) -> HumanScores:
     """The sample's expert scores (mean of 3 experts, 1-5 mapped to 0-1) of one criterion, per system and document."""
-    docs = _docs()
+    docs = sample_documents()
     names = tuple(docs[0]["systems"])
     segment = np.array([[(doc["systems"][s][criterion] - 1) / 4 for doc in docs] for s in names])
     return HumanScores(criterion, names, segment.mean(axis=1), segment, segment.size, 0)

@@ -1,5 +1,6 @@
 """Everything the HTML report shows, computed once into frozen results (:func:`build_report`); the page itself
-is rendered by :mod:`ngrameval.report.html` from these and computes nothing."""
+is rendered by :mod:`ngrameval.report.html` from these and computes nothing (the report floor renders, this
+meta-evaluation floor computes)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from ngrameval._version import __version__
 from ngrameval.api import measure, segment_major
+from ngrameval.corpus.paraphrase import ParaphraseResult, paraphrase
 from ngrameval.errors import InputError
 from ngrameval.meta import analysis as an
 from ngrameval.meta.correlate import Correlation, HumanScores, correlate
@@ -30,7 +32,6 @@ from ngrameval.meta.significance import (
 )
 from ngrameval.metrics.registry import MetricSpec
 from ngrameval.ngrams.stats import MetricRows
-from ngrameval.paraphrase import ParaphraseResult, paraphrase
 from ngrameval.text.pipeline import Preprocess
 
 

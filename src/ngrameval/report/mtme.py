@@ -1,4 +1,5 @@
-"""Text of mt-metrics-eval style results: significance clusters and the summary over data sets."""
+"""Text of mt-metrics-eval style results (computed by :mod:`ngrameval.meta.mtme_sets`): significance clusters and
+the summary over data sets."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """Result objects as tables in notebooks: an escaped HTML table (``_repr_html_``) and a pandas DataFrame
-(``to_pandas``; pandas is optional and imported only here, when asked for).
+(``to_pandas``; pandas is optional and imported only here, when asked for). Here, below the API, because the
+result objects of every floor (``Score``, ``Comparison``, ``Plane``, ...) show themselves with these; the
+reports themselves are rendered by :mod:`ngrameval.report`.
 
 >>> html_table(["system", "BLEU"], [["a<b", 0.5]])
 '<table><thead><tr><th>system</th><th>BLEU</th></tr></thead><tbody><tr><td>a&lt;b</td><td>0.5</td></tr></tbody></table>'
@@ -37,15 +39,3 @@ def to_pandas(records: Sequence[Mapping[Any, Any]], index: str | Sequence[str] |
         raise MissingDependencyError("pandas", "pandas") from None
     frame = pd.DataFrame.from_records(list(records))
     return frame.set_index(index) if index is not None and len(frame) else frame
-
-
-def p_text(p: float | None) -> str:
-    """A p-value as every output prints it (text, HTML, notebooks): 4 decimals from 0.001 up, below that 3
-    significant digits, so a tiny p is never shown as 0.
-
-    >>> p_text(0.13963), p_text(0.0112), p_text(1.92e-05), p_text(None)
-    ('0.1396', '0.0112', '1.92e-05', 'n/a')
-    """
-    if p is None or math.isnan(p):
-        return "n/a"
-    return f"{p:.4f}" if p >= 0.001 else f"{p:.3g}"

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ngrameval import validate
 from ngrameval._version import __version__
 from ngrameval.api import RefsLike, Score, checked_pair, nrefs_label, renamed_options, score, segment_major
 from ngrameval.errors import InputError, InputTypeError
@@ -33,6 +32,7 @@ from ngrameval.metrics.se import SE, se_scores
 from ngrameval.ngrams.count import count_rows, novelty_counts
 from ngrameval.ngrams.stats import Stats
 from ngrameval.ngrams.texts import Texts, flatten
+from ngrameval.text import validate
 from ngrameval.text.pipeline import Encoder, Preprocess
 
 
