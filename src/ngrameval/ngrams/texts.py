@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ngrameval.text.pipeline import flatten
+
 IntArray = NDArray[np.int64]
-T = TypeVar("T")
-
-
-def flatten(nested: Sequence[Sequence[T]]) -> tuple[list[T], IntArray]:
-    """The items of every group in order, and the group offsets: group ``i`` is ``flat[off[i]:off[i + 1]]``."""
-    off = np.zeros(len(nested) + 1, dtype=np.int64)
-    np.cumsum([len(g) for g in nested], out=off[1:])
-    return [x for g in nested for x in g], off
+__all__ = ["IntArray", "Texts", "flatten"]  # flatten lives on the text floor (the pipeline uses it)
 
 
 @dataclass(frozen=True)

@@ -6,18 +6,27 @@ import itertools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval import _text
 from ngrameval.errors import ConfigError, InputTypeError
-from ngrameval.ngrams.texts import flatten
 from ngrameval.text import validate
 from ngrameval.text.normalize import check_norm, normalize_texts
 from ngrameval.text.stem import stemmer_for
 from ngrameval.text.stopwords import load_stopwords
 from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS, Tokens, encode_lines
+
+T = TypeVar("T")
+
+
+def flatten(nested: Sequence[Sequence[T]]) -> tuple[list[T], NDArray[np.int64]]:
+    """The items of every group in order, and the group offsets: group ``i`` is ``flat[off[i]:off[i + 1]]``."""
+    off = np.zeros(len(nested) + 1, dtype=np.int64)
+    np.cumsum([len(g) for g in nested], out=off[1:])
+    return [x for g in nested for x in g], off
 
 
 @dataclass(frozen=True)
