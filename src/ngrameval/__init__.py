@@ -7,12 +7,9 @@ Scores are fractions in [0, 1] in this API (NIST has its own scale); text output
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
 import sys
 import types
 import warnings
-from importlib.machinery import ModuleSpec
 from typing import TYPE_CHECKING, Any
 
 from ngrameval._version import __version__
@@ -52,7 +49,7 @@ if TYPE_CHECKING:
 
 # Modules that moved (the floors of docs/contributing.md): the old path still imports, as a module that forwards
 # every name to the new one and raises a FutureWarning naming it (docs/deprecations.md). Kept here, one table,
-# so no stub file sits in the package root.
+# so no stub file sits in the package.
 MOVED: dict[str, str] = {
     "ngrameval.demo": "ngrameval.cli.demo",
     "ngrameval.distributed": "ngrameval.scale.dask",
@@ -74,36 +71,42 @@ MOVED: dict[str, str] = {
 }
 
 
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports ``old`` of :data:`MOVED` as a forwarding module (a package if the new one is)."""
+class _Moved(types.ModuleType):
+    """The old import path of a moved module: every name is the new module's (imported on first use, so an old path
+    costs nothing at start-up), with one FutureWarning naming the new path. Registered in ``sys.modules`` rather than
+    found by an import hook, so importing it never rebinds the parent's attribute (``ngrameval.paraphrase`` stays the
+    function)."""
 
-    def find_spec(self, name: str, path: object = None, target: object = None) -> ModuleSpec | None:
-        if name not in MOVED:
-            return None
-        new = importlib.util.find_spec(MOVED[name])
-        return importlib.util.spec_from_loader(name, self, is_package=bool(new and new.submodule_search_locations))
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__(old, f"Deprecated alias of :mod:`{new}` (to be removed in 0.2.0).")
+        self.moved_to = new
+        self.warned = False
 
-    def create_module(self, spec: ModuleSpec) -> None:
-        return None  # the default: a new, empty module
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name != "__all__":  # probes (inspect, pickle, doctest) import nothing
+            raise AttributeError(name)
+        if not self.warned:
+            self.warned = True
+            message = f"{self.__name__} is deprecated and will be removed in 0.2.0: import {self.moved_to} instead"
+            warnings.warn(message, FutureWarning, stacklevel=2)
+        new = importlib.import_module(self.moved_to)
+        try:
+            return getattr(new, name)
+        except AttributeError:
+            if f"{self.__name__}.{name}" in MOVED:  # a moved package's moved submodule
+                return sys.modules[f"{self.__name__}.{name}"]
+            raise
 
-    def exec_module(self, module: types.ModuleType) -> None:
-        new = MOVED[module.__name__]
-        warnings.warn(f"{module.__name__} is deprecated and will be removed in 0.2.0: import {new} instead",
-                      FutureWarning, stacklevel=2)  # fmt: skip
-        target = importlib.import_module(new)
-        module.__dict__.update({k: v for k, v in vars(target).items() if not k.startswith("__")})
-        module.__doc__ = f"Deprecated alias of :mod:`{new}`."
-        module.__getattr__ = lambda name: getattr(target, name)  # type: ignore[method-assign]
 
-
-sys.meta_path.insert(0, _MovedModules())
+for _old, _new in MOVED.items():
+    sys.modules.setdefault(_old, _Moved(_old, _new))
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     if f"{__name__}.{name}" in MOVED:  # ``ngrameval.tabular.html_table`` after ``import ngrameval``
-        return importlib.import_module(f"{__name__}.{name}")
+        return sys.modules[f"{__name__}.{name}"]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
