@@ -163,7 +163,7 @@ def sentence_scores(
 ) -> list[FloatArray]:
     """Sentence PINC (against ``source``) or SE (against the references) of every system, chunk by chunk."""
     if isinstance(metric, PINC) and source is None:
-        raise ConfigError("PINC is measured against the source sentences: give them (--source / source=)")
+        raise ConfigError("PINC is measured against the source sentences: give them (source=)")
     out: list[list[FloatArray]] = [[] for _ in systems]
     enc = refs.encoder
     for ch in refs.chunks:
