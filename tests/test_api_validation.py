@@ -155,7 +155,7 @@ def test_out_of_range_api_number_is_a_config_error(call: Callable[[], object], o
 
 @pytest.mark.parametrize("step", [1e-6, 0.0, -0.1, math.nan, math.inf, 2.0, 0.3])
 def test_plane_alpha_step_is_bounded(step: float) -> None:
-    with pytest.raises(ConfigError, match="alpha-step"):
+    with pytest.raises(ConfigError, match="alpha_step"):
         alpha_grid(step)
 
 

@@ -70,7 +70,7 @@ def _both(*strategies: st.SearchStrategy[Any]) -> Callable[[Callable[..., None]]
 Call = Callable[[list[str], list[list[str]]], list[tuple[float, float, float]]]
 
 
-def _unit(xs: Sequence[float] | np.ndarray) -> list[tuple[float, float, float]]:
+def unit_arg(xs: Sequence[float] | np.ndarray) -> list[tuple[float, float, float]]:
     return [(float(x), 0.0, 1.0) for x in np.asarray(xs, dtype=np.float64).ravel()]
 
 
@@ -82,8 +82,8 @@ def _score(s: ne.Score, low: float = 0.0, high: float = 1.0) -> list[tuple[float
 def _rouge(out: dict[str, ne.RougeScore]) -> list[tuple[float, float, float]]:
     vals: list[tuple[float, float, float]] = []
     for r in out.values():
-        vals += _unit(np.concatenate([r.items.recall, r.items.precision, r.items.f]))
-        vals += _unit([r.recall, r.precision, r.f])
+        vals += unit_arg(np.concatenate([r.items.recall, r.items.precision, r.items.f]))
+        vals += unit_arg([r.recall, r.precision, r.f])
     return vals
 
 
@@ -288,14 +288,14 @@ def test_drawn_seeds_are_seeds_the_command_line_takes() -> None:
     seed replays its run; 2,000 draws (half of them were above the range)."""
     import argparse
 
-    from ngrameval.cli.options import _seed
+    from ngrameval.cli.options import seed_arg
     from ngrameval.meta.resample import MAX_SEED, resolve_seed
 
-    drawn = {resolve_seed(None) for _ in range(1000)} | {_seed("none") for _ in range(1000)}
+    drawn = {resolve_seed(None) for _ in range(1000)} | {seed_arg("none") for _ in range(1000)}
     assert len(drawn) == 2000 and all(0 <= s <= MAX_SEED for s in drawn)
-    assert _seed(str(MAX_SEED)) == MAX_SEED
+    assert seed_arg(str(MAX_SEED)) == MAX_SEED
     with pytest.raises(argparse.ArgumentTypeError):
-        _seed(str(MAX_SEED + 1))
+        seed_arg(str(MAX_SEED + 1))
 
 
 # --- coco's PTB tokenizer against the Java one (issue 29, item 15) ----------------------------------------------

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ngrameval.cli.inputs import _digits, _emit, _read_judgments
-from ngrameval.cli.options import KRIPPENDORFF_CHOICES, _add_judgment_options, _add_output_options, _count
+from ngrameval.cli.inputs import decimals, emit, judgments_from
+from ngrameval.cli.options import KRIPPENDORFF_CHOICES, add_judgment_options, add_output_options, count_arg
 from ngrameval.errors import InputError
 
 
@@ -16,7 +16,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
     if not args.judge_column and args.judgments_layout != "summeval":  # that layout names its judges itself
         raise InputError("agreement needs --judge-column (the column naming who gave each score)")
-    judgments = _read_judgments(args)
+    judgments = judgments_from(args)
     level: str | None = args.krippendorff
     if level == "auto":
         try:
@@ -35,25 +35,25 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         text = to_csv(results)
     else:
-        text = agreement_text(results, _digits(args, 3))
+        text = agreement_text(results, decimals(args, 3))
         if level is None and args.krippendorff == "auto":
             text += "Krippendorff's alpha: pip install 'ngrameval[agreement]' to compute it\n"
-    _emit(text, args.output)
+    emit(text, args.output)
     return 0
 
 
 def add_parser(sub: Any) -> None:
     ag = sub.add_parser("agreement", help="agreement between judges: pairwise r, single judge vs mean, Krippendorff")
-    _add_judgment_options(ag, systems=False)
+    add_judgment_options(ag, systems=False)
     ag.add_argument(
         "--krippendorff",
         choices=KRIPPENDORFF_CHOICES,
         default="auto",
         help="level of measurement of Krippendorff's alpha (auto: interval if ngrameval[agreement] is installed)",
     )
-    ag.add_argument("--min-overlap", type=_count, default=3, help="items two judges must share to be correlated (3)")
+    ag.add_argument("--min-overlap", type=count_arg, default=3, help="items two judges must share to be correlated (3)")
     ag.add_argument(
         "--leave-one-out", action="store_true", help="single judge vs the other judges' mean (default: the mean of all)"
     )
-    _add_output_options(ag, width=3)
+    add_output_options(ag, width=3)
     ag.set_defaults(func=cmd_agreement)

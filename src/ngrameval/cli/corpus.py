@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ngrameval.cli.inputs import _digits, _emit, _input_paths
-from ngrameval.cli.options import _add_jobs, _add_width, _seed, _unit
+from ngrameval.cli.inputs import decimals, emit, input_paths
+from ngrameval.cli.options import add_jobs, add_width, seed_arg, unit_arg
 from ngrameval.corpus import Description, cluster, cluster_stats, export, human_baseline, read_corpus, select
 from ngrameval.corpus.msvd import export_names, stale_exports
 from ngrameval.errors import InputError
@@ -26,7 +26,7 @@ def _corpus(args: argparse.Namespace) -> dict[str, list[Description]]:
 def cmd_corpus_stats(args: argparse.Namespace) -> int:
     st = cluster_stats(_corpus(args))
     if args.format == "json":
-        _emit(dumps_json(st), args.output)
+        emit(dumps_json(st), args.output)
         return 0
     lines = [
         f"clusters            {st.clusters}",
@@ -37,7 +37,7 @@ def cmd_corpus_stats(args: argparse.Namespace) -> int:
         "tiers               " + ", ".join(f"{k} {v}" for k, v in st.tiers),
         "languages           " + ", ".join(f"{k} {v}" for k, v in st.languages),
     ]
-    _emit("\n".join(lines) + "\n", args.output)
+    emit("\n".join(lines) + "\n", args.output)
     return 0
 
 
@@ -57,10 +57,10 @@ def _pairs(text: str) -> list[int | None]:
 def cmd_corpus_export(args: argparse.Namespace) -> int:
     pairs = _pairs(args.pairs)
     for name in export_names(pairs):
-        check_not_input(Path(args.out) / name, _input_paths(args), "--out")
+        check_not_input(Path(args.out) / name, input_paths(args), "--out")
     stale = stale_exports(args.out, pairs) if Path(args.out).is_dir() else []
     for path in stale:
-        check_not_input(path, _input_paths(args), "--out")  # removed below: never an input
+        check_not_input(path, input_paths(args), "--out")  # removed below: never an input
     written, singletons = export(
         _corpus(args),
         args.out,
@@ -81,12 +81,12 @@ def cmd_corpus_baseline(args: argparse.Namespace) -> int:
     text = (
         f"human baseline: {res.descriptions} descriptions of {res.clusters} clips"
         f" ({res.singletons_left_out} clips of one description left out)\n"
-        f"BLEU {res.bleu * 100:.{_digits(args, 1)}f}  PINC {res.pinc * 100:.{_digits(args, 1)}f}"
+        f"BLEU {res.bleu * 100:.{decimals(args, 1)}f}  PINC {res.pinc * 100:.{decimals(args, 1)}f}"
         f"  (Chen & Dolan 2011: BLEU 52.9, PINC 77.2)\n  {res.signature}\n"
     )
     if args.format == "json":
         text = dumps_json(res)
-    _emit(text, args.output)
+    emit(text, args.output)
     return 0
 
 
@@ -105,15 +105,15 @@ def add_parser(sub: Any) -> None:
         q.set_defaults(func=func)
         if name == "export":
             q.add_argument("--out", required=True, help="output directory")
-            q.add_argument("--test-fraction", type=_unit, default=0.1, help="share of clips in the test set")
-            q.add_argument("--seed", type=_seed, default=0, help="seed of the split and the pair sampling")
+            q.add_argument("--test-fraction", type=unit_arg, default=0.1, help="share of clips in the test set")
+            q.add_argument("--seed", type=seed_arg, default=0, help="seed of the split and the pair sampling")
             q.add_argument("--pairs", default="1,5,10,all", help="partners per sentence (default 1,5,10,all)")
             q.add_argument("--include-source", action="store_true", help="count the source among its references")
         else:
             q.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
             q.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
-            _add_width(q, 1)
+            add_width(q, 1)
         if name == "baseline":
-            _add_jobs(q)
+            add_jobs(q)
             q.add_argument("-tok", "--tokenize", default="13a", help="tokenizer (default 13a)")
             q.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")

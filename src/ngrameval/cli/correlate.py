@@ -10,27 +10,27 @@ from typing import TYPE_CHECKING, Any
 
 from ngrameval.api import measure
 from ngrameval.cli.inputs import (
-    _digits,
-    _emit,
-    _judged,
-    _low_high,
-    _read_external,
-    _read_judgments,
-    _scoring_inputs,
-    _specs,
+    decimals,
+    emit,
+    external_scores_from,
+    judged_systems,
+    judgments_from,
+    metric_specs,
+    parse_low_high,
+    scoring_inputs,
 )
 from ngrameval.cli.options import (
-    _add_external_scores,
-    _add_judged_scoring,
-    _add_judgment_options,
-    _add_output_options,
-    _add_text_options,
-    _coefficients,
-    _count,
-    _floats,
-    _level,
-    _Renamed,
-    _sig_level,
+    RenamedOption,
+    add_external_scores,
+    add_judged_scoring,
+    add_judgment_options,
+    add_output_options,
+    add_text_options,
+    count_arg,
+    level_arg,
+    parse_coefficients,
+    parse_floats,
+    sig_level_arg,
 )
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.write import dumps_json
@@ -49,11 +49,11 @@ def _correlate_inputs(
     from ngrameval.io.scores import systems_and_segments, to_rows
     from ngrameval.meta.correlate import aggregate
 
-    external = _read_external(args, dataset)
+    external = external_scores_from(args, dataset)
     if external and not args.systems and not args.refs:
         if args.given:
             raise ConfigError("--given scores the system files: give them with -r/--refs")
-        judgments = _read_judgments(args, dataset)
+        judgments = judgments_from(args, dataset)
         names, segs = systems_and_segments(external)
         by_segment = any(j.segment is not None for j in judgments)
         if by_segment and segs is None:
@@ -62,12 +62,12 @@ def _correlate_inputs(
         names += [x for x in dict.fromkeys(j.system for j in judgments) if x not in names]
         if by_segment and segs is not None:
             segs += [x for x in dict.fromkeys(str(j.segment) for j in judgments) if x not in segs]
-        scale = _low_high("--scale", args.scale) if args.scale else None
+        scale = parse_low_high("--scale", args.scale) if args.scale else None
         criteria = list(dict.fromkeys(j.criterion for j in judgments))
         humans = [aggregate(judgments, c, names, segs if by_segment else None, scale) for c in criteria]
         return to_rows(external, names, segs, _judged_cells(humans)), humans, {}, [], None
-    specs, refs, systems, source = _scoring_inputs(args)
-    systems, humans = _judged(args, systems)
+    specs, refs, systems, source = scoring_inputs(args)
+    systems, humans = judged_systems(args, systems)
     rows = measure(systems, refs, specs, source, jobs=args.jobs)
     if external:
         ids = humans[0].segments or tuple(str(i) for i in range(1, len(refs) + 1))
@@ -105,7 +105,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     if args.set_column:
         return _correlate_sets(args)
     rows, humans, systems, refs, source = _correlate_inputs(args)
-    coefs = _coefficients(args.coefficients)
+    coefs = parse_coefficients(args.coefficients)
     results = [
         c
         for h in humans
@@ -118,17 +118,17 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     notes += _epsilon_notes(results)
     extras = _correlate_extras(args, rows, humans, systems, refs, source)
     if not extras:
-        _emit(render_correlations(results, args.format, notes, _digits(args, 3)), args.output)
+        emit(render_correlations(results, args.format, notes, decimals(args, 3)), args.output)
     elif args.format == "csv":
         raise ConfigError("--matrix/--compare-metrics/--given make several tables: use -f text or -f json")
     elif args.format == "json":
         corr = json.loads(render_correlations(results, "json"))
-        _emit(dumps_json({"correlations": corr, **{k: list(v) for k, v in extras.items()}}), args.output)
+        emit(dumps_json({"correlations": corr, **{k: list(v) for k, v in extras.items()}}), args.output)
     else:
         from ngrameval.report import meta as rm
         from ngrameval.report.mtme import clusters_text
 
-        w = _digits(args, 3)
+        w = decimals(args, 3)
         text = render_correlations(results, "text", notes, w)
         text += "".join(rm.matrix_text(m, f"{args.level} level", w) for m in extras.get("matrix", []))
         text += "".join(rm.differences_text([d for d in extras.get("differences", []) if d.criterion == h.criterion],
@@ -136,7 +136,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
         text += clusters_text(extras.get("clusters", []), w)
         text += "".join(rm.conditional_text([c for c in extras.get("conditional", []) if c.criterion == h.criterion],
                         w) for h in humans)  # fmt: skip
-        _emit(text, args.output)
+        emit(text, args.output)
     return 0
 
 
@@ -156,7 +156,7 @@ def _correlate_extras(
     from ngrameval.meta.metric_difference import compare_correlations
     from ngrameval.meta.subsets import conditional_correlation
 
-    coef = _coefficients(args.coefficients)[0]
+    coef = parse_coefficients(args.coefficients)[0]
     out: dict[str, list[Any]] = {}
     if args.matrix:
         series: dict[str, FloatArray] = {}
@@ -189,11 +189,11 @@ def _correlate_extras(
             out["differences"] = [d for h in humans for d in compare_correlations(rows, h, **opts)]
         out["clusters"] = list(clusters(out["differences"], args.sig_level, dataset))
     if args.given:
-        given = _specs(args, args.given)
+        given = metric_specs(args, args.given)
         if len(given) != 1:
             raise ConfigError(f"--given takes one metric spec, got {args.given!r}")
         (cond,) = measure(systems, refs, given, source)
-        thresholds = _floats("--thresholds", args.thresholds)
+        thresholds = parse_floats("--thresholds", args.thresholds)
         out["conditional"] = [c for h in humans for c in conditional_correlation(rows, cond, h, thresholds,
                                                                                  coefficient_name=coef)]  # fmt: skip
     return out
@@ -211,10 +211,10 @@ def _correlate_sets(args: argparse.Namespace) -> int:
 
     if args.systems or args.refs or not args.scores:
         raise ConfigError("--set-column correlates --scores files (with that column) only: give no system file")
-    coefs = _coefficients(args.coefficients)
+    coefs = parse_coefficients(args.coefficients)
     results: list[Any] = []
     extras: dict[str, list[Any]] = {}
-    text, w = "", _digits(args, 3)
+    text, w = "", decimals(args, 3)
     pooled_x: dict[tuple[str, str], list[Any]] = {}
     pooled_y: dict[str, list[Any]] = {}
     sets = column_values(args.judgments, args.set_column)
@@ -250,18 +250,18 @@ def _correlate_sets(args: argparse.Namespace) -> int:
     if args.format == "csv":
         if extras:
             raise ConfigError("--matrix/--compare-metrics make several tables: use -f text or -f json")
-        _emit(render_correlations(results, "csv"), args.output)
+        emit(render_correlations(results, "csv"), args.output)
     elif args.format == "json":
         corr = json.loads(render_correlations(results, "json"))
-        _emit(dumps_json({"correlations": corr, **extras, "pooled": pooled, "summary": list(summary)}), args.output)
+        emit(dumps_json({"correlations": corr, **extras, "pooled": pooled, "summary": list(summary)}), args.output)
     else:
-        _emit(text + f"== all {len(sets)} sets ==\n" + summary_text(summary, w) + clusters_text(pooled, w), args.output)
+        emit(text + f"== all {len(sets)} sets ==\n" + summary_text(summary, w) + clusters_text(pooled, w), args.output)
     return 0
 
 
 def add_parser(sub: Any) -> None:
     q = sub.add_parser("correlate", help="correlate metrics with human judgments (system or segment level)")
-    _add_judged_scoring(q)
+    add_judged_scoring(q)
     q.add_argument(
         "--grouping",
         choices=("none", "item", "system"),
@@ -274,12 +274,12 @@ def add_parser(sub: Any) -> None:
         " 2021), acc-eq (tie-calibrated pairwise accuracy, Deutsch et al. 2023)",
     )  # fmt: skip
     q.add_argument(
-        "--confidence-n", type=_count, default=1000, metavar="N",
+        "--confidence-n", type=count_arg, default=1000, metavar="N",
         help="bootstrap resamples of the intervals, and permutation trials of --compare-metrics (1000)",
     )  # fmt: skip
-    q.add_argument("--n-resamples", type=_count, dest="confidence_n", metavar="N", action=_Renamed,
+    q.add_argument("--n-resamples", type=count_arg, dest="confidence_n", metavar="N", action=RenamedOption,
                    new="--confidence-n")  # fmt: skip
-    q.add_argument("--ci", type=_level, default=0.95, help="confidence level (default 0.95)")
+    q.add_argument("--ci", type=level_arg, default=0.95, help="confidence level (default 0.95)")
     q.add_argument("--matrix", action="store_true", help="the full matrix between metrics and criteria")
     q.add_argument(
         "--compare-metrics",
@@ -287,7 +287,7 @@ def add_parser(sub: Any) -> None:
         help="Williams' test and a permutation test for every pair of metrics (first coefficient)",
     )
     q.add_argument(
-        "--sig-level", type=_sig_level, default=0.05,
+        "--sig-level", type=sig_level_arg, default=0.05,
         help="significance level of the clusters of --compare-metrics (mt-metrics-eval's ranks; 0.05)",
     )  # fmt: skip
     q.add_argument(
@@ -296,8 +296,8 @@ def add_parser(sub: Any) -> None:
     )  # fmt: skip
     q.add_argument("--given", metavar="SPEC", help="segment level: only where this metric exceeds --thresholds")
     q.add_argument("--thresholds", default="0,30,60,90", help="for --given, on the 0-100 scale (0,30,60,90)")
-    _add_judgment_options(q)
-    _add_external_scores(q)
-    _add_text_options(q)
-    _add_output_options(q, width=3)
+    add_judgment_options(q)
+    add_external_scores(q)
+    add_text_options(q)
+    add_output_options(q, width=3)
     q.set_defaults(func=cmd_correlate)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ngrameval.cli.options import _floats
+from ngrameval.cli.options import parse_floats
 from ngrameval.errors import InputError
 from ngrameval.io import read_lines, read_refs, write_atomic
 from ngrameval.io.judgments import Judgment
@@ -28,19 +28,20 @@ if TYPE_CHECKING:
     from ngrameval.meta.correlate import HumanScores
 
 
-def _digits(args: argparse.Namespace, default: int) -> int:
+def decimals(args: argparse.Namespace, default: int) -> int:
     """``-w``: the decimals of text output; unset, the command's own default (scores 2, correlations 3, plane 1)."""
     return default if args.width is None else int(args.width)
 
 
-def _emit(text: str, output: str | None) -> None:
+def emit(text: str, output: str | None) -> None:
+    """Write ``text`` to ``output`` (atomically), or to standard output when None."""
     if output:
         write_atomic(output, text)
     else:
         sys.stdout.write(text)
 
 
-def _specs(args: argparse.Namespace, text: str) -> list[MetricSpec]:
+def metric_specs(args: argparse.Namespace, text: str) -> list[MetricSpec]:
     """The metric specs of ``text`` with the text and ROUGE options of the command line as defaults."""
     pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem, args.normalize)
     rouge = {"profile": args.rouge_profile, "alpha": args.rouge_alpha}
@@ -55,15 +56,15 @@ def _specs(args: argparse.Namespace, text: str) -> list[MetricSpec]:
     return specs
 
 
-def _scoring_inputs(
+def scoring_inputs(
     args: argparse.Namespace,
 ) -> tuple[list[MetricSpec], list[list[str]], dict[str, list[str]], list[str] | None]:
     """Metric specs, references, systems and (if given) the source of ``score`` and ``compare``."""
-    specs = _specs(args, args.metrics)
+    specs = metric_specs(args, args.metrics)
     if not args.refs:
         raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
-    systems = _read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have", args.names,
+    systems = read_systems(args.systems, len(refs), f"the references ({args.refs[0]}) have", args.names,
                             args.strip_names)  # fmt: skip
     if args.sentence_separator:
         sep = args.sentence_separator
@@ -79,13 +80,13 @@ def _scoring_inputs(
     return specs, refs, systems, source
 
 
-def _resample_jobs(args: argparse.Namespace) -> int | None:
+def resample_jobs(args: argparse.Namespace) -> int | None:
     """Threads for resampling: ``--jobs`` when given, else 1 — the weighted sums are matrix products that numpy's
     BLAS already spreads over the cores (measured on 2 cores: 2 threads 0.84x of 1; benchmarks/bench_scale.py)."""
     return 1 if args.jobs is None else int(args.jobs)
 
 
-def _system_paths(paths: Sequence[str]) -> list[str]:
+def system_paths(paths: Sequence[str]) -> list[str]:
     """The system files to read: none means standard input (unless it is a terminal), a file given twice is read
     once (as sacreBLEU does), with a warning."""
     if not paths:
@@ -116,7 +117,7 @@ def _shared(words: Sequence[str]) -> int:
     return next((k for k, chars in enumerate(zip(*words)) if len(set(chars)) > 1), min(map(len, words)))
 
 
-def _names(names: Sequence[str], given: Sequence[str] | None, strip: bool) -> list[str]:
+def system_names(names: Sequence[str], given: Sequence[str] | None, strip: bool) -> list[str]:
     """The systems' names: ``given`` (--names, one per file, distinct), or the file names without the prefix and
     suffix they all share when ``strip`` (--strip-names: newstest2019.X.de-en -> X)."""
     if given:
@@ -133,31 +134,33 @@ def _names(names: Sequence[str], given: Sequence[str] | None, strip: bool) -> li
     return cut if all(cut) and len(set(cut)) == len(cut) else list(names)
 
 
-def _namer(args: argparse.Namespace) -> Callable[[Sequence[str]], list[str]]:
-    """The system names of ``--scheduler``'s shard patterns as one machine names its files (:func:`_file_names`: a
+def system_namer(args: argparse.Namespace) -> Callable[[Sequence[str]], list[str]]:
+    """The system names of ``--scheduler``'s shard patterns as one machine names its files (:func:`file_names`: a
     file or a directory by its name; a glob, which has no one-machine equivalent, as typed), under the command's
     ``--names``/``--strip-names``."""
-    return lambda paths: _names(list(_file_names(paths, patterns=True)), args.names, args.strip_names)
+    return lambda paths: system_names(list(file_names(paths, patterns=True)), args.names, args.strip_names)
 
 
-def _read_systems(
+def read_systems(
     paths: Sequence[str], n: int, against: str, names: Sequence[str] | None = None, strip: bool = False
 ) -> dict[str, list[str]]:
+    """System name -> lines of the files ``paths`` (none: standard input), each of ``n`` lines (else an error
+    saying ``against`` has n), named by ``names`` or by their file names (stripped with ``strip``)."""
     systems: dict[str, list[str]] = {}
-    for name, path in _file_names(_system_paths(paths)).items():
+    for name, path in file_names(system_paths(paths)).items():
         lines = read_lines(path)
         if len(lines) != n:
-            hint = "" if paths else _STDIN_HINT
+            hint = "" if paths else STDIN_HINT
             shown = "standard input" if path == STDIN else path
             raise InputError(f"{shown} has {len(lines)} lines but {against} {n}{hint}")
         systems[name] = lines
-    return dict(zip(_names(list(systems), names, strip), systems.values(), strict=True))
+    return dict(zip(system_names(list(systems), names, strip), systems.values(), strict=True))
 
 
-_STDIN_HINT = " (no system file given, so it was read from standard input; -r takes every file after it)"
+STDIN_HINT = " (no system file given, so it was read from standard input; -r takes every file after it)"
 
 
-def _file_names(paths: Sequence[str], patterns: bool = False) -> dict[str, str]:
+def file_names(paths: Sequence[str], patterns: bool = False) -> dict[str, str]:
     """System name -> path: the file name (``stdin`` for ``-``), primed when two files share it; with ``patterns``
     a glob pattern keeps its whole text."""
     out: dict[str, str] = {}
@@ -169,7 +172,7 @@ def _file_names(paths: Sequence[str], patterns: bool = False) -> dict[str, str]:
     return out
 
 
-def _read_judgments(args: argparse.Namespace, dataset: str | None = None) -> list[Judgment]:
+def judgments_from(args: argparse.Namespace, dataset: str | None = None) -> list[Judgment]:
     """The judgments of ``-j`` read with the judgment options (only the rows of ``dataset`` with --set-column)."""
     from ngrameval.io.judgments import read_judgments
 
@@ -187,32 +190,34 @@ def _read_judgments(args: argparse.Namespace, dataset: str | None = None) -> lis
         where=where,
         layout=args.judgments_layout,
         annotators=args.annotators,
-        valid=_low_high("--valid-scores", args.valid_scores) if args.valid_scores else None,
+        valid=parse_low_high("--valid-scores", args.valid_scores) if args.valid_scores else None,
         repeated=args.repeated,
     )
 
 
-def _low_high(option: str, text: str) -> tuple[float, float]:
+def parse_low_high(option: str, text: str) -> tuple[float, float]:
     """``LOW,HIGH`` (``--scale``, ``--valid-scores``): two finite numbers, or a one-line error naming the option."""
-    values = _floats(option, text)
+    values = parse_floats(option, text)
     if len(values) != 2:
         raise InputError(f"{option}: expected LOW,HIGH (e.g. 1,5), got {text!r}")
     return values[0], values[1]
 
 
-def _judged(args: argparse.Namespace, systems: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[HumanScores]]:
+def judged_systems(
+    args: argparse.Namespace, systems: dict[str, list[str]]
+) -> tuple[dict[str, list[str]], list[HumanScores]]:
     """The systems (named by --names or --strip-names when read), and the human scores of every criterion read
     with the judgment options."""
     from ngrameval.meta.correlate import aggregate
 
-    judgments = _read_judgments(args)
+    judgments = judgments_from(args)
     n = len(next(iter(systems.values())))
     segments = None
     if args.segment_column or any(j.segment is not None for j in judgments):  # summeval: always per document
         segments = read_ids(args.segment_ids) if args.segment_ids else [str(i) for i in range(1, n + 1)]
         if len(segments) != n:
             raise InputError(f"{args.segment_ids} has {len(segments)} ids but the outputs have {n} lines")
-    scale = _low_high("--scale", args.scale) if args.scale else None
+    scale = parse_low_high("--scale", args.scale) if args.scale else None
     criteria = list(dict.fromkeys(j.criterion for j in judgments))
     return systems, [aggregate(judgments, c, list(systems), segments, scale) for c in criteria]
 
@@ -224,7 +229,7 @@ def _key_value(text: str) -> tuple[str, str]:
     return key, value
 
 
-def _read_external(args: argparse.Namespace, dataset: str | None = None) -> list[Any]:
+def external_scores_from(args: argparse.Namespace, dataset: str | None = None) -> list[Any]:
     """The metrics of every --scores file (the rows of ``dataset`` with --set-column); a file's segment column is
     --segment-column when it has that column (else it holds system-level scores)."""
     from ngrameval.io.scores import columns, lower_is_better, read_scores
@@ -245,7 +250,7 @@ def _read_external(args: argparse.Namespace, dataset: str | None = None) -> list
 _INPUTS = ("systems", "refs", "source", "judgments", "segment_ids", "ratings", "corpus", "stopwords")
 
 
-def _input_paths(args: argparse.Namespace) -> list[str]:
+def input_paths(args: argparse.Namespace) -> list[str]:
     """Every file a command reads (its positional and option arguments), to refuse writing over one."""
     paths: list[str] = []
     for name in _INPUTS:

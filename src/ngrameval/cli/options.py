@@ -28,7 +28,7 @@ from ngrameval.text.tokenize import TOKENIZERS
 KRIPPENDORFF_CHOICES = ("auto", "none", "interval", "ratio", "ordinal", "nominal")
 
 
-class _Parser(argparse.ArgumentParser):
+class CommandParser(argparse.ArgumentParser):
     """argparse without prefix abbreviations (``-t`` is not ``-tok``) whose errors are one line with exit 2,
     like every other error of the command line."""
 
@@ -74,7 +74,7 @@ def _habit_hint(command: str, message: str) -> str:
     return ""
 
 
-class _Renamed(argparse.Action):
+class RenamedOption(argparse.Action):
     """An option's old spelling: still works for one release, with a warning naming the new one."""
 
     def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
@@ -105,7 +105,8 @@ def _number(kind: type[int] | type[float], low: float, high: float, what: str) -
 MAX_RESAMPLES = 10_000_000  # resamples/trials of one test: beyond this a run takes hours, not a better p-value
 
 
-_count = _number(int, 1, MAX_RESAMPLES, f"a whole number from 1 to {MAX_RESAMPLES:,}")
+# argparse types (``type=``) the commands share: a one-line error saying what was expected
+count_arg = _number(int, 1, MAX_RESAMPLES, f"a whole number from 1 to {MAX_RESAMPLES:,}")
 
 
 _size = _number(int, 0, 2**31 - 1, "a whole number >= 0")
@@ -114,19 +115,19 @@ _size = _number(int, 0, 2**31 - 1, "a whole number >= 0")
 _width = _number(int, 0, 17, "a number of decimals from 0 to 17")
 
 
-_level = _number(float, 1e-9, 1 - 1e-9, "a confidence level from 1e-9 to 1 - 1e-9 (e.g. 0.95)")
+level_arg = _number(float, 1e-9, 1 - 1e-9, "a confidence level from 1e-9 to 1 - 1e-9 (e.g. 0.95)")
 
 
-_sig_level = _number(float, 1e-9, 1 - 1e-9, "a significance level from 1e-9 to 1 - 1e-9 (e.g. 0.05)")
+sig_level_arg = _number(float, 1e-9, 1 - 1e-9, "a significance level from 1e-9 to 1 - 1e-9 (e.g. 0.05)")
 
 
-_unit = _number(float, 0.0, 1.0, "a number from 0 to 1")
+unit_arg = _number(float, 0.0, 1.0, "a number from 0 to 1")
 
 
-_positive = _number(float, 1e-300, math.inf, "a finite number > 0")
+positive_arg = _number(float, 1e-300, math.inf, "a finite number > 0")
 
 
-_alpha_step = _number(float, 0.001, 1.0, "an alpha step from 0.001 to 1 (at most 1,001 columns)")
+alpha_step_arg = _number(float, 0.001, 1.0, "an alpha step from 0.001 to 1 (at most 1,001 columns)")
 
 
 _cells = _number(int, 1, 2**62, "a number of cells from 1 to 2**62")
@@ -135,15 +136,15 @@ _cells = _number(int, 1, 2**62, "a number of cells from 1 to 2**62")
 _jobs = _number(int, 1, 4096, "a number of threads from 1 to 4096")
 
 
-def _wordiness(text: str) -> float:
+def wordiness_arg(text: str) -> float:
     """AEv's W: a number > 0, or inf (no wordiness penalty)."""
-    return math.inf if text.strip().lower() in ("inf", "infinity") else float(_positive(text))
+    return math.inf if text.strip().lower() in ("inf", "infinity") else float(positive_arg(text))
 
 
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 
 
-def _plot_path(text: str) -> str:
+def plot_path_arg(text: str) -> str:
     """``--plot``: an image file name matplotlib can write, in a directory that exists."""
     p = Path(text)
     if p.suffix.lower() not in PLOT_FORMATS:
@@ -153,13 +154,14 @@ def _plot_path(text: str) -> str:
     return text
 
 
-def _order(text: str) -> int:
+def order_arg(text: str) -> int:
+    """An argparse type: an n-gram order from 1 to the registry's MAX_ORDER."""
     from ngrameval.metrics.registry import MAX_ORDER
 
     return int(_number(int, 1, MAX_ORDER, f"an n-gram order from 1 to {MAX_ORDER}")(text))
 
 
-def _floats(option: str, text: str) -> list[float]:
+def parse_floats(option: str, text: str) -> list[float]:
     """A comma-separated list of finite numbers (``--thresholds``), or a one-line error naming the option."""
     values = []
     for part in (t.strip() for t in text.split(",")):
@@ -173,7 +175,7 @@ def _floats(option: str, text: str) -> list[float]:
     return values
 
 
-def _coefficients(text: str) -> list[str]:
+def parse_coefficients(text: str) -> list[str]:
     """The coefficient names of ``--coefficients`` (at least one, each known)."""
     from ngrameval.meta.correlate import COEFFICIENTS
 
@@ -186,7 +188,8 @@ def _coefficients(text: str) -> list[str]:
     return names
 
 
-def _add_text_options(p: argparse.ArgumentParser) -> None:
+def add_text_options(p: argparse.ArgumentParser) -> None:
+    """The text options of the scoring commands: ``-tok``, ``-lc``, ``--stem``, ``--stopwords``, ``--normalize``."""
     p.add_argument("-tok", "--tokenize", default="13a", help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a)")
     p.add_argument("-lc", "--lowercase", action="store_true", help="lower-case before tokenizing")
     p.add_argument(
@@ -202,7 +205,8 @@ def _add_text_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_naming_options(p: argparse.ArgumentParser, names: bool = True) -> None:
+def add_naming_options(p: argparse.ArgumentParser, names: bool = True) -> None:
+    """``--names`` (unless ``names`` is False) and ``--strip-names``: how system files are named."""
     if names:
         p.add_argument("--names", nargs="+", metavar="NAME", help="a name for each system file (default: file names)")
     p.add_argument(
@@ -210,7 +214,9 @@ def _add_naming_options(p: argparse.ArgumentParser, names: bool = True) -> None:
     )
 
 
-def _add_scoring_options(p: argparse.ArgumentParser) -> None:
+def add_scoring_options(p: argparse.ArgumentParser) -> None:
+    """The inputs and options of a scoring command: system files, ``-r``, ``--tsv``, ``--source``, ``-m``, the
+    bounds, ``--jobs`` and the ROUGE defaults."""
     p.add_argument(
         "systems",
         nargs="*",
@@ -230,8 +236,8 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--source", help="source sentences, one a line (needed by pinc)")
     p.add_argument("-m", "--metrics", default="bleu", help=f"comma-separated metric specs ({valid_names()})")
-    _add_max_cells(p)
-    _add_jobs(p)
+    add_max_cells(p)
+    add_jobs(p)
     g = p.add_argument_group("ROUGE (defaults of every rouge-* spec; a spec's own options win)")
     g.add_argument(
         "--rouge-profile",
@@ -246,7 +252,7 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
         help="several references: A pool (ROUGE-1.5.5 -f A), B best "
         "recall (-f B), jk jackknife, max-f best F (rouge-score); default A, max-f for rouge-score",
     )
-    g.add_argument("--rouge-alpha", type=_unit, default=0.5, help="F weight as ROUGE-1.5.5 -p: 1 = P, 0 = R (0.5)")
+    g.add_argument("--rouge-alpha", type=unit_arg, default=0.5, help="F weight as ROUGE-1.5.5 -p: 1 = P, 0 = R (0.5)")
     g.add_argument("--length-limit", type=_size, default=0, metavar="WORDS", help="ROUGE-1.5.5 -l (0: none)")
     g.add_argument("--byte-limit", type=_size, default=0, metavar="BYTES", help="ROUGE-1.5.5 -b (0: none)")
     g.add_argument(
@@ -270,7 +276,8 @@ def _add_scoring_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_jobs(p: argparse.ArgumentParser) -> None:
+def add_jobs(p: argparse.ArgumentParser) -> None:
+    """``--jobs``: threads (the numbers never change with it)."""
     p.add_argument(
         "--jobs",
         type=_jobs,
@@ -290,7 +297,8 @@ def _scheduler(text: str) -> str:
     return text.strip()
 
 
-def _add_scheduler(p: argparse.ArgumentParser) -> None:
+def add_scheduler(p: argparse.ArgumentParser) -> None:
+    """``--scheduler`` and ``--blocksize``: running on Dask."""
     p.add_argument(
         "--scheduler",
         type=_scheduler,
@@ -308,7 +316,8 @@ def _add_scheduler(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_chunk_size(p: argparse.ArgumentParser, what: str) -> None:
+def add_chunk_size(p: argparse.ArgumentParser, what: str) -> None:
+    """``--chunk-size``: streaming the files on one machine; ``what`` says what is streamed, for the help."""
     p.add_argument(
         "--chunk-size",
         type=_number(int, 1, 2**40, "a whole number >= 1"),
@@ -327,7 +336,8 @@ def _bytes(text: str) -> int:
     return int(digits) * scale
 
 
-def _add_max_cells(p: argparse.ArgumentParser) -> None:
+def add_max_cells(p: argparse.ArgumentParser) -> None:
+    """``--max-cells``: the bound on one text pair's alignment cells (:mod:`ngrameval.limits`)."""
     p.add_argument(
         "--max-cells",
         type=_cells,
@@ -337,18 +347,20 @@ def _add_max_cells(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_output_options(p: argparse.ArgumentParser, formats: Sequence[str] = FORMATS, width: int = 2) -> None:
+def add_output_options(p: argparse.ArgumentParser, formats: Sequence[str] = FORMATS, width: int = 2) -> None:
+    """``-f`` (one of ``formats``), ``-w`` (default ``width`` decimals) and ``-o``."""
     p.add_argument("-f", "--format", choices=formats, default="text", help="output format (default text)")
-    _add_width(p, width)
+    add_width(p, width)
     p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
 
 
-def _add_width(p: argparse.ArgumentParser, default: int) -> None:
+def add_width(p: argparse.ArgumentParser, default: int) -> None:
+    """``-w/--width``: decimals of text output (unset: the command's ``default``)."""
     p.add_argument("-w", "--width", type=_width, help=f"decimals in text output (default {default})")
     p.set_defaults(width=None)
 
 
-def _seed(text: str) -> int:
+def seed_arg(text: str) -> int:
     """``--seed``: a whole number from 0 to 2**63-1, or ``none``: one drawn now from the OS, in the same range, used by
     every resampling of the run and printed with its results (so ``--seed`` with it replays the run)."""
     if text.lower() == "none":
@@ -362,7 +374,9 @@ def _seed(text: str) -> int:
     return value
 
 
-def _add_judgment_options(q: argparse.ArgumentParser, systems: bool = True, required: bool = True) -> None:
+def add_judgment_options(q: argparse.ArgumentParser, systems: bool = True, required: bool = True) -> None:
+    """The options reading human judgments (``-j`` and its columns, layout, filters); with ``systems``
+    also ``--segment-ids``, ``--scale`` and the naming options; ``required``: whether ``-j`` must be given."""
     q.add_argument("-j", "--judgments", required=required, help="human judgments: .csv, .tsv or .jsonl")
     q.add_argument("--system-column", default="system", help="column naming the system (default system)")
     q.add_argument(
@@ -403,10 +417,10 @@ def _add_judgment_options(q: argparse.ArgumentParser, systems: bool = True, requ
     if systems:
         q.add_argument("--segment-ids", help="file: the segment id of each output line (default 1, 2, ...)")
         q.add_argument("--scale", metavar="LOW,HIGH", help="map scores to 0-1 from this scale (e.g. 1,5)")
-        _add_naming_options(q)  # the names the judgments use
+        add_naming_options(q)  # the names the judgments use
 
 
-def _add_quiet(parser: argparse.ArgumentParser) -> None:
+def add_quiet(parser: argparse.ArgumentParser) -> None:
     """``-q/--quiet`` on every (sub)command: no warnings on stderr (errors still print)."""
     # SUPPRESS: a subcommand's default must not undo `ngrameval -q score ...`
     parser.add_argument(
@@ -415,17 +429,17 @@ def _add_quiet(parser: argparse.ArgumentParser) -> None:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
-                _add_quiet(sub)
+                add_quiet(sub)
 
 
-def _add_judged_scoring(q: argparse.ArgumentParser) -> None:
+def add_judged_scoring(q: argparse.ArgumentParser) -> None:
     """The scoring options of ``correlate`` and ``refcurve``, with the level and seed of their statistics."""
-    _add_scoring_options(q)
+    add_scoring_options(q)
     q.add_argument("--level", choices=("system", "segment"), default="system", help="(default system)")
-    q.add_argument("--seed", type=_seed, default=12345, help="random seed (default 12345)")
+    q.add_argument("--seed", type=seed_arg, default=12345, help="random seed (default 12345)")
 
 
-def _add_external_scores(q: argparse.ArgumentParser) -> None:
+def add_external_scores(q: argparse.ArgumentParser) -> None:
     """``--scores``: any metric's scores beside ngrameval's (``correlate``, ``plane``)."""
     q.add_argument(
         "--scores", nargs="+", metavar="FILE",

@@ -6,11 +6,11 @@ import argparse
 
 from ngrameval._version import __version__
 from ngrameval.cli import agreement, compare, corpus, correlate, paraphrase, plane, report, score
-from ngrameval.cli.options import _add_quiet, _Parser
+from ngrameval.cli.options import CommandParser, add_quiet
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = CommandParser(
         prog="ngrameval", description="N-gram co-occurrence metrics, exact and fast, with meta-evaluation."
     )
     parser.add_argument("--version", action="version", version=f"ngrameval {__version__}")
@@ -22,5 +22,5 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_collect_parser(sub)
     report.add_parser(sub)
-    _add_quiet(parser)
+    add_quiet(parser)
     return parser

@@ -10,23 +10,31 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ngrameval.cli.inputs import _digits, _emit, _input_paths, _judged, _read_external, _read_systems, _scoring_inputs
+from ngrameval.cli.inputs import (
+    decimals,
+    emit,
+    external_scores_from,
+    input_paths,
+    judged_systems,
+    read_systems,
+    scoring_inputs,
+)
 from ngrameval.cli.options import (
-    _add_external_scores,
-    _add_jobs,
-    _add_judged_scoring,
-    _add_judgment_options,
-    _add_output_options,
-    _add_text_options,
-    _add_width,
-    _alpha_step,
-    _coefficients,
-    _count,
-    _order,
-    _plot_path,
-    _positive,
-    _Renamed,
-    _wordiness,
+    RenamedOption,
+    add_external_scores,
+    add_jobs,
+    add_judged_scoring,
+    add_judgment_options,
+    add_output_options,
+    add_text_options,
+    add_width,
+    alpha_step_arg,
+    count_arg,
+    order_arg,
+    parse_coefficients,
+    plot_path_arg,
+    positive_arg,
+    wordiness_arg,
 )
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io import read_refs
@@ -41,9 +49,9 @@ def cmd_refcurve(args: argparse.Namespace) -> int:
     from ngrameval.meta.subsets import reference_curve
     from ngrameval.report.meta import curves_text, to_json
 
-    specs, refs, systems, source = _scoring_inputs(args)
-    systems, humans = _judged(args, systems)
-    curves = [c for h in humans for coef in _coefficients(args.coefficients) for c in reference_curve(
+    specs, refs, systems, source = scoring_inputs(args)
+    systems, humans = judged_systems(args, systems)
+    curves = [c for h in humans for coef in parse_coefficients(args.coefficients) for c in reference_curve(
         systems, refs, h, specs, level=args.level, coefficient_name=coef, n_subsets=args.subsets,
         seed=args.seed, source=source, jobs=args.jobs)]  # fmt: skip
     if args.format == "json":
@@ -60,8 +68,10 @@ def cmd_refcurve(args: argparse.Namespace) -> int:
         )  # fmt: skip
         text = out.getvalue()
     else:
-        text = "".join(curves_text([c for c in curves if c.criterion == h.criterion], _digits(args, 3)) for h in humans)
-    _emit(text, args.output)
+        text = "".join(
+            curves_text([c for c in curves if c.criterion == h.criterion], decimals(args, 3)) for h in humans
+        )
+    emit(text, args.output)
     return 0
 
 
@@ -74,14 +84,14 @@ def cmd_plane(args: argparse.Namespace) -> int:
         raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
     against = f"the references ({args.refs[0]}) have"
-    systems, humans = _judged(args, _read_systems(args.systems, len(refs), against, args.names, args.strip_names))
+    systems, humans = judged_systems(args, read_systems(args.systems, len(refs), against, args.names, args.strip_names))
     pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem, args.normalize)
     alphas = alpha_grid(args.alpha_step)
-    cells = [(h, coef) for h in humans for coef in _coefficients(args.coefficients)]
+    cells = [(h, coef) for h in humans for coef in parse_coefficients(args.coefficients)]
     plots = [args.plot if len(cells) == 1 else _suffixed(args.plot, h.criterion + ("" if len(cells) == len(humans)
              else f".{coef}")) for h, coef in cells] if args.plot else []  # fmt: skip
     for path in plots:
-        check_not_input(path, _input_paths(args), "--plot")
+        check_not_input(path, input_paths(args), "--plot")
     planes = all_planes(systems, refs, cells, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1),
                         brevity=args.brevity, wordiness=args.wordiness, unit=args.unit, jobs=args.jobs)  # fmt: skip
     beside = _plane_external(args, cells, planes, systems, len(refs))
@@ -93,10 +103,10 @@ def cmd_plane(args: argparse.Namespace) -> int:
             raise ConfigError("plane --scores adds a table beside each plane: use -f text or -f json")
         text = "".join(plane_csv(p) if k == 0 else plane_csv(p).split("\n", 1)[1] for k, p in enumerate(planes))
     else:
-        text = "\n".join(plane_text(p, _digits(args, 1)) + "".join(
+        text = "\n".join(plane_text(p, decimals(args, 1)) + "".join(
             f"  beside the best cell (AEv alpha={p.best_alpha:g}, N={p.best_order}: {p.best_value:.4f}): {e['metric']}"
             f" {e['value']:.4f} ({e['signature']})\n" for e in ex) for p, ex in zip(planes, beside))  # fmt: skip
-    _emit(text, args.output)
+    emit(text, args.output)
     for p, path in zip(planes, plots):
         plot_plane(p, path)
         sys.stderr.write(f"ngrameval: wrote {path}\n")
@@ -115,7 +125,7 @@ def _plane_external(
     from ngrameval.meta.correlate import coefficient
 
     ids = cells[0][0].segments or tuple(str(i) for i in range(1, n_lines + 1))
-    rows = [r.oriented() for r in to_rows(_read_external(args), list(systems), ids)]
+    rows = [r.oriented() for r in to_rows(external_scores_from(args), list(systems), ids)]
     out = []
     for h, coef in cells:
         keep = ~np.isnan(h.system)
@@ -136,9 +146,9 @@ def add_parser(sub: Any) -> None:
     q.add_argument("-r", "--refs", nargs="+", metavar="REF", help="reference files (one per stream)")
     q.add_argument("--tsv", action="store_true", help="reference files are TSV (one segment a line)")
     q.add_argument("--missing-empty-refs", action="store_true", help="an empty reference is a missing one")
-    q.add_argument("--alpha-step", type=_alpha_step, default=0.1, help="grid step of alpha in [0, 1] (default 0.1)")
-    q.add_argument("--max-order", type=_order, default=4, help="N = 1 .. this (default 4)")
-    _add_jobs(q)
+    q.add_argument("--alpha-step", type=alpha_step_arg, default=0.1, help="grid step of alpha in [0, 1] (default 0.1)")
+    q.add_argument("--max-order", type=order_arg, default=4, help="N = 1 .. this (default 4)")
+    add_jobs(q)
     q.add_argument(
         "--unit",
         choices=("word", "char"),
@@ -146,37 +156,37 @@ def add_parser(sub: Any) -> None:
         help="n-grams of words (the -tok tokens; default) or characters (chrF's: whitespace removed)",
     )
     q.add_argument("--coefficients", default="r2", help="r2 (default), pearson, spearman, kendall-b/c; a plane each")
-    q.add_argument("--coefficient", dest="coefficients", action=_Renamed, new="--coefficients")
-    q.add_argument("-B", "--brevity", type=_positive, default=1.0, help="AEv brevity constant B (default 1)")
+    q.add_argument("--coefficient", dest="coefficients", action=RenamedOption, new="--coefficients")
+    q.add_argument("-B", "--brevity", type=positive_arg, default=1.0, help="AEv brevity constant B (default 1)")
     q.add_argument(
         "-W",
         "--wordiness",
-        type=_wordiness,
+        type=wordiness_arg,
         default=2.0,
         help="AEv wordiness constant W > 0 or inf (default 2)",
     )
     q.add_argument(
         "--plot",
         metavar="IMAGE",
-        type=_plot_path,
+        type=plot_path_arg,
         help="draw the heat map here: .svg, or .png or .pdf (these two need ngrameval[plot])",
     )
-    _add_judgment_options(q)
-    _add_external_scores(q)
-    _add_text_options(q)
+    add_judgment_options(q)
+    add_external_scores(q)
+    add_text_options(q)
     q.add_argument("-f", "--format", choices=("text", "json", "csv"), default="text", help="output format")
-    _add_width(q, 1)
+    add_width(q, 1)
     q.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
     q.set_defaults(func=cmd_plane)
 
     q = sub.add_parser("refcurve", help="correlation as 1, 2, ... all references are used (with/without the source)")
-    _add_judged_scoring(q)
+    add_judged_scoring(q)
     q.add_argument(
         "--coefficients", default="pearson", help="pearson (default), r2, spearman, kendall-b/c; a curve each"
     )
-    q.add_argument("--coefficient", dest="coefficients", action=_Renamed, new="--coefficients")
-    q.add_argument("--subsets", type=_count, default=10, help="reference subsets per count (default 10)")
-    _add_judgment_options(q)
-    _add_text_options(q)
-    _add_output_options(q, width=3)
+    q.add_argument("--coefficient", dest="coefficients", action=RenamedOption, new="--coefficients")
+    q.add_argument("--subsets", type=count_arg, default=10, help="reference subsets per count (default 10)")
+    add_judgment_options(q)
+    add_text_options(q)
+    add_output_options(q, width=3)
     q.set_defaults(func=cmd_refcurve)

@@ -7,19 +7,19 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ngrameval.cli.inputs import _digits, _emit, _judged, _scoring_inputs
+from ngrameval.cli.inputs import decimals, emit, judged_systems, scoring_inputs
 from ngrameval.cli.options import (
-    _add_judgment_options,
-    _add_output_options,
-    _add_scoring_options,
-    _add_text_options,
-    _add_width,
-    _coefficients,
-    _count,
-    _level,
-    _Renamed,
-    _seed,
-    _sig_level,
+    RenamedOption,
+    add_judgment_options,
+    add_output_options,
+    add_scoring_options,
+    add_text_options,
+    add_width,
+    count_arg,
+    level_arg,
+    parse_coefficients,
+    seed_arg,
+    sig_level_arg,
 )
 from ngrameval.io import write_atomic
 from ngrameval.io.write import dumps_json
@@ -79,9 +79,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     results, ranking, best = run_demo()
     if args.report:
-        _demo_report(args.report, _digits(args, 2))
+        _demo_report(args.report, decimals(args, 2))
     if args.format != "text":
-        _emit(render(results, args.format, _digits(args, 2)), args.output)
+        emit(render(results, args.format, decimals(args, 2)), args.output)
         return 0
     header = (
         "ngrameval demo: 16 summarisation systems x 20 SummEval documents (11 references each),\n"
@@ -90,10 +90,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         "then ranked by BLEU with significance tests between every pair of systems,\n"
         "and the (alpha, N) plane searched for the member that best explains the experts' relevance scores.\n\n"
     )
-    w = _digits(args, 2)
+    w = decimals(args, 2)
     text = render(results, args.format, w) + "\n" + render_comparison(ranking, "text", w, pairs=False)
     text += "\n" + plane_text(best)
-    _emit(header + text, args.output)
+    emit(header + text, args.output)
     return 0
 
 
@@ -101,22 +101,22 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ngrameval.meta.report_data import ReportOptions, build_report, command_line
     from ngrameval.report.html import render_html
 
-    specs, refs, systems, source = _scoring_inputs(args)
+    specs, refs, systems, source = scoring_inputs(args)
     humans: list[HumanScores] = []
     if args.judgments:
-        systems, humans = _judged(args, systems)
+        systems, humans = judged_systems(args, systems)
     test = "bs" if args.paired_bs else "ar"
     opts = ReportOptions(
         test=test, n_resamples=args.paired_bs_n if test == "bs" else args.paired_ar_n, n_confidence=args.confidence_n,
         seed=args.seed, correction=args.correction, alpha=args.sig_level, confidence=args.ci,
-        coefficients=tuple(_coefficients(args.coefficients)), n_corr_resamples=args.correlation_confidence_n,
+        coefficients=tuple(parse_coefficients(args.coefficients)), n_corr_resamples=args.correlation_confidence_n,
         examples=args.examples, max_pairs=args.max_pairs,
     )  # fmt: skip
     base = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
     command = command_line("ngrameval report", vars(args), defaults=args._defaults, base=base)
     data = build_report(systems, refs, specs, source=source, humans=humans, options=opts, title=args.title,
                         command=command, jobs=args.jobs)  # fmt: skip
-    _emit(render_html(data, _digits(args, 2)), args.output)
+    emit(render_html(data, decimals(args, 2)), args.output)
     if args.output:
         sys.stderr.write(f"ngrameval: wrote {args.output}\n")
     return 0
@@ -125,35 +125,35 @@ def cmd_report(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     """``report``, ``metrics`` and ``demo``."""
     rp = sub.add_parser("report", help="one self-contained HTML page: scores, significance, correlations, analysis")
-    _add_scoring_options(rp)
+    add_scoring_options(rp)
     rp.add_argument("--paired-bs", action="store_true", help="paired bootstrap instead of approximate randomisation")
-    rp.add_argument("--paired-ar-n", type=_count, default=10_000, metavar="N", help="AR trials (default 10000)")
-    rp.add_argument("--paired-bs-n", type=_count, default=1_000, metavar="N", help="bootstrap resamples (1000)")
+    rp.add_argument("--paired-ar-n", type=count_arg, default=10_000, metavar="N", help="AR trials (default 10000)")
+    rp.add_argument("--paired-bs-n", type=count_arg, default=1_000, metavar="N", help="bootstrap resamples (1000)")
     rp.add_argument(
-        "--confidence-n", type=_count, default=1_000, metavar="N",
+        "--confidence-n", type=count_arg, default=1_000, metavar="N",
         help="bootstrap resamples of the scores' intervals (1000)",
     )  # fmt: skip
-    rp.add_argument("--ci", type=_level, default=0.95, help="confidence level of the intervals (default 0.95)")
-    rp.add_argument("--seed", type=_seed, default=12345, help="random seed of every resampling (default 12345)")
+    rp.add_argument("--ci", type=level_arg, default=0.95, help="confidence level of the intervals (default 0.95)")
+    rp.add_argument("--seed", type=seed_arg, default=12345, help="random seed of every resampling (default 12345)")
     rp.add_argument("--correction", choices=("holm", "bonferroni", "none"), default="holm", help="(default holm)")
-    rp.add_argument("--sig-level", type=_sig_level, default=0.05, help="significance level after correction (0.05)")
+    rp.add_argument("--sig-level", type=sig_level_arg, default=0.05, help="significance level after correction (0.05)")
     rp.add_argument(
         "--coefficients",
         default="pearson,spearman",
         help="correlations (default pearson,spearman; kendall-b is slower)",
     )
     rp.add_argument(
-        "--correlation-confidence-n", type=_count, default=1000, metavar="N",
+        "--correlation-confidence-n", type=count_arg, default=1000, metavar="N",
         help="bootstrap resamples of the correlations' intervals (correlate --confidence-n; 1000)",
     )  # fmt: skip
-    rp.add_argument("--n-resamples", type=_count, dest="correlation_confidence_n", metavar="N", action=_Renamed,
+    rp.add_argument("--n-resamples", type=count_arg, dest="correlation_confidence_n", metavar="N", action=RenamedOption,
                     new="--correlation-confidence-n")  # fmt: skip
-    rp.add_argument("--examples", type=_count, default=5, help="example segments per direction and pair (5)")
-    rp.add_argument("--max-pairs", type=_count, default=3, help="analysed pairs: the first system vs the next N (3)")
+    rp.add_argument("--examples", type=count_arg, default=5, help="example segments per direction and pair (5)")
+    rp.add_argument("--max-pairs", type=count_arg, default=3, help="analysed pairs: the first system vs the next N (3)")
     rp.add_argument("--title", default="ngrameval report", help="the page title")
-    _add_judgment_options(rp, required=False)
-    _add_text_options(rp)
-    _add_width(rp, 2)
+    add_judgment_options(rp, required=False)
+    add_text_options(rp)
+    add_width(rp, 2)
     rp.add_argument("-o", "--output", metavar="FILE", help="write the HTML here (atomically) instead of stdout")
     rp.set_defaults(func=cmd_report)
     rp.set_defaults(_defaults={a.dest: a.default for a in rp._actions})  # the command block shows what was set
@@ -164,5 +164,5 @@ def add_parser(sub: Any) -> None:
 
     d = sub.add_parser("demo", help="score the bundled SummEval sample")
     d.add_argument("--report", metavar="HTML", help="also write the HTML report of the sample here")
-    _add_output_options(d)
+    add_output_options(d)
     d.set_defaults(func=cmd_demo)

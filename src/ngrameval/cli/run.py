@@ -9,7 +9,8 @@ import warnings
 from collections.abc import Sequence
 
 from ngrameval import progress
-from ngrameval.cli.inputs import _input_paths
+from ngrameval.cli.flags import in_flags
+from ngrameval.cli.inputs import input_paths
 from ngrameval.cli.options import is_metric_name
 from ngrameval.cli.parser import build_parser
 from ngrameval.errors import ConfigError, InputError, MissingDependencyError, UndefinedMetricWarning
@@ -41,9 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.simplefilter("default", UndefinedMetricWarning)
         if getattr(args, "quiet", False):
             warnings.simplefilter("ignore")
-        if _input_paths(args).count(STDIN) > 1:
+        if input_paths(args).count(STDIN) > 1:
             raise InputError("standard input ('-') can be read once: give the other inputs as files")
-        check_not_input(getattr(args, "output", None), _input_paths(args), "-o")
+        check_not_input(getattr(args, "output", None), input_paths(args), "-o")
         if getattr(args, "max_cells", None) is None:
             return _run(args)
         from ngrameval.limits import set_max_cells
@@ -54,10 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             set_max_cells(previous)
     except (InputError, ConfigError, MissingDependencyError) as exc:
-        missing = str(exc).removesuffix(": no such file")
-        if missing != str(exc) and not os.path.exists(missing) and is_metric_name(missing):
-            return _fail(f"{exc} (a metric name? -m takes one comma-separated list: -m METRIC,{missing})")
-        return _fail(str(exc))
+        said = in_flags(str(exc))  # the library names parameters; the command line says its options
+        missing = said.removesuffix(": no such file")
+        if missing != said and not os.path.exists(missing) and is_metric_name(missing):
+            return _fail(f"{said} (a metric name? -m takes one comma-separated list: -m METRIC,{missing})")
+        return _fail(said)
     except KeyboardInterrupt:
         print("ngrameval: interrupted", file=sys.stderr)
         return 130

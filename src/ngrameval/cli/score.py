@@ -10,27 +10,27 @@ from typing import Any
 
 from ngrameval.api import Scores, measure, scores_of
 from ngrameval.cli.inputs import (
-    _STDIN_HINT,
-    _digits,
-    _emit,
-    _file_names,
-    _namer,
-    _names,
-    _resample_jobs,
-    _scoring_inputs,
-    _specs,
-    _system_paths,
+    STDIN_HINT,
+    decimals,
+    emit,
+    file_names,
+    metric_specs,
+    resample_jobs,
+    scoring_inputs,
+    system_namer,
+    system_names,
+    system_paths,
 )
 from ngrameval.cli.options import (
-    _add_chunk_size,
-    _add_naming_options,
-    _add_output_options,
-    _add_scheduler,
-    _add_scoring_options,
-    _add_text_options,
-    _count,
-    _level,
-    _seed,
+    add_chunk_size,
+    add_naming_options,
+    add_output_options,
+    add_scheduler,
+    add_scoring_options,
+    add_text_options,
+    count_arg,
+    level_arg,
+    seed_arg,
 )
 from ngrameval.errors import InputError
 from ngrameval.io.read import STDIN
@@ -41,7 +41,7 @@ def _score_on_dask(args: argparse.Namespace) -> list[Any]:
     """``score --scheduler``: see :mod:`ngrameval.cli.scheduler`."""
     from ngrameval.cli import scheduler as commands
 
-    return commands.score(args, _specs(args, args.metrics), _namer(args))
+    return commands.score(args, metric_specs(args, args.metrics), system_namer(args))
 
 
 def _with_intervals(results: Scores, ci: list[tuple[Any, Any]], n_metrics: int, tag: str) -> Scores:
@@ -56,7 +56,7 @@ def _with_intervals(results: Scores, ci: list[tuple[Any, Any]], n_metrics: int, 
     return out
 
 
-def _one_machine_chunks(args: argparse.Namespace) -> None:
+def check_one_machine_chunks(args: argparse.Namespace) -> None:
     """``--chunk-size`` streams on one machine: refused with ``--scheduler`` rather than silently ignored."""
     if args.scheduler and args.chunk_size is not None:
         raise InputError(
@@ -65,7 +65,7 @@ def _one_machine_chunks(args: argparse.Namespace) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    _one_machine_chunks(args)
+    check_one_machine_chunks(args)
     sentence = args.sentence and not args.scheduler  # on Dask, the workers write them (--shard-output)
     streamed = None
     if args.scheduler and not args.confidence:
@@ -74,78 +74,78 @@ def cmd_score(args: argparse.Namespace) -> int:
         if args.scheduler:  # the bootstrap needs every segment's rows: gathered from the workers
             from ngrameval.cli import scheduler as commands
 
-            specs = _specs(args, args.metrics)
-            names, rows = commands.segment_rows(args, specs, _namer(args))
-        elif (streamed := _score_streamed(args, sentence, keep_rows=args.confidence)) is not None:
+            specs = metric_specs(args, args.metrics)
+            names, rows = commands.segment_rows(args, specs, system_namer(args))
+        elif (streamed := score_streamed(args, sentence, keep_rows=args.confidence)) is not None:
             names, rows = streamed.names, streamed.kept or streamed.rows  # kept: every segment's rows
         else:
-            specs, refs, systems, source = _scoring_inputs(args)
+            specs, refs, systems, source = scoring_inputs(args)
             names, rows = list(systems), measure(systems, refs, specs, source, args.jobs)
         results = scores_of(rows, names, sentence and streamed is None)
         if args.confidence:
             from ngrameval.meta.significance import intervals
 
             ci = intervals(rows, n_resamples=args.confidence_n, seed=args.seed, confidence=args.ci,
-                           jobs=_resample_jobs(args))  # fmt: skip
+                           jobs=resample_jobs(args))  # fmt: skip
             results = _with_intervals(results, ci, len(rows), f"bs:{args.confidence_n}|seed:{args.seed}")
     if streamed is not None and sentence:
         from ngrameval.report.sentences import write_output
 
         try:  # sentence scores from the spill files, never all in memory
-            write_output(streamed, results, args.format, _digits(args, 2), args.output, sys.stdout)
+            write_output(streamed, results, args.format, decimals(args, 2), args.output, sys.stdout)
         finally:
             streamed.close()
     elif args.score_only and not sentence:
-        _emit(score_only(results, _digits(args, 2)), args.output)
+        emit(score_only(results, decimals(args, 2)), args.output)
     else:
-        _emit(render(results, args.format, _digits(args, 2), sentence=sentence), args.output)
+        emit(render(results, args.format, decimals(args, 2), sentence=sentence), args.output)
     return 0
 
 
-def _score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool) -> Any:
+def score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool) -> Any:
     """``score`` (and ``compare``'s rows) streamed in chunks (:mod:`ngrameval.scale.files`, bounded memory) with
     ``--chunk-size`` or for large input files; None: read the inputs in memory."""
     from ngrameval.scale import files as streaming
 
     if not args.refs:
         return None
-    with warnings.catch_warnings():  # a look at the specs only: _specs warns once below
+    with warnings.catch_warnings():  # a look at the specs only: metric_specs warns once below
         warnings.simplefilter("ignore")
-        probe = _specs(args, args.metrics)
+        probe = metric_specs(args, args.metrics)
     paths = list(args.systems or [STDIN])
     probe_files = streaming.Files({p: p for p in paths}, list(args.refs), args.source)
     size = streaming.auto_chunk(probe_files, probe, args.chunk_size)
     if size is None:
         return None
-    specs = _specs(args, args.metrics)
-    named = _file_names(_system_paths(args.systems))
+    specs = metric_specs(args, args.metrics)
+    named = file_names(system_paths(args.systems))
     files = streaming.Files(
-        dict(zip(_names(list(named), args.names, args.strip_names), named.values(), strict=True)),
+        dict(zip(system_names(list(named), args.names, args.strip_names), named.values(), strict=True)),
         list(args.refs), args.source, args.tsv, args.missing_empty_refs, args.sentence_separator,
-        "" if args.systems else _STDIN_HINT,
+        "" if args.systems else STDIN_HINT,
     )  # fmt: skip
     return streaming.score_files(files, specs, size, args.jobs, sentence, keep_rows=keep_rows)
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("score", help="score system outputs against references")
-    _add_scoring_options(p)
+    add_scoring_options(p)
     p.add_argument("--sentence", action="store_true", help="per-segment scores")
-    _add_naming_options(p)
+    add_naming_options(p)
     p.add_argument("-b", "--score-only", action="store_true", help="print the score(s) only, one a line (sacreBLEU -b)")
     p.add_argument(
         "--confidence", action="store_true", help="a bootstrap interval for each score (sacreBLEU --confidence)"
     )
-    p.add_argument("--confidence-n", type=_count, default=1000, metavar="N", help="bootstrap resamples (1000)")
-    p.add_argument("--ci", type=_level, default=0.95, help="confidence level (default 0.95)")
-    p.add_argument("--seed", type=_seed, default=12345, help="random seed of the resamples (default 12345)")
-    _add_chunk_size(p, "in bounded memory (NIST: two passes, its counts on disk)")
-    _add_scheduler(p)
+    p.add_argument("--confidence-n", type=count_arg, default=1000, metavar="N", help="bootstrap resamples (1000)")
+    p.add_argument("--ci", type=level_arg, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--seed", type=seed_arg, default=12345, help="random seed of the resamples (default 12345)")
+    add_chunk_size(p, "in bounded memory (NIST: two passes, its counts on disk)")
+    add_scheduler(p)
     p.add_argument(
         "--shard-output",
         metavar="DIR",
         help="with --scheduler --sentence: each shard's sentence scores go to DIR/<reference shard's name>.<format>",
     )
-    _add_text_options(p)
-    _add_output_options(p, TABLE_FORMATS)
+    add_text_options(p)
+    add_output_options(p, TABLE_FORMATS)
     p.set_defaults(func=cmd_score)

@@ -103,7 +103,7 @@ def read_corpus(path: str | Path) -> list[Description]:
 def select(descs: Sequence[Description], language: str | None = None, tier: str | None = None) -> list[Description]:
     """Keep the descriptions in ``language`` and ``tier`` (None: any); case-insensitive."""
     if tier is not None and any(d.tier is None for d in descs):
-        raise InputError("this corpus has no tier column (the JSON form); drop --tier")
+        raise InputError("this corpus has no tier column (the JSON form); give tier=None")
     return [
         d
         for d in descs

@@ -87,7 +87,7 @@ def judge_table(judgments: Sequence[Judgment], criterion: str) -> JudgeTable:
         raise InputError(f"no judgment for criterion {criterion!r}")
     anonymous = [j for j in rows if j.judge is None]
     if anonymous:
-        raise InputError(f"{anonymous[0].where}: agreement needs a judge column (--judge-column)")
+        raise InputError(f"{anonymous[0].where}: agreement needs a judge column (judge= of read_judgments)")
     judges = sorted({str(j.judge) for j in rows})
     items = sorted({(j.system, j.segment) for j in rows}, key=lambda t: (t[0], t[1] or ""))
     jx = {s: i for i, s in enumerate(judges)}

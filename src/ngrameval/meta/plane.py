@@ -56,17 +56,17 @@ def unit_text(unit: str, pre: Preprocess) -> Preprocess:
     return Preprocess("char", pre.lowercase, normalize=pre.normalize)
 
 
-def alpha_grid(step: float) -> tuple[float, ...]:
-    """The alphas 0, step, 2 step, ..., 1 (``--alpha-step``): step a finite number in [0.001, 1] with 1/step whole
-    to 1e-9 (0.1, 0.05, 0.001 ...), so the grid ends at exactly 1; at most MAX_ALPHAS columns.
+def alpha_grid(alpha_step: float) -> tuple[float, ...]:
+    """The alphas 0, step, 2 step, ..., 1: ``alpha_step`` a finite number in [0.001, 1] with 1/step whole to 1e-9
+    (0.1, 0.05, 0.001 ...), so the grid ends at exactly 1; at most MAX_ALPHAS columns.
 
     >>> alpha_grid(0.25)
     (0.0, 0.25, 0.5, 0.75, 1.0)
     """
-    number(step, "alpha step (--alpha-step)", 1.0 / (MAX_ALPHAS - 1), 1.0)
+    step = number(alpha_step, "alpha_step", 1.0 / (MAX_ALPHAS - 1), 1.0)
     n = round(1.0 / step)
     if abs(n * step - 1.0) > 1e-9:
-        raise ConfigError(f"alpha step (--alpha-step) must divide 1 (0.1, 0.05, 0.001 ...), got {step:g}")
+        raise ConfigError(f"alpha_step must divide 1 (0.1, 0.05, 0.001 ...), got {step:g}")
     return tuple(round(i / n, 10) for i in range(n + 1))
 
 

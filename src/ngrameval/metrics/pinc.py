@@ -66,7 +66,7 @@ class PINC(RowMetric):
     def rows(self, batch: Batch) -> Rows:
         """Rows ``(PINC, 1)`` of every candidate against its source sentence (texts encoded as the references)."""
         if batch.source is None:
-            raise ConfigError("PINC is measured against the source sentences: give them (--source / source=)")
+            raise ConfigError("PINC is measured against the source sentences: give them (source=)")
 
         def score(hyp: Texts, refs: Texts, seg: IntArray, src: Texts | None) -> FloatArray:
             assert src is not None
