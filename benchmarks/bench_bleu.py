@@ -1,4 +1,4 @@
-"""ngrameval vs sacreBLEU vs NLTK on the same generated corpora, in one process (see README.md)."""
+"""ngrameval vs sacreBLEU vs NLTK on the same generated corpora, in one process (see docs/benchmarks.md)."""
 
 from __future__ import annotations
 

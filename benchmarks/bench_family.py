@@ -1,4 +1,4 @@
-"""chrF, chrF++ and TER: ngrameval vs sacreBLEU on the same segments, in one process (see README.md).
+"""chrF, chrF++ and TER: ngrameval vs sacreBLEU on the same segments, in one process (see docs/benchmarks.md).
 
 Segments are real WMT19 newstest2019 to-English lines (the first system of every pair and its reference,
 ../shared/data/wmt19), repeated in order up to ``--segments``. Both sides score one system against one

@@ -1,4 +1,4 @@
-"""ngrameval vs sacreBLEU's paired tests (--paired-ar, --paired-bs) on the same data, in one process (README.md)."""
+"""ngrameval vs sacreBLEU's paired tests (--paired-ar, --paired-bs), same data, one process (docs/benchmarks.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Belz & Reiter's NLG finding (NIST best, ROUGE / string-edit worst) on the public rated data-to-text sets.
-#   sh reproductions/belz_reiter.sh [../shared/data] [repro]        (README, Reproductions)
+#   sh reproductions/belz_reiter.sh [../shared/data] [repro]        (docs/reproductions.md)
 # Writes <repro>/belz-reiter/<set>.txt (correlations with 95 % bootstrap intervals, Williams / permutation tests);
 # every run recomputes (the metric code in use is the installed one).
 set -eu
@@ -9,7 +9,7 @@ OUT=${2:-repro}
 NE=${NE:-ngrameval}
 PY=${PY:-python}
 M=nist,bleu:eff=yes,rouge-2,rouge-l,rouge-su4,se,aev:mt-adequacy
-# E2E: NIST with the E2E challenge script's reference length (mteval-v13a-sig.pl; README, NIST ref_len)
+# E2E: NIST with the E2E challenge script's reference length (mteval-v13a-sig.pl; docs/exactness.md, NIST ref_len)
 M_E2E=nist:ref_len=average,bleu:eff=yes,rouge-2,rouge-l,rouge-su4,se,aev:mt-adequacy
 mkdir -p "$OUT/belz-reiter"
 [ -f "$OUT/d2t/sfres/ratings.csv" ] || $PY reproductions/prepare.py d2t "$DATA/bagel-sfhot-sfres" "$OUT/d2t"

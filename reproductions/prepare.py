@@ -1,4 +1,4 @@
-"""Turn the public data sets of ``../shared/data`` into the plain files ``ngrameval`` reads (README, Reproductions).
+"""Turn the public data sets of ``../shared/data`` into the plain files ``ngrameval`` reads (docs/reproductions.md).
 
     python reproductions/prepare.py summeval ../shared/data/summeval repro/summeval
     python reproductions/prepare.py realsumm ../shared/data/realsumm-texts repro/realsumm

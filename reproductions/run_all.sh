@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every reproduction of the README's "Reproductions" section, from the shared data, into repro/ (gitignored).
+# Every reproduction of docs/reproductions.md, from the shared data, into repro/ (gitignored).
 #   . .venv/bin/activate && sh reproductions/run_all.sh [../shared/data]
 # Re-running recomputes every score with the installed ngrameval (no metric value is cached between runs).
 set -eu

@@ -1,4 +1,4 @@
-"""SummEval, Fabbri et al. (2021) Table 2 beside ngrameval (README, Reproductions).
+"""SummEval, Fabbri et al. (2021) Table 2 beside ngrameval (docs/reproductions.md).
 
     python reproductions/summeval_table2.py ../shared/data/summeval [--out repro/summeval-table2]
 

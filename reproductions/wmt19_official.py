@@ -1,4 +1,4 @@
-"""WMT19 to-English: ngrameval's per-system scores beside the task's official ones (README, Reproductions).
+"""WMT19 to-English: ngrameval's per-system scores beside the task's official ones (docs/reproductions.md).
 
     python reproductions/wmt19_official.py ../shared/data/wmt19 [--out repro/wmt19-official] [--pairs de-en,...]
 
@@ -14,7 +14,7 @@ change; nothing is cached across runs except the output table):
   (reference under 6 characters); 2.x, and so ngrameval, count 0 there -- 34 of the 90 systems have such a segment,
   7 of them differ at the 4th decimal, by at most 7.8e-5 (de-en uedin.6749 'Managed!' for 'Done!': 60.125863 vs
   60.1258);
-* ``ne_bleu_13a``: sacreBLEU's default (13a, cased), the README's earlier BLEU row;
+* ``ne_bleu_13a``: sacreBLEU's default (13a, cased), the BLEU row of docs/reproductions.md's first table;
 * ``ne_bleu_lc`` / ``ne_nist_lc``: BLEU / NIST lower-cased, ``intl``, XML entities decoded -- mteval-v13a
   ``--international-tokenization`` without ``-c`` on the SGML files (compared with the official ``BLEU`` / ``NIST``);
 * ``ne_bleu_c`` / ``ne_nist_c``: the same cased (mteval-v13a ``-c``), to show the official values are lower-cased;

@@ -1,5 +1,6 @@
-"""README "Coming from sacreBLEU, rouge-score and evaluate": every equivalence the table states, run against the
-real tool on the same files (sacreBLEU's command line, rouge-score's scorer) and compared as printed."""
+"""docs/guides/mt.md "Checked against the tools" (sacreBLEU, rouge-score, evaluate): every equivalence the table
+states, run against the real tool on the same files (sacreBLEU's command line, rouge-score's scorer) and compared as
+printed."""
 
 from __future__ import annotations
 

@@ -20,6 +20,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "hooks" not in p.parts and "examples" not in p.parts)
+README = ROOT / "README.md"
+# the README's examples run as the pages' do, on the same files
+EXAMPLE_PAGES = [*PAGES, README]
+README_MAX_LINES = 300
+SETUP_COMMANDS = (  # the README's two set-up commands: the demo, and the suite as .ci/run runs it
+    "python3 -m venv .venv && .venv/bin/pip install -q '.[plot]' && .venv/bin/ngrameval demo --report demo-report.html",
+    ".ci/system-packages && python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]'"
+    " && .venv/bin/python -m pytest -n auto",
+)
 NEEDS = "# needs:"
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```\s*$", re.M | re.S)
 RUN = ("python", "bash", "sh", "console")
@@ -161,7 +170,7 @@ def test_cli_reference_names_every_option() -> None:
 
 
 def test_every_block_runs_or_says_what_it_needs() -> None:
-    for page in PAGES:
+    for page in EXAMPLE_PAGES:
         for lang, _, body in blocks(page):
             if lang in RUN:
                 first = body.lstrip().splitlines()[0] if body.strip() else ""
@@ -170,7 +179,11 @@ def test_every_block_runs_or_says_what_it_needs() -> None:
                     assert len(first) > len(NEEDS) + 5, (page, first)
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+def _page_id(page: Path) -> str:
+    return page.name if page == README else str(page.relative_to(DOCS))
+
+
+@pytest.mark.parametrize("page", EXAMPLE_PAGES, ids=[_page_id(p) for p in EXAMPLE_PAGES])
 def test_page_examples_run(page: Path, example_files: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"
     shutil.copytree(example_files, work)
@@ -204,3 +217,31 @@ def test_page_examples_run(page: Path, example_files: Path, tmp_path: Path) -> N
             )
             assert run.returncode == 0, f"{page.name}: {command}\n{run.stderr[-2000:]}"
             assert "error" not in run.stderr.lower(), f"{page.name}: {command}\n{run.stderr[-2000:]}"
+
+
+def test_readme_is_a_short_tour() -> None:
+    """The README stays a tour of at most 300 lines: the set-up commands as .ci/run runs them, one example per
+    audience (run by test_page_examples_run), the rest on the docs pages it links to."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= README_MAX_LINES
+    lines = text.splitlines()
+    for command in SETUP_COMMANDS:
+        assert command in lines, command
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert ".ci/system-packages" in ci and ".venv/bin/pip install -q -e '.[test]'" in ci
+    assert ".venv/bin/python -m pytest -n auto\n" in ci
+    python_blocks = sum(lang == "python" for lang, _, _ in blocks(README))
+    shell_blocks = sum(lang in ("bash", "console") and not body.startswith(NEEDS) for lang, _, body in blocks(README))
+    assert python_blocks >= 1 and shell_blocks >= 6  # MT, summarisation, paraphrase, meta, collection, scale-out
+
+
+def test_readme_links_into_the_site(site: Path) -> None:
+    """Every link of the README into docs/ names a page that exists and, with an anchor, a heading or row of it."""
+    links = re.findall(r"\]\((docs/[^)#\s]+)(?:#([^)\s]+))?\)", README.read_text(encoding="utf-8"))
+    assert len(links) >= 20
+    for path, anchor in links:
+        assert (ROOT / path).exists(), path
+        if anchor:
+            assert path.endswith(".md"), path
+            html = (site / path.removeprefix("docs/")).with_suffix(".html").read_text(encoding="utf-8")
+            assert f'id="{anchor}"' in html, f"{path}#{anchor}"

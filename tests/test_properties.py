@@ -312,7 +312,7 @@ _caption_token = st.one_of(
     st.sampled_from(["don't", "it's", "can't", "i'm", "they're", "o'clock"]),
     st.tuples(_word, _word).map(lambda t: f'({t[0]}) "{t[1]}"'),
 )
-# Outside the domain (README, CIDEr): an abbreviation (u.s., mr., a.) before a capitalised word, where the Java lexer
+# Outside the domain (docs/exactness.md): abbreviations (u.s., mr., a.) before a capitalised word, where the Java lexer
 # may take its period for a sentence end -- also across captions, as pycocoevalcap joins them with line breaks, so
 # every caption here starts in lower case; and an emoticon that ends the batch's last caption (Java's smiley rule
 # needs a following character), so the batch ends with one more caption, not compared.

@@ -1,4 +1,4 @@
-"""Reduced versions of the README's reproductions (reproductions/), against the published tables.
+"""Reduced versions of the reproductions of docs/reproductions.md (reproductions/), against the published tables.
 
 The official and published values are copied with their sources in ``tests/data/published/`` (README.md there);
 the shared data sets are read from ``../shared/data`` and the tests skip when it is absent.
@@ -96,7 +96,7 @@ def test_wmt19_per_system_equals_official(lp: str, system: str) -> None:
         assert f"{bleu:.4f}" == official["BLEU"]
         nist = ne.nist(sgml, ref, tokenize="intl", lowercase=True).score
         assert f"{nist:.4f}" == official["NIST"]
-    else:  # de/fi/lt/ru-en: the official values are lower than these references give (README)
+    else:  # de/fi/lt/ru-en: the official values are lower than these references give (docs/reproductions.md)
         assert float(official["BLEU"]) < bleu - 0.005
 
 
@@ -104,7 +104,7 @@ def test_wmt19_per_system_equals_official(lp: str, system: str) -> None:
 @pytest.mark.parametrize(("lp", "low", "high"), [("de-en", 0.06, 0.11), ("ru-en", 0.60, 0.65)])
 def test_wmt19_official_bleu_nist_fit_one_aligned_fraction(lp: str, low: float, high: float) -> None:
     """The official de/ru-en BLEU and NIST both equal ours on a reference where a fixed share of the segments keeps
-    its own reference line (README: the de/fi/lt/ru-en values)."""
+    its own reference line (docs/reproductions.md: the de/fi/lt/ru-en values)."""
     official = next(r for r in _official() if r["lp"] == lp)
     d = DATA / "wmt19" / lp
     hyps = _lines(d / "system-outputs" / f"newstest2019.{official['system']}.{lp}")
@@ -121,7 +121,7 @@ def test_one_system_band() -> None:
 
 @needs_data
 def test_summeval_rouge2_and_bleu_against_table2() -> None:
-    """ROUGE-2 F (-m, -f A) tau-b over the 16 public systems: README values, and Table 2 within one system."""
+    """ROUGE-2 F (-m, -f A) tau-b over the 16 public systems: the values of the docs, and Table 2 within one system."""
     systems, refs, human = summeval_table2.load(DATA / "summeval")
     assert len(systems) == 16 and len(refs) == 100
     names = list(systems)
@@ -144,7 +144,7 @@ def _mean_sentences(score: ne.Score) -> float:
 
 @needs_data
 def test_summeval_chrf_and_split_rouge_l_against_table2() -> None:
-    """chrF (mean of sentence chrF) and ROUGE-L on sentence-split texts: README values, Table 2 within one system."""
+    """chrF (mean of sentence chrF), ROUGE-L on sentence-split texts: the docs' values, Table 2 within one system."""
     from scipy.stats import kendalltau
 
     systems, refs, human = summeval_table2.load(DATA / "summeval")
@@ -173,7 +173,7 @@ def test_summeval_chrf_and_split_rouge_l_against_table2() -> None:
 
 @needs_data
 def test_d2t_bagel_segment_level(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """BAGEL: prepared files and the Spearman values of the README's Belz & Reiter table (NIST, ROUGE-L)."""
+    """BAGEL: prepared files and the Spearman values of docs/reproductions.md's Belz & Reiter table (NIST, ROUGE-L)."""
     prepare.d2t(DATA / "bagel-sfhot-sfres", tmp_path)
     b = tmp_path / "bagel"
     assert len(_lines(b / "sys" / "d2t")) == 404
