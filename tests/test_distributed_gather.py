@@ -5,6 +5,7 @@ resamples included), through the API and the command line; --max-cells reaches t
 
 from __future__ import annotations
 
+import functools
 import itertools
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from ngrameval.meta.plane import plane
 from ngrameval.meta.significance import paired_test
 from ngrameval.metrics.pinc import PINC
 from ngrameval.ngrams.stats import MetricRows
+from ngrameval.report.render import render
 from ngrameval.scale import dask as nd
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", ",", ".", "running", "cats", "a", "is", "Über"]
@@ -165,7 +167,8 @@ def test_cli_compare_paraphrase_sentences(client: Client, tmp_path: Path, capsys
     parts = nd.from_text_shards({"a": pat["a"]}, [pat["ref"]])
     api = tmp_path / "api"
     api.mkdir()
-    (rows,) = client.compute(nd.write_sentences(parts, "bleu", str(api), fmt="csv")).result()
+    as_csv = functools.partial(render, fmt="csv", sentence=True)
+    (rows,) = client.compute(nd.write_sentences(parts, "bleu", str(api), as_csv, ext="csv")).result()
     (want_rows,) = client.compute(nd.corpus_rows(parts, "bleu")).result()
     assert rows.values[0].tobytes() == want_rows.values[0].tobytes()
     assert sorted(p.name for p in api.iterdir()) == [f"part-{k:02d}.txt.csv" for k in range(3)]

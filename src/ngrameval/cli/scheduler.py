@@ -8,11 +8,13 @@ Every SYSTEM, ``-r`` REF and ``--source`` argument is a shard pattern (a quoted 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ngrameval.errors import ConfigError, InputError
+from ngrameval.report.render import render as render_scores
 
 if TYPE_CHECKING:
     from ngrameval.api import Score
@@ -64,7 +66,8 @@ def score(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -
         return run.score(job(args, names), specs)
     fmt = "text" if args.format in ("markdown", "latex") else args.format
     digits = 2 if args.width is None else int(args.width)
-    return run.score_written(job(args, names), specs, args.shard_output, fmt, digits)
+    render = functools.partial(render_scores, fmt=fmt, width=digits, sentence=True)  # picklable: shipped to workers
+    return run.score_written(job(args, names), specs, args.shard_output, render, "txt" if fmt == "text" else fmt)
 
 
 def segment_rows(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -> tuple[

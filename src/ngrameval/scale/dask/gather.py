@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from dask.delayed import Delayed
     from distributed import Client
 
+    from ngrameval.api import Score
     from ngrameval.corpus.paraphrase import ParaphraseResult, SegmentRows
     from ngrameval.meta.correlate import HumanScores
     from ngrameval.meta.plane import Plane
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
     from ngrameval.metrics.registry import MetricSpec
     from ngrameval.ngrams.stats import MetricRows, Stats
     from ngrameval.text.pipeline import Preprocess
+
+Render = Callable[[Sequence["Score"]], str]  # sentence scores -> the text of a shard's file
 
 
 def _assembled(
@@ -218,18 +221,17 @@ def plane(
 
 
 def _rows_written(
-    part: Partition, specs: Sequence[MetricSpec], max_cells: int | None, path: str, fmt: str, digits: int
+    part: Partition, specs: Sequence[MetricSpec], max_cells: int | None, path: str, render: Render
 ) -> tuple[list[MetricRows], frozenset[int], Said]:
-    """``partition_rows`` of ``part``, its sentence scores written to ``path`` first (atomically; segments
-    numbered from 1 within the shard)."""
+    """``partition_rows`` of ``part``, its sentence scores written to ``path`` first as ``render`` gives them
+    (atomically; segments numbered from 1 within the shard)."""
     from ngrameval.api import named, scores_of
     from ngrameval.io.write import write_atomic
-    from ngrameval.report.render import render
 
     rows, n_refs, said = partition_rows(part, specs, max_cells)
     with kept_warnings() as more:  # what scoring the sentences says, for the client too
         scores = scores_of(named(rows, specs, sorted(n_refs)), list(part.systems), sentence=True)
-    write_atomic(path, render(scores, fmt, digits, sentence=True))
+    write_atomic(path, render(scores))
     return rows, n_refs, said + tuple(more)
 
 
@@ -237,15 +239,16 @@ def written(
     partitions: Sequence[Delayed],
     specs: Sequence[MetricSpec] | str,
     out_dir: str,
+    render: Render,
     *,
-    fmt: str = "text",
-    digits: int = 2,
+    ext: str = "txt",
     max_cells: int | None = None,
 ) -> Delayed:
     """Lazy: the :class:`~ngrameval.scale.dask.cluster.Summed` rows and warnings of every partition, each
-    partition's sentence scores written by its worker to ``out_dir/<label>.<ext>`` (the partition's label: the
-    file name of its first reference shard; ``out_dir`` must be visible to the workers; ``ext``: txt, json, csv,
-    ...)."""
+    partition's sentence scores written by its worker to ``out_dir/<label>.<ext>`` as ``render`` (a picklable
+    function of the sentence :class:`~ngrameval.api.Score` s, e.g. ``functools.partial(ngrameval.report.render.
+    render, fmt="csv", sentence=True)``) gives them; the partition's label: the file name of its first reference
+    shard; ``out_dir`` must be visible to the workers."""
     from ngrameval.api import checked_specs
 
     dask = _dask()
@@ -258,24 +261,24 @@ def written(
     labels = list(getattr(partitions, "labels", ()))
     if len(set(labels)) != len(partitions):
         raise InputError(f"the partitions' labels must differ, one file each in {out_dir}: {labels[:5]}")
-    ext = "txt" if fmt == "text" else fmt
     acc = None
     for p, label in zip(partitions, labels):
         path = os.path.join(out_dir, f"{label}.{ext}")
-        rows = dask.delayed(_rows_written, pure=True)(p, specs, max_cells, path, fmt, digits)
+        rows = dask.delayed(_rows_written, pure=True)(p, specs, max_cells, path, render)
         acc = dask.delayed(fold, pure=True)(acc, rows)
     return cast("Delayed", acc)
 
 
 def write_sentences(
-    partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str, out_dir: str, **options: Any
+    partitions: Sequence[Delayed], specs: Sequence[MetricSpec] | str, out_dir: str, render: Render, **options: Any
 ) -> Delayed:
     """Lazy: the corpus rows of :func:`ngrameval.scale.dask.cluster.corpus_rows`, each partition's sentence
-    scores written by its worker to ``out_dir/<label>.<ext>``; ``options``: ``fmt``, ``digits`` and
-    ``max_cells`` of :func:`written`."""
+    scores written by its worker to ``out_dir/<label>.<ext>`` as ``render`` gives them; ``options``: ``ext``
+    and ``max_cells`` of :func:`written`."""
     from ngrameval.api import checked_specs
     from ngrameval.scale.dask.cluster import named_sum
 
     specs = checked_specs(specs)
-    graph: Delayed = _dask().delayed(named_sum, pure=True)(written(partitions, specs, out_dir, **options), specs)
+    graph: Delayed = _dask().delayed(named_sum, pure=True)(written(partitions, specs, out_dir, render, **options),
+                                                           specs)  # fmt: skip
     return graph

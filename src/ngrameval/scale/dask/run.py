@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ngrameval.metrics.registry import MetricSpec
     from ngrameval.ngrams.stats import MetricRows
     from ngrameval.scale.dask.cluster import Partitions
+    from ngrameval.scale.dask.gather import Render
 
 
 @dataclass(frozen=True)
@@ -80,14 +81,14 @@ def score(job: Job, specs: Sequence[MetricSpec]) -> list[Score]:
         return cluster.score(parts, specs, client, job.progress, job.max_cells)
 
 
-def score_written(job: Job, specs: Sequence[MetricSpec], directory: str, fmt: str, digits: int) -> list[Score]:
-    """Corpus scores, each shard's sentence scores written by its worker into ``directory`` (``fmt``: text, tsv,
-    csv or json; ``digits`` after the point)."""
+def score_written(job: Job, specs: Sequence[MetricSpec], directory: str, render: Render, ext: str) -> list[Score]:
+    """Corpus scores, each shard's sentence scores written by its worker into ``directory`` as ``render`` gives
+    them (files named ``<shard>.<ext>``)."""
     from ngrameval.api import scores_of
     from ngrameval.scale.dask import cluster, gather
 
     with session(job) as (client, parts):
-        graph = gather.written(parts, specs, directory, fmt=fmt, digits=digits, max_cells=job.max_cells)
+        graph = gather.written(parts, specs, directory, render, ext=ext, max_cells=job.max_cells)
         acc = cluster.compute(graph, client, job.progress)
     cluster.say(acc.said)
     return list(scores_of(cluster.named_sum(acc, specs), parts.system_names))
