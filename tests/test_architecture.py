@@ -44,10 +44,7 @@ def imports() -> dict[str, set[str]]:
                 out[name] |= {a.name for a in node.names if a.name.startswith("ngrameval")}
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
-                if node.level:
-                    base = ".".join(
-                        package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
-                    )
+                assert not node.level, f"{path}: a relative import (the house uses absolute ones)"
                 if base.startswith("ngrameval"):
                     out[name] |= {f"{base}.{a.name}" if base == "ngrameval" else base for a in node.names}
     return out
