@@ -25,7 +25,7 @@ README = ROOT / "README.md"
 EXAMPLE_PAGES = [*PAGES, README]
 README_MAX_LINES = 300
 SETUP_COMMANDS = (  # the README's two set-up commands: the demo, and the suite as .ci/run runs it
-    "python3 -m venv .venv && .venv/bin/pip install -q '.[plot]' && .venv/bin/ngrameval demo --report demo-report.html",
+    "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/ngrameval demo --report demo-report.html",
     ".ci/system-packages && python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]'"
     " && .venv/bin/python -m pytest -n auto",
 )
