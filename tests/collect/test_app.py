@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import warnings
 from pathlib import Path
@@ -157,6 +158,22 @@ def test_rating_study_export_reads(tmp_path: Path, kind: str) -> None:
         assert {round(float(r["z"]), 6) for r in rows} != {0.0}
     else:
         assert {r["repeat_diff"] for r in judges} == {"0.0"}
+    # the datasheet (HEDS sections) says what was collected, from whom, under which design, and what it cost
+    assert main(["collect", "export", str(store.study.path), "--out", str(tmp_path / "out"), "--datasheet"]) == 0
+    sheet = json.loads((tmp_path / "out" / "datasheet.json").read_text("utf-8"))
+    ledger = list(csv.DictReader(io.StringIO(client.get("/admin/export/ledger.csv").text)))
+    assert sheet["study"]["kind"] == kind and sheet["evaluated_outputs"]["systems"] == list(store.study.systems)
+    assert [c["name"] for c in sheet["quality_criteria"]] == crits
+    assert sheet["evaluators"]["groups"] == {"expert": 3, "lay": 3} and sheet["evaluators"]["contributed"] == 6
+    assert sheet["responses"]["ratings"] == sum(1 for _ in store.ratings())
+    assert sum(sheet["responses"]["trials_by_kind"].values()) == sum(int(r["submissions"]) for r in ledger)
+    assert sheet["responses"]["trials_by_kind"]["normal"] * len(crits) == len(js)
+    assert sheet["payment"]["amount"] == pytest.approx(sum(float(r["amount"]) for r in ledger))
+    controls = sheet["design"]["controls"]["judges"]
+    assert controls["checked"] == 6 and controls["flagged"] == sum(r["flagged"] == "True" for r in judges)
+    first, last = sheet["dates"]["answers"]["first"], sheet["dates"]["answers"]["last"]
+    assert first is not None and first <= last
+    assert "worker" not in json.dumps(sheet).lower()  # nothing identifies a worker
 
 
 def test_late_annotator_of_a_full_study_gets_no_code(tmp_path: Path) -> None:

@@ -96,7 +96,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     store = _store(args)
     store.init()
-    for path in export_all(store, Path(args.out), args.raw_ids):
+    for path in export_all(store, Path(args.out), args.raw_ids, args.datasheet):
         print(path)
     return 0
 
@@ -203,6 +203,9 @@ def add_collect_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore
     common(q)
     q.add_argument("--out", required=True, help="output directory")
     q.add_argument("--raw-ids", action="store_true", help="the platforms' worker ids instead of pseudonyms")
+    q.add_argument(
+        "--datasheet", action="store_true", help="also datasheet.json: design, judges, controls, payment, dates (HEDS)"
+    )
     q.set_defaults(func=cmd_export)
     q = csub.add_parser("backup", help="copy a SQLite study database safely while it is served")
     common(q)

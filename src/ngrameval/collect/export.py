@@ -212,10 +212,15 @@ def annotator_json(store: Store, aid: int) -> str:
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
-def export_all(store: Store, out: Path, raw_ids: bool = False) -> list[Path]:
-    """Write every export of the study into directory ``out`` (atomically, file by file); the paths written."""
+def export_all(store: Store, out: Path, raw_ids: bool = False, datasheet: bool = False) -> list[Path]:
+    """Write every export of the study into directory ``out`` (atomically, file by file); the paths written.
+    ``datasheet``: also ``datasheet.json`` (:mod:`ngrameval.collect.datasheet`)."""
     out.mkdir(parents=True, exist_ok=True)
     files = {"ledger.csv": ledger_csv(store, raw_ids), "assignments.csv": assignments_csv(store, raw_ids)}
+    if datasheet:
+        from ngrameval.collect.datasheet import datasheet_json
+
+        files["datasheet.json"] = datasheet_json(store)
     if store.study.rating:
         text, summaries = judgments(store, raw_ids)
         files["judgments.csv"] = text
