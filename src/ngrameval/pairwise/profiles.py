@@ -1,0 +1,124 @@
+"""N-gram profiles counted once per text, and the clipped matches of every pair of texts from them.
+
+A text's profile of order n is its multiset of n-grams. The clipped matches of two texts, the quantity every
+n-gram metric is built from, are ``sum_g min(c_a(g), c_b(g))``. Writing a count ``c`` as ``c`` stacked levels
+(``min(c_a, c_b) = sum_{k >= 1} [c_a >= k] [c_b >= k]``), each (n-gram, level) pair becomes a column of a 0/1
+matrix ``L`` (texts x columns), and the clipped matches of every pair are one product ``L_a @ L_b.T`` — exact
+integer arithmetic. With ``sets`` only level 1 is kept: the product counts the n-grams two texts share (PINC).
+
+The product is split by column: a column held by many texts on both sides goes to a dense BLAS product
+(float32: exact below 2**24), the long tail of rare columns to a sparse product (``scipy.sparse``), which
+costs ``df_a * df_b`` per column. The split point is where one dense column costs as much as that sparse one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+
+from ngrameval.ngrams.chars import gram_occurrences
+from ngrameval.ngrams.texts import IntArray, Texts
+
+# A sparse multiply-add costs about this many dense (BLAS) multiply-adds; measured on this project's bench
+# machine (benchmarks/bench_pairwise.py), not critical within a factor of a few.
+SPARSE_COST = 1024.0
+
+
+@dataclass(frozen=True)
+class Profiles:
+    """Per order, the level matrix of a set of texts (see the module text), and each text's n-gram counts.
+
+    ``levels[n - 1]``: CSR ``(texts, columns)`` of 0/1; columns are shared by every text counted in one call.
+    ``totals``: ``(texts, max_order)`` n-grams of each order (distinct n-grams when ``sets``)."""
+
+    levels: tuple[sparse.csr_matrix, ...]
+    totals: IntArray
+
+    def __len__(self) -> int:
+        return int(self.totals.shape[0])
+
+    def rows(self, start: int, stop: int) -> Profiles:
+        """The profiles of texts ``start .. stop - 1``."""
+        return Profiles(tuple(m[start:stop] for m in self.levels), self.totals[start:stop])
+
+
+def profiles(units: Texts, max_order: int, sets: bool = False) -> Profiles:
+    """The profiles of orders 1..``max_order`` of every text of ``units`` (tokens, characters or words as ids).
+
+    >>> p = profiles(Texts(np.array([1, 1, 2], dtype=np.int32), np.array([0, 2, 3])), 2)
+    >>> p.totals.tolist(), p.levels[0].toarray().tolist()
+    ([[2, 1], [1, 0]], [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    """
+    n_texts = len(units)
+    grams = gram_occurrences(units, max_order)
+    order_of = np.zeros(grams.n_grams, dtype=np.int64)
+    order_of[grams.gram] = grams.order
+    keys, counts = np.unique(grams.gram * np.int64(max(n_texts, 1)) + grams.text, return_counts=True)
+    gram, text = keys // max(n_texts, 1), keys % max(n_texts, 1)
+    if sets:
+        counts = np.ones_like(counts)
+    totals = np.zeros((n_texts, max_order), dtype=np.int64)
+    np.add.at(totals, (text, order_of[gram]), counts)
+    # one entry per (text, gram, level): level k of a count c for k = 0 .. c - 1
+    entry = np.repeat(np.arange(len(keys)), counts)
+    level = np.arange(len(entry)) - np.repeat(np.cumsum(counts) - counts, counts)
+    depth = int(counts.max(initial=1))
+    column = gram[entry] * depth + level
+    order = order_of[gram[entry]]
+    out = []
+    for n in range(max_order):
+        here = np.flatnonzero(order == n)
+        cols, inverse = np.unique(column[here], return_inverse=True)
+        data = np.ones(len(here), dtype=np.float32)
+        out.append(sparse.csr_matrix((data, (text[entry[here]], inverse.reshape(-1))), shape=(n_texts, len(cols))))
+    return Profiles(tuple(out), totals)
+
+
+class SharedCounter:
+    """The clipped matches (or shared n-grams) of rows ``start .. stop - 1`` of ``a`` with every row of ``b``:
+    ``a @ b.T`` of two level matrices with the same columns. Columns frequent on both sides (chosen once, on all
+    of ``a`` and ``b``) go through BLAS, the rest through a sparse product; both sides are split once, so a row
+    block costs its products only."""
+
+    def __init__(self, a: sparse.csr_matrix, b: sparse.csr_matrix) -> None:
+        n, m, k = a.shape[0], b.shape[0], a.shape[1]
+        df_a = np.bincount(a.indices, minlength=k).astype(np.float64)
+        df_b = np.bincount(b.indices, minlength=k)
+        dense = np.flatnonzero(df_a * df_b * SPARSE_COST > float(max(n, 1)) * m)
+        rare = np.ones(k, dtype=bool)
+        rare[dense] = False
+        self.m = m
+        self.a_dense = a.tocsc()[:, dense].toarray() if len(dense) else None
+        self.b_dense_t = b.tocsc()[:, dense].toarray().T.copy() if len(dense) else None
+        self.a_rare = _columns_only(a, rare) if len(dense) else a
+        self.b_rare_t = (_columns_only(b, rare) if len(dense) else b).T.tocsr()
+
+    def __call__(self, start: int, stop: int) -> NDArray[np.float32]:
+        """``(stop - start, rows of b)``: the counts of each pair."""
+        if stop <= start or self.m == 0:
+            return np.zeros((max(stop - start, 0), self.m), dtype=np.float32)
+        product = (self.a_rare[start:stop] @ self.b_rare_t).toarray()
+        out: NDArray[np.float32] = np.asarray(product, dtype=np.float32)
+        if self.a_dense is not None and self.b_dense_t is not None:
+            out += self.a_dense[start:stop] @ self.b_dense_t
+        return out
+
+
+def shared_counts(a: sparse.csr_matrix, b: sparse.csr_matrix) -> NDArray[np.float32]:
+    """``a @ b.T`` of two level matrices with the same columns, as a dense ``(rows of a, rows of b)`` array.
+
+    >>> p = profiles(Texts(np.array([1, 1, 2, 1], dtype=np.int32), np.array([0, 3, 4])), 1)
+    >>> shared_counts(p.levels[0], p.levels[0]).tolist()
+    [[3.0, 1.0], [1.0, 1.0]]
+    """
+    return SharedCounter(a, b)(0, a.shape[0])
+
+
+def _columns_only(m: sparse.csr_matrix, keep: NDArray[np.bool_]) -> sparse.csr_matrix:
+    """``m`` with the entries of the columns not in ``keep`` dropped."""
+    on = keep[m.indices]
+    row = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+    return sparse.csr_matrix((m.data[on], (row[on], m.indices[on])), shape=m.shape)
