@@ -3,5 +3,30 @@
 A floor above :mod:`ngrameval.api`: it imports the API and the layers below, never the other way round."""
 
 from ngrameval.pairwise.matrix import GroupMatrix, Pairwise, iter_pairwise, pairwise
+from ngrameval.pairwise.select import (
+    Diversity,
+    GroupDiversity,
+    MbrChoice,
+    MbrResult,
+    distinct_n,
+    diversity,
+    iter_mbr,
+    mbr,
+    self_scores,
+)
 
-__all__ = ["GroupMatrix", "Pairwise", "iter_pairwise", "pairwise"]
+__all__ = [
+    "Diversity",
+    "GroupDiversity",
+    "GroupMatrix",
+    "MbrChoice",
+    "MbrResult",
+    "Pairwise",
+    "distinct_n",
+    "diversity",
+    "iter_mbr",
+    "iter_pairwise",
+    "mbr",
+    "pairwise",
+    "self_scores",
+]

@@ -14,13 +14,16 @@ costs ``df_a * df_b`` per column. The split point is where one dense column cost
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import sparse
 
 from ngrameval.ngrams.chars import gram_occurrences
 from ngrameval.ngrams.texts import IntArray, Texts
+
+if TYPE_CHECKING:
+    from scipy import sparse  # imported where used: scipy.sparse costs ~0.1 s, and the CLI starts without it
 
 # A sparse multiply-add costs about this many dense (BLAS) multiply-adds; measured on this project's bench
 # machine (benchmarks/bench_pairwise.py), not critical within a factor of a few.
@@ -52,6 +55,8 @@ def profiles(units: Texts, max_order: int, sets: bool = False) -> Profiles:
     >>> p.totals.tolist(), p.levels[0].toarray().tolist()
     ([[2, 1], [1, 0]], [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     """
+    from scipy import sparse
+
     n_texts = len(units)
     grams = gram_occurrences(units, max_order)
     order_of = np.zeros(grams.n_grams, dtype=np.int64)
@@ -119,6 +124,8 @@ def shared_counts(a: sparse.csr_matrix, b: sparse.csr_matrix) -> NDArray[np.floa
 
 def _columns_only(m: sparse.csr_matrix, keep: NDArray[np.bool_]) -> sparse.csr_matrix:
     """``m`` with the entries of the columns not in ``keep`` dropped."""
+    from scipy import sparse
+
     on = keep[m.indices]
     row = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
     return sparse.csr_matrix((m.data[on], (row[on], m.indices[on])), shape=m.shape)
