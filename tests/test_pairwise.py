@@ -241,3 +241,81 @@ def test_results_to_numpy_and_pandas() -> None:
 def test_bad_input_names_the_argument(call: object, error: type[Exception], words: str) -> None:
     with pytest.raises(error, match=words):
         call()  # type: ignore[operator]
+
+
+# ------------------------------------------------------------------------------------------------ command line
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from ngrameval.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def cands(tmp_path: Path) -> Path:
+    p = tmp_path / "cands.txt"
+    p.write_text("the cat sat on the mat\na cat sat on the mat\nthe cat is on the mat\na dog barks\nthe dog barked\n"
+                 "dogs bark\n")  # fmt: skip
+    return p
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_cli_mbr_summary_matrix_and_diversity(cands: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = cands.read_text().splitlines()
+    code, out, _ = run_cli(["pairwise", str(cands), "--group-size", "3", "-m", "chrf", "--mbr", "-f", "json"], capsys)
+    picks = json.loads(out)
+    api = mbr(lines, "chrf", [i // 3 + 1 for i in range(6)])
+    assert code == 0 and [p["line"] for p in picks] == [c.index + 1 for c in api.choices]
+    assert [p["utility"] for p in picks] == pytest.approx([c.utility * 100 for c in api.choices])
+    assert picks[0]["text"] == lines[api.choices[0].index]
+    code, out, _ = run_cli(["pairwise", str(cands), "--group-size", "3", "-m", "ter", "--matrix", "-f", "csv"], capsys)
+    rows = [r.split(",") for r in out.splitlines()[1:]]
+    assert code == 0 and len(rows) == 18 and rows[1][:3] == ["1", "1", "2"]
+    assert float(rows[1][3]) == pytest.approx(TER().sentence_score(lines[0], [lines[1]]).score)
+    groups = tmp_path / "groups.txt"
+    groups.write_text("x\ny\nx\ny\nx\ny\n")
+    code, out, _ = run_cli(["pairwise", str(cands), "--groups", str(groups), "--jobs", "2"], capsys)
+    assert code == 0 and out.splitlines()[2].split()[:3] == ["x", "3", "3"] and "diagonal left out" in out
+    code, out, _ = run_cli(["pairwise", str(cands), "--group-size", "3", "--diversity", "-f", "csv"], capsys)
+    head, first = out.splitlines()[:2]
+    assert code == 0 and head == "group,texts,distinct-1,distinct-2,self-BLEU,self-chrF,PINC"
+    want = diversity(lines[:3]).groups[0]
+    assert float(first.split(",")[4]) == pytest.approx(want.self_bleu * 100)
+    out_file = tmp_path / "mbr.txt"
+    assert run_cli(["pairwise", str(cands), "--mbr", "-o", str(out_file)], capsys)[0] == 0
+    assert "ties go to the lowest line" in out_file.read_text()
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--group-size", "4"], "not a multiple of --group-size 4"),
+        (["--groups", "{short}"], "has 2 labels"),
+        (["--groups", "{short}", "--group-size", "2"], "not both"),
+        (["-m", "bleu,chrf"], "one metric spec"),
+        (["-m", "nope"], "unknown metric"),
+        (["--mbr", "--diversity"], "one of them"),
+        (["--diversity", "--others", "{cands}"], "--others"),
+        (["--other-group-size", "2"], "give --others too"),
+        (["--others", "{missing}"], "missing.txt"),
+        (["--group-size", "0"], "--group-size"),
+        (["-o", "{cands}"], "-o"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(
+    cands: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], words: str
+) -> None:
+    short = tmp_path / "short.txt"
+    short.write_text("a\nb\n")
+    paths = {"short": str(short), "cands": str(cands), "missing": str(tmp_path / "missing.txt")}
+    before = cands.read_text()
+    code, out, err = run_cli(["pairwise", str(cands), *(a.format(**paths) for a in extra)], capsys)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and words in lines[0] and "Traceback" not in err, err
+    assert out == "" and cands.read_text() == before
