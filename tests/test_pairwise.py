@@ -154,6 +154,10 @@ def test_groups_others_jobs_and_streaming() -> None:
         members = [texts[i] for i in g.rows]
         assert g.rows.tolist() == [i for i in range(30) if labels[i] == g.group]
         np.testing.assert_array_equal(g.scores, pairwise(members, metric="chrf").to_numpy())
+    for spec in ("chrf++", "chrf++:nc=0", "bleu", "pinc", "pinc:sets=no", "aev"):  # counted in one batch of groups
+        for g in pairwise(texts, metric=spec, groups=labels).groups:
+            alone = pairwise([texts[i] for i in g.rows], metric=spec).to_numpy()
+            np.testing.assert_allclose(g.scores, alone, rtol=0, atol=1e-15)
     threaded = pairwise(texts, metric="chrf", groups=labels, jobs=2)
     for a, b in zip(whole.groups, threaded.groups):
         np.testing.assert_array_equal(a.scores, b.scores)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,8 @@ from ngrameval.metrics.registry import MetricSpec
 from ngrameval.ngrams.chars import WordUnits, char_units, ngram_counts
 from ngrameval.ngrams.stats import Stats, stats_width
 from ngrameval.ngrams.texts import IntArray, Texts
-from ngrameval.pairwise.profiles import Profiles, SharedCounter, profiles
+from ngrameval.pairwise.blas import one_blas_thread
+from ngrameval.pairwise.profiles import SharedCounter, group_products, profiles
 from ngrameval.tabular import to_pandas
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Encoder
@@ -156,52 +157,98 @@ def _joint(rows: Sequence[str], cols: Sequence[str] | None) -> list[str]:
     return list(rows) if cols is None else [*rows, *cols]
 
 
-class _ProfileCells(Cells):
-    """Cells from profiles counted once: one :class:`SharedCounter` per unit kind and order."""
+def profile_units(spec: MetricSpec, texts: Sequence[str]) -> tuple[list[Texts], list[int], bool]:
+    """The units a profile metric counts in (per kind: characters, words or tokens), each kind's highest order
+    (0: kind unused) and whether n-grams count as sets (PINC)."""
+    metric = spec.metric
+    if isinstance(metric, ChrF):
+        if spec.pre.normalize:
+            texts = list(normalize_texts(texts, spec.pre.normalize))
+        if spec.pre.lowercase:
+            texts = [t.lower() for t in texts]
+        chars = char_units(texts, metric.whitespace)
+        return [chars, WordUnits()(texts) if metric.word_order else chars], [metric.char_order, metric.word_order], False
+    units = Texts(*Encoder(spec.pre).encode(list(texts)))
+    if isinstance(metric, PINC):
+        return [units], [metric.max_order], metric.sets
+    assert isinstance(metric, BLEU | AEv)
+    return [units], [int(metric.order_needed)], False
 
-    def _prepare(self, units: Sequence[Texts], orders: Sequence[int], sets: bool = False) -> None:
-        n = len(self.rows)
-        self.row_prof: list[Profiles] = []
-        self.col_prof: list[Profiles] = []
+
+def units_slice(units: Texts, a: int, b: int) -> Texts:
+    """Texts ``a .. b - 1`` of ``units``."""
+    return Texts(units.ids[units.off[a] : units.off[b]], units.off[a : b + 1] - units.off[a])
+
+
+Products = list[list[NDArray[np.float32]]]  # per unit kind, per order: a group's (n, n) counts of every pair
+
+
+class _ProfileCells(Cells):
+    """Cells from profiles counted once: per unit kind and order, a :class:`SharedCounter`, or the products of a
+    batch of groups (:func:`~ngrameval.pairwise.profiles.group_products`, no ``others``)."""
+
+    def __init__(
+        self,
+        spec: MetricSpec,
+        rows: Sequence[str],
+        cols: Sequence[str] | None,
+        batch: tuple[list[Texts], Products] | None = None,
+    ) -> None:
+        super().__init__(spec, rows, cols)
+        n = len(rows)
+        units, orders, sets = profile_units(spec, _joint(rows, cols)) if batch is None else (batch[0], *_orders(spec))
+        self.kinds = [o for o in orders if o]
+        kept = [u for u, o in zip(units, orders) if o]
+        self.row_lens = [u.lens[:n] for u in kept]
+        self.col_lens = [u.lens if cols is None else u.lens[n:] for u in kept]
+        self.products = batch[1] if batch is not None else None
         self.counters: list[list[SharedCounter]] = []
-        for u, order in zip(units, orders):
-            if order == 0:
-                continue
+        self.totals: list[IntArray] = []
+        if self.products is not None:
+            self.totals = [np.stack([np.diagonal(p) for p in per], axis=-1).astype(np.int64) for per in self.products]
+            return
+        for u, order in zip(kept, self.kinds):
             p = profiles(u, order, sets)
-            rp, cp = (p, p) if self.cols is None else (p.rows(0, n), p.rows(n, len(p)))
-            self.row_prof.append(rp)
-            self.col_prof.append(cp)
+            rp, cp = (p, p) if cols is None else (p.rows(0, n), p.rows(n, len(p)))
+            self.totals.append(rp.totals)
             self.counters.append([SharedCounter(a, b) for a, b in zip(rp.levels, cp.levels)])
+
+    def shared_one(self, k: int, order: int, start: int, stop: int) -> NDArray[np.float64]:
+        """``(stop - start, m)``: the counts of unit kind ``k``, order index ``order``, rows ``start .. stop - 1``."""
+        if self.products is not None:
+            return self.products[k][order][start:stop].astype(np.float64)
+        return self.counters[k][order](start, stop).astype(np.float64)
 
     def shared(self, k: int, start: int, stop: int) -> NDArray[np.float64]:
         """``(stop - start, m, orders)``: the counts of unit kind ``k`` of rows ``start .. stop - 1``."""
-        return np.stack([c(start, stop) for c in self.counters[k]], axis=-1).astype(np.float64)
+        return np.stack([self.shared_one(k, o, start, stop) for o in range(self.kinds[k])], axis=-1)
+
+
+def _orders(spec: MetricSpec) -> tuple[list[int], bool]:
+    metric = spec.metric
+    if isinstance(metric, ChrF):
+        return [metric.char_order, metric.word_order], False
+    if isinstance(metric, PINC):
+        return [metric.max_order], metric.sets
+    assert isinstance(metric, BLEU | AEv)
+    return [int(metric.order_needed)], False
 
 
 class _StatsCells(_ProfileCells):
     """BLEU and AEv: the :class:`Stats` of each pair (one reference: ``match = rmatch``)."""
 
-    def __init__(self, spec: MetricSpec, rows: Sequence[str], cols: Sequence[str] | None) -> None:
-        super().__init__(spec, rows, cols)
-        metric = spec.metric
-        assert isinstance(metric, BLEU | AEv)
-        self.order = int(metric.order_needed)
-        units = Texts(*Encoder(spec.pre).encode(_joint(rows, cols)))
-        self._prepare([units], [self.order])
-        self.hyp_len = units.lens[: len(rows)]
-        self.ref_len = units.lens if cols is None else units.lens[len(rows) :]
-
     def __call__(self, start: int, stop: int) -> FloatArray:
-        n, order = self.order, self.order
+        n = order = self.kinds[0]
+        hyp_len, ref_len = self.row_lens[0][start:stop], self.col_lens[0]
         match = self.shared(0, start, stop)
         values = np.zeros((stop - start, self.m, stats_width(n, False)))
-        values[..., 0] = self.hyp_len[start:stop, None]
-        values[..., 1] = self.ref_len[None, :]
-        values[..., 2] = self.ref_len[None, :]
+        values[..., 0] = hyp_len[:, None]
+        values[..., 1] = ref_len[None, :]
+        values[..., 2] = ref_len[None, :]
         values[..., 3 : 3 + n] = match
-        values[..., 3 + n : 3 + 2 * n] = ngram_counts(self.hyp_len[start:stop], order)[:, None, :]
+        values[..., 3 + n : 3 + 2 * n] = ngram_counts(hyp_len, order)[:, None, :]
         values[..., 3 + 2 * n : 3 + 3 * n] = match
-        values[..., 3 + 3 * n : 3 + 4 * n] = ngram_counts(self.ref_len, order)[None, :, :]
+        values[..., 3 + 3 * n : 3 + 4 * n] = ngram_counts(ref_len, order)[None, :, :]
         metric = self.spec.metric
         assert isinstance(metric, BLEU | AEv)
         return np.asarray(metric(Stats(values, n)), dtype=np.float64)
@@ -209,43 +256,26 @@ class _StatsCells(_ProfileCells):
 
 class _ChrFCells(_ProfileCells):
     """chrF / chrF++: per order ``[h, r, m]`` of each pair (``h = 0`` where the reference has no n-gram of the
-    order), scored by :meth:`ChrF.f_score` in sacreBLEU's arithmetic."""
+    order), scored in sacreBLEU's arithmetic (:meth:`ChrF.f_score`'s operations)."""
 
-    def __init__(self, spec: MetricSpec, rows: Sequence[str], cols: Sequence[str] | None) -> None:
-        super().__init__(spec, rows, cols)
-        metric = spec.metric
-        assert isinstance(metric, ChrF)
-        texts = _joint(rows, cols)
-        if spec.pre.normalize:
-            texts = list(normalize_texts(texts, spec.pre.normalize))
-        if spec.pre.lowercase:
-            texts = [t.lower() for t in texts]
-        units = [char_units(texts, metric.whitespace)]
-        orders = [metric.char_order, metric.word_order]
-        units.append(WordUnits()(texts) if metric.word_order else units[0])
-        self._prepare(units, orders)
-        self.metric = metric
-        self.kinds = [o for o in orders if o]
-        self.lens = [u.lens for u, o in zip(units, orders) if o]
-
-    def _counts(self, k: int, order: int, start: int, stop: int) -> tuple[IntArray, IntArray]:
+    def _counts(self, k: int, start: int, stop: int) -> tuple[IntArray, IntArray]:
         """The n-grams of each order of rows ``start .. stop - 1`` and of every column, for unit kind ``k``."""
-        lens = self.lens[k]
-        n_rows = len(self.rows)
-        cols = lens if self.cols is None else lens[n_rows:]
-        return ngram_counts(lens[:n_rows][start:stop], order), ngram_counts(cols, order)
+        order = self.kinds[k]
+        return ngram_counts(self.row_lens[k][start:stop], order), ngram_counts(self.col_lens[k], order)
 
     def __call__(self, start: int, stop: int) -> FloatArray:
-        if self.metric.eps_smoothing:
-            return self._stacked(start, stop)
+        metric = self.spec.metric
+        assert isinstance(metric, ChrF)
+        if metric.eps_smoothing:
+            return self._stacked(metric, start, stop)
         # ChrF.f_score's operations in its order, one order at a time on (rows, cols) arrays: the same bits
-        factor = float(self.metric.beta) ** 2
+        factor = float(metric.beta) ** 2
         shape = (stop - start, self.m)
         avg_p, avg_r, eff = np.zeros(shape), np.zeros(shape), np.zeros(shape)
         for k, order in enumerate(self.kinds):
-            h_all, r_all = self._counts(k, order, start, stop)
+            h_all, r_all = self._counts(k, start, stop)
             for i in range(order):
-                match = self.counters[k][i](start, stop).astype(np.float64)
+                match = self.shared_one(k, i, start, stop)
                 h, r = h_all[:, i].astype(np.float64), r_all[:, i].astype(np.float64)
                 both = (h > 0)[:, None] & (r > 0)[None, :]
                 avg_p += np.where(both, match / np.where(h > 0, h, 1.0)[:, None], 0.0)
@@ -258,33 +288,27 @@ class _ChrFCells(_ProfileCells):
             den = factor * avg_p + avg_r
             return np.asarray(np.where(avg_p + avg_r != 0, 1.0 * (num / np.where(den != 0, den, 1.0)), 0.0))
 
-    def _stacked(self, start: int, stop: int) -> FloatArray:
+    def _stacked(self, metric: ChrF, start: int, stop: int) -> FloatArray:
         """The pairs' ``[h, r, m]`` rows scored by :class:`ChrF` itself (its ``eps_smoothing`` variant)."""
         parts = []
-        for k, order in enumerate(self.kinds):
-            h_all, r_all = self._counts(k, order, start, stop)
+        for k in range(len(self.kinds)):
+            h_all, r_all = self._counts(k, start, stop)
             match = self.shared(k, start, stop)
             h = np.where(r_all[None, :, :] > 0, h_all[:, None, :], 0)
             r = np.broadcast_to(r_all[None, :, :], match.shape)
             parts.append(np.stack([np.broadcast_to(h, match.shape), r, match], axis=-1).reshape(*match.shape[:2], -1))
-        return np.asarray(self.metric(np.concatenate(parts, axis=-1)), dtype=np.float64)
+        return np.asarray(metric(np.concatenate(parts, axis=-1)), dtype=np.float64)
 
 
 class _PincCells(_ProfileCells):
     """PINC of text ``i`` (the candidate) against text ``j`` (its source): shared n-grams from the profiles."""
 
-    def __init__(self, spec: MetricSpec, rows: Sequence[str], cols: Sequence[str] | None) -> None:
-        super().__init__(spec, rows, cols)
-        metric = spec.metric
-        assert isinstance(metric, PINC)
-        self.metric = metric
-        units = Texts(*Encoder(spec.pre).encode(_joint(rows, cols)))
-        self._prepare([units], [metric.max_order], sets=metric.sets)
-
     def __call__(self, start: int, stop: int) -> FloatArray:
+        metric = self.spec.metric
+        assert isinstance(metric, PINC)
         shared = self.shared(0, start, stop)
-        total = np.broadcast_to(self.row_prof[0].totals[start:stop, None, :], shared.shape)
-        return np.asarray(self.metric(shared, total), dtype=np.float64)
+        total = np.broadcast_to(self.totals[0][start:stop, None, :], shared.shape)
+        return np.asarray(metric(shared, total), dtype=np.float64)
 
 
 class _GenericCells(Cells):
@@ -304,16 +328,51 @@ class _GenericCells(Cells):
         return out
 
 
-def cells_for(spec: MetricSpec, rows: Sequence[str], cols: Sequence[str] | None, fast: bool = True) -> Cells:
-    """The scorer of one group (``fast=False``: the generic path for every metric, the tests' second opinion)."""
-    metric = spec.metric
-    if fast and isinstance(metric, ChrF):
-        return _ChrFCells(spec, rows, cols)
-    if fast and isinstance(metric, BLEU | AEv):
-        return _StatsCells(spec, rows, cols)
-    if fast and isinstance(metric, PINC):
-        return _PincCells(spec, rows, cols)
-    return _GenericCells(spec, rows, cols)
+_PROFILE_CELLS: tuple[tuple[type, type[_ProfileCells]], ...] = (
+    (ChrF, _ChrFCells),
+    (BLEU, _StatsCells),
+    (AEv, _StatsCells),
+    (PINC, _PincCells),
+)
+
+
+def _profile_class(spec: MetricSpec) -> type[_ProfileCells] | None:
+    return next((cls for kind, cls in _PROFILE_CELLS if isinstance(spec.metric, kind)), None)
+
+
+def cells_for(
+    spec: MetricSpec,
+    rows: Sequence[str],
+    cols: Sequence[str] | None,
+    fast: bool = True,
+    batch: tuple[list[Texts], Products] | None = None,
+) -> Cells:
+    """The scorer of one group (``fast=False``: the generic path for every metric, the tests' second opinion;
+    ``batch``: the group's units and products, counted with its batch)."""
+    cls = _profile_class(spec) if fast else None
+    return _GenericCells(spec, rows, cols) if cls is None else cls(spec, rows, cols, batch)
+
+
+def batch_matrices(spec: MetricSpec, texts: Sequence[str], items: Sequence[tuple[Hashable, IntArray]]) -> list[GroupMatrix]:
+    """The matrices of many small groups (no ``others``) of a profile metric, counted together: one unit
+    encoding, one n-gram count and one sort for the batch (:func:`group_products`), then per group its products."""
+    order = np.concatenate([rows for _, rows in items])
+    sizes = np.array([len(rows) for _, rows in items], dtype=np.int64)
+    batch_texts = [texts[i] for i in order]
+    units, orders, sets = profile_units(spec, batch_texts)
+    kept = [(u, o) for u, o in zip(units, orders) if o]
+    first = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    out = []
+    with one_blas_thread(), summed_warnings():
+        products = [group_products(u, sizes, o, sets) for u, o in kept]
+        for g, (label, rows) in enumerate(items):
+            a, b = int(first[g]), int(first[g + 1])
+            group_units = [units_slice(u, a, b) for u, _ in kept]
+            if len(group_units) < len(orders):  # a kind left unused (chrF without words): keep the slots aligned
+                group_units = [group_units[0]] * (len(orders) - len(group_units)) + group_units
+            cells = cells_for(spec, batch_texts[a:b], None, True, (group_units, [p[g] for p in products]))
+            out.append(GroupMatrix(label, rows, rows, cells(0, b - a), True))
+    return out
 
 
 def group_matrix(
@@ -329,11 +388,14 @@ def group_matrix(
     """The matrix of one group, in row blocks (on ``jobs`` threads when the group is large)."""
     row_texts = [texts[i] for i in rows]
     col_texts = None if others is None else [others[j] for j in cols]
-    cells = cells_for(spec, row_texts, col_texts, fast)
-    step = max(1, BLOCK_CELLS // max(cells.m, 1))
-    blocks = [(a, min(a + step, len(rows))) for a in range(0, len(rows), step)]
-    with summed_warnings():
-        parts = thread_map(lambda ab: cells(*ab), blocks, jobs)
+    with one_blas_thread():
+        cells = cells_for(spec, row_texts, col_texts, fast)
+        step = max(1, BLOCK_CELLS // max(cells.m, 1))
+        if jobs > 1:  # a block per thread at least
+            step = min(step, max(1, -(-len(rows) // jobs)))
+        blocks = [(a, min(a + step, len(rows))) for a in range(0, len(rows), step)]
+        with summed_warnings():
+            parts = thread_map(lambda ab: cells(*ab), blocks, jobs)
     scores = np.concatenate(parts) if parts else np.zeros((0, cells.m))
     return GroupMatrix(label, rows, rows if others is None else cols, scores, others is None)
 
@@ -347,29 +409,54 @@ def iter_pairwise(
     jobs: int | None = 1,
     fast: bool = True,
 ) -> Iterator[GroupMatrix]:
-    """The matrices of :func:`pairwise` one group at a time, in first-appearance order of the groups: at most
-    ``2 * jobs`` groups are held at once (groups on ``jobs`` threads; one group alone: its row blocks)."""
+    """The matrices of :func:`pairwise` one group at a time, in first-appearance order of the groups. Small groups
+    of a profile metric (no ``others``) are counted in batches of up to :data:`BATCH_TEXTS` texts; at most
+    ``2 * jobs`` groups or batches are held at once (on ``jobs`` threads; one group alone: its row blocks)."""
     spec, texts, others, plan = _plan(texts, others, metric, groups, other_groups)
     n_jobs = resolve_jobs(jobs)
     inner = n_jobs if len(plan) == 1 else 1
+    batched = fast and others is None and len(plan) > 1 and _profile_class(spec) is not None
+    tasks: Iterator[list[tuple[Hashable, IntArray, IntArray]]] = _batches(plan) if batched else ([x] for x in plan)
 
-    def one(item: tuple[Hashable, IntArray, IntArray]) -> GroupMatrix:
-        return group_matrix(spec, texts, others, item[0], item[1], item[2], inner, fast)
+    def run(task: list[tuple[Hashable, IntArray, IntArray]]) -> list[GroupMatrix]:
+        if batched and (len(task) > 1 or len(task[0][1]) <= BATCH_GROUP):
+            return batch_matrices(spec, texts, [(label, rows) for label, rows, _ in task])
+        return [group_matrix(spec, texts, others, label, rows, cols, inner, fast) for label, rows, cols in task]
 
     if n_jobs == 1 or len(plan) == 1:
-        yield from map(one, plan)
+        for task in tasks:
+            yield from run(task)
         return
     with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="ngrameval-pairs") as pool:
-        ahead: list[Future[GroupMatrix]] = []
-        todo = iter(plan)
-        for item in itertools.islice(todo, 2 * n_jobs):
-            ahead.append(pool.submit(one, item))
+        ahead = [pool.submit(run, task) for task in itertools.islice(tasks, 2 * n_jobs)]
         while ahead:
             done = ahead.pop(0).result()
-            nxt = next(todo, None)
+            nxt = next(tasks, None)
             if nxt is not None:
-                ahead.append(pool.submit(one, nxt))
-            yield done
+                ahead.append(pool.submit(run, nxt))
+            yield from done
+
+
+BATCH_TEXTS = 2048  # texts counted together in one batch of small groups
+BATCH_GROUP = 512  # a larger group is counted alone (sparse products, row blocks)
+
+
+def _batches(plan: Sequence[tuple[Hashable, IntArray, IntArray]]) -> Iterator[list[tuple[Hashable, IntArray, IntArray]]]:
+    """Consecutive groups in batches of at most :data:`BATCH_TEXTS` texts; a group above :data:`BATCH_GROUP` alone."""
+    batch: list[tuple[Hashable, IntArray, IntArray]] = []
+    size = 0
+    for item in plan:
+        n = len(item[1])
+        if batch and (size + n > BATCH_TEXTS or n > BATCH_GROUP):
+            yield batch
+            batch, size = [], 0
+        batch.append(item)
+        size += n
+        if n > BATCH_GROUP:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 def _plan(

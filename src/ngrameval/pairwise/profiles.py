@@ -129,3 +129,49 @@ def _columns_only(m: sparse.csr_matrix, keep: NDArray[np.bool_]) -> sparse.csr_m
     on = keep[m.indices]
     row = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
     return sparse.csr_matrix((m.data[on], (row[on], m.indices[on])), shape=m.shape)
+
+
+def group_products(units: Texts, sizes: IntArray, max_order: int, sets: bool = False) -> list[list[NDArray[np.float32]]]:
+    """Many small groups at once (consecutive texts of ``units``, ``sizes[g]`` in group ``g``): per group and order
+    the ``(size, size)`` clipped matches (shared n-grams when ``sets``) of every pair of its texts.
+
+    One n-gram count and one sort serve every group of the batch; each group's level matrix is then dense (its
+    texts share most columns) and its pairs one BLAS product.
+
+    >>> out = group_products(Texts(np.array([1, 1, 2, 1], dtype=np.int32), np.array([0, 2, 3, 4])), np.array([2, 1]), 1)
+    >>> out[0][0].tolist(), out[1][0].tolist()
+    ([[2.0, 0.0], [0.0, 1.0]], [[1.0]])
+    """
+    n_texts = len(units)
+    grams = gram_occurrences(units, max_order)
+    group_of = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    first = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    big = np.int64(max(n_texts, 1))
+    keys, counts = np.unique(grams.gram * big + grams.text, return_counts=True)
+    gram, text = keys // big, keys % big
+    if sets:
+        counts = np.ones_like(counts)
+    order_of = np.zeros(grams.n_grams, dtype=np.int64)
+    order_of[grams.gram] = grams.order
+    entry = np.repeat(np.arange(len(keys)), counts)
+    level = np.arange(len(entry)) - np.repeat(np.cumsum(counts) - counts, counts)
+    depth = np.int64(int(counts.max(initial=1)))
+    g_of, t_of = group_of[text[entry]], text[entry]
+    block = g_of * max_order + order_of[gram[entry]]  # (group, order) of each entry
+    column = gram[entry] * depth + level
+    ordered = np.lexsort((column, block))
+    block, column, t_of = block[ordered], column[ordered], t_of[ordered]
+    new_col = np.ones(len(column), dtype=bool)
+    new_col[1:] = (column[1:] != column[:-1]) | (block[1:] != block[:-1])
+    col_id = np.cumsum(new_col) - 1  # columns numbered in (group, order, column) order
+    bounds = np.searchsorted(block, np.arange(len(sizes) * max_order + 1))
+    out: list[list[NDArray[np.float32]]] = []
+    for g, size in enumerate(sizes.tolist()):
+        per_order = []
+        for n in range(max_order):
+            a, b = bounds[g * max_order + n], bounds[g * max_order + n + 1]
+            dense = np.zeros((size, int(col_id[b - 1] - col_id[a] + 1) if b > a else 0), dtype=np.float32)
+            dense[t_of[a:b] - first[g], col_id[a:b] - (col_id[a] if b > a else 0)] = 1.0
+            per_order.append(dense @ dense.T)
+        out.append(per_order)
+    return out
