@@ -6,6 +6,7 @@ counts above 1 test the clipping levels); then MBR, the diversity measures, the 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -15,10 +16,10 @@ import pytest
 
 import ngrameval as ne
 from ngrameval.errors import ConfigError, InputError, InputTypeError
+from ngrameval.ngrams.texts import Texts
 from ngrameval.pairwise import diversity, iter_pairwise, mbr, pairwise, self_scores
 from ngrameval.pairwise.matrix import cells_for, spec_of
 from ngrameval.pairwise.profiles import profiles, shared_counts
-from ngrameval.ngrams.texts import Texts
 
 sacrebleu = pytest.importorskip("sacrebleu")
 from sacrebleu.metrics import BLEU, CHRF, TER  # noqa: E402
@@ -104,8 +105,19 @@ def test_rouge_cells_are_rouge_scores(spec: str, key: str) -> None:
 
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize(
-    "spec", ["bleu", "bleu:smooth=nltk1", "bleu:n=2,eff=yes", "aev", "aev:alpha=0.2,n=2", "pinc", "pinc:sets=no",
-             "pinc:avg=all", "chrf", "chrf++:nc=3"],  # fmt: skip
+    "spec",
+    [
+        "bleu",
+        "bleu:smooth=nltk1",
+        "bleu:n=2,eff=yes",
+        "aev",
+        "aev:alpha=0.2,n=2",
+        "pinc",
+        "pinc:sets=no",
+        "pinc:avg=all",
+        "chrf",
+        "chrf++:nc=3",
+    ],
 )
 def test_profile_path_equals_scoring_each_pair(spec: str) -> None:
     """The fast path (profiles counted once) against measure() of every pair as its own segment."""
@@ -137,7 +149,7 @@ def test_clipped_matches_are_sums_of_minimum_counts() -> None:
     p = profiles(units, 3)
     for n in range(3):
         grams = [
-            [tuple(ids[a + k : a + k + n + 1]) for k in range(max(0, b - a - n))] for a, b in zip(off[:-1], off[1:])
+            [tuple(ids[a + k : a + k + n + 1]) for k in range(max(0, b - a - n))] for a, b in itertools.pairwise(off)
         ]
         want = np.array([[sum(min(x.count(g), y.count(g)) for g in set(x)) for y in grams] for x in grams])
         np.testing.assert_array_equal(shared_counts(p.levels[n], p.levels[n]), want)
@@ -167,7 +179,9 @@ def test_groups_others_jobs_and_streaming() -> None:
     crossed = pairwise(texts, others, "chrf", labels, other_groups=other_labels)
     g = crossed.groups[2]
     assert g.cols.tolist() == [2, 6] and not g.same
-    np.testing.assert_array_equal(g.scores, pairwise([texts[i] for i in g.rows], [others[2], others[6]], "chrf").to_numpy())
+    np.testing.assert_array_equal(
+        g.scores, pairwise([texts[i] for i in g.rows], [others[2], others[6]], "chrf").to_numpy()
+    )
     stream = iter_pairwise(texts, metric="chrf", groups=labels)
     assert next(stream).group == 0  # a generator: one group made at a time
 
@@ -220,7 +234,9 @@ def test_results_to_numpy_and_pandas() -> None:
         r.to_numpy()
     assert r.groups[0].to_numpy().shape == (2, 2)
     frame = r.to_pandas()
-    assert isinstance(frame, pd.DataFrame) and len(frame) == 5 and list(frame.columns) == ["group", "row", "col", "score"]
+    assert (
+        isinstance(frame, pd.DataFrame) and len(frame) == 5 and list(frame.columns) == ["group", "row", "col", "score"]
+    )
     assert r.groups[1].to_pandas().index.tolist() == [2]
     picked = mbr(["a b", "a b c"], "chrf")  # chrF leans to recall: the longer text against the shorter wins
     assert picked.to_pandas()[["group", "index"]].values.tolist() == [[None, 1]] and picked.to_numpy().tolist() == [1]

@@ -22,10 +22,10 @@ from ngrameval.errors import (
 from ngrameval.metrics import BLEU, NIST, AEv, Rouge
 from ngrameval.metrics.registry import MetricSpec, parse_specs
 from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
-from ngrameval.paraphrase import ParaphraseResult, paraphrase, pinc, se
 
 # the function, not its package: ne.pairwise(texts, ...); ngrameval.pairwise's other names by `from ... import`
-from ngrameval.pairwise.matrix import pairwise  # noqa: I001 (after the package's own import of it)
+from ngrameval.pairwise.matrix import pairwise
+from ngrameval.paraphrase import ParaphraseResult, paraphrase, pinc, se
 from ngrameval.text import Preprocess, preprocess, tokenize_lines
 
 # Significance needs scipy (~1 s to import): loaded on first use, so that scoring starts fast. (A lazy name must
@@ -80,10 +80,10 @@ __all__ = [
     "compare",
     "correlate",
     "measure",
-    "pairwise",
     "nist",
     "overlap_stats",
     "paired_test",
+    "pairwise",
     "pairwise_accuracy",
     "paraphrase",
     "parse_specs",

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 # (get, set) pairs of the OpenBLAS builds NumPy ships (scipy-openblas, 64-bit ints) and of plain OpenBLAS
 _NAMES = (
@@ -23,7 +24,7 @@ _NAMES = (
 
 
 @cache
-def _controls() -> tuple[tuple[ctypes._CFuncPtr, ctypes._CFuncPtr], ...]:
+def _controls() -> tuple[tuple[Any, Any], ...]:
     """The get/set functions of every OpenBLAS loaded into this process (found in /proc/self/maps)."""
     try:
         maps = Path("/proc/self/maps").read_text()

@@ -20,7 +20,7 @@ How a cell is computed:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -135,7 +135,9 @@ def group_index(labels: Sequence[Hashable] | None, n: int, name: str) -> dict[Ha
         try:
             out.setdefault(label.item() if isinstance(label, np.generic) else label, []).append(i)
         except TypeError:
-            raise InputTypeError(f"{name}[{i}] must be a hashable label (str, int), got {type(label).__name__}") from None
+            raise InputTypeError(
+                f"{name}[{i}] must be a hashable label (str, int), got {type(label).__name__}"
+            ) from None
     return {k: np.asarray(v, dtype=np.int64) for k, v in out.items()}
 
 
@@ -167,7 +169,11 @@ def profile_units(spec: MetricSpec, texts: Sequence[str]) -> tuple[list[Texts], 
         if spec.pre.lowercase:
             texts = [t.lower() for t in texts]
         chars = char_units(texts, metric.whitespace)
-        return [chars, WordUnits()(texts) if metric.word_order else chars], [metric.char_order, metric.word_order], False
+        return (
+            [chars, WordUnits()(texts) if metric.word_order else chars],
+            [metric.char_order, metric.word_order],
+            False,
+        )
     units = Texts(*Encoder(spec.pre).encode(list(texts)))
     if isinstance(metric, PINC):
         return [units], [metric.max_order], metric.sets
@@ -306,7 +312,7 @@ class _PincCells(_ProfileCells):
     def __call__(self, start: int, stop: int) -> FloatArray:
         metric = self.spec.metric
         assert isinstance(metric, PINC)
-        shared = self.shared(0, start, stop)
+        shared = self.shared(0, start, stop).astype(np.int64)  # exact: counts below 2**24
         total = np.broadcast_to(self.totals[0][start:stop, None, :], shared.shape)
         return np.asarray(metric(shared, total), dtype=np.float64)
 
@@ -353,7 +359,9 @@ def cells_for(
     return _GenericCells(spec, rows, cols) if cls is None else cls(spec, rows, cols, batch)
 
 
-def batch_matrices(spec: MetricSpec, texts: Sequence[str], items: Sequence[tuple[Hashable, IntArray]]) -> list[GroupMatrix]:
+def batch_matrices(
+    spec: MetricSpec, texts: Sequence[str], items: Sequence[tuple[Hashable, IntArray]]
+) -> list[GroupMatrix]:
     """The matrices of many small groups (no ``others``) of a profile metric, counted together: one unit
     encoding, one n-gram count and one sort for the batch (:func:`group_products`), then per group its products."""
     order = np.concatenate([rows for _, rows in items])
@@ -441,7 +449,9 @@ BATCH_TEXTS = 2048  # texts counted together in one batch of small groups
 BATCH_GROUP = 512  # a larger group is counted alone (sparse products, row blocks)
 
 
-def _batches(plan: Sequence[tuple[Hashable, IntArray, IntArray]]) -> Iterator[list[tuple[Hashable, IntArray, IntArray]]]:
+def _batches(
+    plan: Sequence[tuple[Hashable, IntArray, IntArray]],
+) -> Iterator[list[tuple[Hashable, IntArray, IntArray]]]:
     """Consecutive groups in batches of at most :data:`BATCH_TEXTS` texts; a group above :data:`BATCH_GROUP` alone."""
     batch: list[tuple[Hashable, IntArray, IntArray]] = []
     size = 0
@@ -510,4 +520,3 @@ def pairwise(
     spec = spec_of(metric)
     mats = tuple(iter_pairwise(texts, others, spec, groups, other_groups, jobs))
     return Pairwise(spec.metric.display_name(), signature(spec, [1]), mats)
-

@@ -131,7 +131,9 @@ def _columns_only(m: sparse.csr_matrix, keep: NDArray[np.bool_]) -> sparse.csr_m
     return sparse.csr_matrix((m.data[on], (row[on], m.indices[on])), shape=m.shape)
 
 
-def group_products(units: Texts, sizes: IntArray, max_order: int, sets: bool = False) -> list[list[NDArray[np.float32]]]:
+def group_products(
+    units: Texts, sizes: IntArray, max_order: int, sets: bool = False
+) -> list[list[NDArray[np.float32]]]:
     """Many small groups at once (consecutive texts of ``units``, ``sizes[g]`` in group ``g``): per group and order
     the ``(size, size)`` clipped matches (shared n-grams when ``sets``) of every pair of its texts.
 

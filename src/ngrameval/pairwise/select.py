@@ -71,7 +71,7 @@ def mbr_choice(g: GroupMatrix, higher_is_better: bool = True) -> MbrChoice:
     n = len(g.rows)
     if n == 0:
         raise ConfigError(f"group {g.group!r} has no candidate")
-    if g.same and n < 2 or not g.same and len(g.cols) == 0:
+    if (g.same and n < 2) or (not g.same and len(g.cols) == 0):
         return MbrChoice(g.group, int(g.rows[0]), float("nan"), n)
     means = g.off_diagonal_means()
     best = int(np.argmax(means) if higher_is_better else np.argmin(means))  # the first on ties
