@@ -148,32 +148,35 @@ def group_products(
     grams = gram_occurrences(units, max_order)
     group_of = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     first = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    big = np.int64(max(n_texts, 1))
-    keys, counts = np.unique(grams.gram * big + grams.text, return_counts=True)
-    gram, text = keys // big, keys % big
+    big, n_grams = np.int64(max(n_texts, 1)), np.int64(max(grams.n_grams, 1))
+    # one sort: (group, gram, text); gram ids grow with the order, so each (group, order) is one run. The key stays
+    # below 2**62: groups and texts <= BATCH_TEXTS-sized batches, n-grams <= 100 x the units of the batch
+    keys, counts = np.unique((group_of[grams.text] * n_grams + grams.gram) * big + grams.text, return_counts=True)
+    text, run_key = keys % big, keys // big  # run_key: group * n_grams + gram
     if sets:
         counts = np.ones_like(counts)
     order_of = np.zeros(grams.n_grams, dtype=np.int64)
     order_of[grams.gram] = grams.order
+    # a (group, gram) run holds as many columns as its largest count (levels 0 .. max - 1)
+    starts = np.flatnonzero(np.concatenate([[True], run_key[1:] != run_key[:-1]])) if len(keys) else keys[:0]
+    width = np.maximum.reduceat(counts, starts) if len(keys) else counts[:0]
+    run_of = np.cumsum(np.isin(np.arange(len(keys)), starts)) - 1
+    run_col = np.cumsum(width) - width  # the first column of each run
     entry = np.repeat(np.arange(len(keys)), counts)
     level = np.arange(len(entry)) - np.repeat(np.cumsum(counts) - counts, counts)
-    depth = np.int64(int(counts.max(initial=1)))
-    g_of, t_of = group_of[text[entry]], text[entry]
-    block = g_of * max_order + order_of[gram[entry]]  # (group, order) of each entry
-    column = gram[entry] * depth + level
-    ordered = np.lexsort((column, block))
-    block, column, t_of = block[ordered], column[ordered], t_of[ordered]
-    new_col = np.ones(len(column), dtype=bool)
-    new_col[1:] = (column[1:] != column[:-1]) | (block[1:] != block[:-1])
-    col_id = np.cumsum(new_col) - 1  # columns numbered in (group, order, column) order
+    col_id = run_col[run_of[entry]] + level
+    t_of = text[entry]
+    run_group = run_key[starts] // n_grams
+    block = (run_group * max_order + order_of[run_key[starts] % n_grams])[run_of[entry]]
     bounds = np.searchsorted(block, np.arange(len(sizes) * max_order + 1))
     out: list[list[NDArray[np.float32]]] = []
     for g, size in enumerate(sizes.tolist()):
         per_order = []
         for n in range(max_order):
             a, b = bounds[g * max_order + n], bounds[g * max_order + n + 1]
-            dense = np.zeros((size, int(col_id[b - 1] - col_id[a] + 1) if b > a else 0), dtype=np.float32)
-            dense[t_of[a:b] - first[g], col_id[a:b] - (col_id[a] if b > a else 0)] = 1.0
+            cols = col_id[a:b] - (col_id[a] if b > a else 0)  # a block's columns are contiguous, from its first
+            dense = np.zeros((size, int(cols.max()) + 1 if b > a else 0), dtype=np.float32)
+            dense[t_of[a:b] - first[g], cols] = 1.0
             per_order.append(dense @ dense.T)
         out.append(per_order)
     return out
