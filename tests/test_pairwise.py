@@ -339,3 +339,16 @@ def test_cli_bad_input_is_one_line_and_exit_2(
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and len(lines) == 1 and words in lines[0] and "Traceback" not in err, err
     assert out == "" and cands.read_text() == before
+
+
+def test_cli_csv_round_trips_odd_group_labels(cands: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import csv
+    import io
+
+    groups = tmp_path / "groups.txt"
+    groups.write_text('a,b\nq"x\na,b\nq"x\na,b\nq"x\n')
+    code, out, _ = run_cli(
+        ["pairwise", str(cands), "--groups", str(groups), "-m", "chrf", "--mbr", "-f", "csv"], capsys
+    )
+    rows = list(csv.reader(io.StringIO(out)))
+    assert code == 0 and [r[0] for r in rows[1:]] == ["a,b", 'q"x'] and all(len(r) == len(rows[0]) for r in rows)
