@@ -47,7 +47,8 @@ from ngrameval.tabular import to_pandas
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Encoder
 
-BLOCK_CELLS = 1 << 18  # cells scored at once: a row block's statistics stay a few MB
+BLOCK_CELLS = 1 << 18  # cells scored at once (chrF: its sparse products cost per block, larger blocks are faster)
+STATS_BLOCK_CELLS = 1 << 15  # BLEU, AEv, PINC: their (cells, orders) statistics stay in cache (1.4x faster measured)
 GENERIC_CELLS = 1 << 14  # pairs per call of the generic path (its texts are copied per pair)
 
 
@@ -147,6 +148,8 @@ def group_index(labels: Sequence[Hashable] | None, n: int, name: str) -> dict[Ha
 class Cells:
     """The scorer of one group: ``cells(start, stop)`` -> rows ``start .. stop - 1`` of its matrix."""
 
+    block_cells = BLOCK_CELLS
+
     def __init__(self, spec: MetricSpec, rows: Sequence[str], cols: Sequence[str] | None) -> None:
         self.spec, self.rows, self.cols = spec, rows, cols
         self.m = len(rows) if cols is None else len(cols)
@@ -243,6 +246,8 @@ def _orders(spec: MetricSpec) -> tuple[list[int], bool]:
 class _StatsCells(_ProfileCells):
     """BLEU and AEv: the :class:`Stats` of each pair (one reference: ``match = rmatch``)."""
 
+    block_cells = STATS_BLOCK_CELLS
+
     def __call__(self, start: int, stop: int) -> FloatArray:
         n = order = self.kinds[0]
         hyp_len, ref_len = self.row_lens[0][start:stop], self.col_lens[0]
@@ -308,6 +313,8 @@ class _ChrFCells(_ProfileCells):
 
 class _PincCells(_ProfileCells):
     """PINC of text ``i`` (the candidate) against text ``j`` (its source): shared n-grams from the profiles."""
+
+    block_cells = STATS_BLOCK_CELLS
 
     def __call__(self, start: int, stop: int) -> FloatArray:
         metric = self.spec.metric
@@ -398,7 +405,7 @@ def group_matrix(
     col_texts = None if others is None else [others[j] for j in cols]
     with one_blas_thread():
         cells = cells_for(spec, row_texts, col_texts, fast)
-        step = max(1, BLOCK_CELLS // max(cells.m, 1))
+        step = max(1, cells.block_cells // max(cells.m, 1))
         if jobs > 1:  # a block per thread at least
             step = min(step, max(1, -(-len(rows) // jobs)))
         blocks = [(a, min(a + step, len(rows))) for a in range(0, len(rows), step)]
