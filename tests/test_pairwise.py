@@ -352,3 +352,23 @@ def test_cli_csv_round_trips_odd_group_labels(cands: Path, tmp_path: Path, capsy
     )
     rows = list(csv.reader(io.StringIO(out)))
     assert code == 0 and [r[0] for r in rows[1:]] == ["a,b", 'q"x'] and all(len(r) == len(rows[0]) for r in rows)
+
+
+def test_packed_n_grams_count_as_interned_ones() -> None:
+    """Batches of groups: n-grams packed into integers (the fast path) give the interned path's products."""
+    from ngrameval.pairwise.profiles import group_products, packed_group_products
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        n = int(rng.integers(2, 40))
+        off = np.concatenate([[0], np.cumsum(rng.integers(0, 15, n))]).astype(np.int64)
+        ids = (rng.integers(0, 7, int(off[-1])) * 1000).astype(np.int32)
+        sizes = np.diff(np.unique(np.concatenate([[0], rng.integers(1, n, 3), [n]]))).astype(np.int64)
+        for sets in (False, True):
+            for order in (1, 3, 6):
+                packed = packed_group_products(Texts(ids, off), sizes, order, sets)
+                assert packed is not None
+                for a, b in zip(group_products(Texts(ids, off), sizes, order, sets), packed):
+                    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    wide = Texts(np.arange(5000, dtype=np.int32), np.array([0, 2500, 5000]))  # 13 bits a unit: 6-grams do not fit
+    assert packed_group_products(wide, np.array([2]), 6) is None

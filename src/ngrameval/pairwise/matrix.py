@@ -42,7 +42,7 @@ from ngrameval.ngrams.chars import WordUnits, char_units, ngram_counts
 from ngrameval.ngrams.stats import Stats, stats_width
 from ngrameval.ngrams.texts import IntArray, Texts
 from ngrameval.pairwise.blas import one_blas_thread
-from ngrameval.pairwise.profiles import SharedCounter, group_products, profiles
+from ngrameval.pairwise.profiles import SharedCounter, group_products, packed_group_products, profiles
 from ngrameval.tabular import to_pandas
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Encoder
@@ -366,6 +366,12 @@ def cells_for(
     return _GenericCells(spec, rows, cols) if cls is None else cls(spec, rows, cols, batch)
 
 
+def _products(units: Texts, sizes: IntArray, order: int, sets: bool) -> Products:
+    """Every group's products: n-grams packed into integers where they fit, else interned."""
+    packed = packed_group_products(units, sizes, order, sets)
+    return group_products(units, sizes, order, sets) if packed is None else packed
+
+
 def batch_matrices(
     spec: MetricSpec, texts: Sequence[str], items: Sequence[tuple[Hashable, IntArray]]
 ) -> list[GroupMatrix]:
@@ -379,7 +385,7 @@ def batch_matrices(
     first = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     out = []
     with one_blas_thread(), summed_warnings():
-        products = [group_products(u, sizes, o, sets) for u, o in kept]
+        products = [_products(u, sizes, o, sets) for u, o in kept]
         for g, (label, rows) in enumerate(items):
             a, b = int(first[g]), int(first[g + 1])
             group_units = [units_slice(u, a, b) for u, _ in kept]

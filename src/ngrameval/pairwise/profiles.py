@@ -180,3 +180,66 @@ def group_products(
             per_order.append(dense @ dense.T)
         out.append(per_order)
     return out
+
+
+def packed_group_products(
+    units: Texts, sizes: IntArray, max_order: int, sets: bool = False
+) -> list[list[NDArray[np.float32]]] | None:
+    """:func:`group_products` with every n-gram packed into one integer (unit ids renumbered densely, ``bits`` each):
+    per order one sort of (n-gram, text) keys, no interning pass. ``None`` when the packed key would not fit in 62
+    bits (a large vocabulary or a high order): then :func:`group_products` counts them.
+
+    >>> t = Texts(np.array([1, 1, 2, 1], dtype=np.int32), np.array([0, 2, 3, 4]))
+    >>> out = packed_group_products(t, np.array([2, 1]), 1)
+    >>> out is not None and out[0][0].tolist(), out[1][0].tolist()
+    ([[2.0, 0.0], [0.0, 1.0]], [[1.0]])
+    """
+    ids, n_texts = units.ids.astype(np.int64), len(units)
+    if len(ids) == 0 or n_texts == 0:
+        return None
+    present = np.zeros(int(ids.max()) + 1, dtype=bool)
+    present[ids] = True
+    dense_ids = (np.cumsum(present) - 1)[ids]
+    bits = max(1, int(present.sum()).bit_length())
+    tbits = max(1, (n_texts - 1).bit_length())
+    if max_order * bits + tbits > 62:
+        return None
+    text_of = np.repeat(np.arange(n_texts, dtype=np.int64), units.lens)
+    group_of = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    first = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    end_of = units.off[1:][text_of]  # the end of each unit's text
+    out: list[list[NDArray[np.float32]]] = [[] for _ in range(len(sizes))]
+    packed = np.zeros(len(ids), dtype=np.int64)
+    for n in range(1, max_order + 1):
+        pos = np.flatnonzero(np.arange(len(ids)) + n <= end_of)
+        packed[pos] |= dense_ids[pos + n - 1] << (bits * (n - 1))  # grows by one unit per order
+        keys, counts = np.unique((packed[pos] << tbits) | text_of[pos], return_counts=True)
+        text = keys & ((1 << tbits) - 1)
+        gram, group = keys >> tbits, group_of[text]
+        if sets:
+            counts = np.ones_like(counts)
+        new_run = np.ones(len(keys), dtype=bool)
+        new_run[1:] = (gram[1:] != gram[:-1]) | (group[1:] != group[:-1])
+        starts = np.flatnonzero(new_run)
+        run_of = np.cumsum(new_run) - 1
+        width = np.maximum.reduceat(counts, starts) if len(keys) else counts
+        run_group = group[starts]
+        # columns numbered within each group: runs taken group by group (stable: n-gram order kept)
+        perm = np.argsort(run_group, kind="stable")
+        w_sorted = width[perm]
+        start_sorted = np.cumsum(w_sorted) - w_sorted
+        k_g = np.bincount(run_group, weights=width, minlength=len(sizes)).astype(np.int64)
+        group_start = np.cumsum(k_g) - k_g
+        run_col = np.empty(len(starts), dtype=np.int64)
+        run_col[perm] = start_sorted - group_start[run_group[perm]]
+        entry = np.repeat(np.arange(len(keys)), counts)
+        level = np.arange(len(entry)) - np.repeat(np.cumsum(counts) - counts, counts)
+        e_group = group[entry]
+        buf_off = np.concatenate([[0], np.cumsum(sizes * k_g)]).astype(np.int64)
+        flat = np.zeros(int(buf_off[-1]), dtype=np.float32)
+        row = text[entry] - first[e_group]
+        flat[buf_off[e_group] + row * k_g[e_group] + run_col[run_of[entry]] + level] = 1.0
+        for g, size in enumerate(sizes.tolist()):
+            dense = flat[buf_off[g] : buf_off[g + 1]].reshape(size, int(k_g[g]))
+            out[g].append(dense @ dense.T)
+    return out
