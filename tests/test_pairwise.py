@@ -372,3 +372,16 @@ def test_packed_n_grams_count_as_interned_ones() -> None:
                     assert all(np.array_equal(x, y) for x, y in zip(a, b))
     wide = Texts(np.arange(5000, dtype=np.int32), np.array([0, 2500, 5000]))  # 13 bits a unit: 6-grams do not fit
     assert packed_group_products(wide, np.array([2]), 6) is None
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_undefined_scores_are_said_once_summed_over_groups(jobs: int) -> None:
+    import warnings
+
+    before = warnings.filters[:]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pairwise(["", "a b", "", "c d"], metric="pinc", groups=[0, 0, 1, 1], jobs=jobs)
+    said = [str(w.message) for w in caught if "PINC" in str(w.message)]
+    assert len(said) == 1 and "4 of 8" in said[0], said  # two empty candidates x two columns, in two groups
+    assert warnings.filters == before  # the worker threads left the warning filters as they were

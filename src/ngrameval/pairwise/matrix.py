@@ -20,7 +20,7 @@ How a cell is computed:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -384,7 +384,7 @@ def batch_matrices(
     kept = [(u, o) for u, o in zip(units, orders) if o]
     first = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     out = []
-    with one_blas_thread(), summed_warnings():
+    with one_blas_thread():
         products = [_products(u, sizes, o, sets) for u, o in kept]
         for g, (label, rows) in enumerate(items):
             a, b = int(first[g]), int(first[g + 1])
@@ -415,8 +415,7 @@ def group_matrix(
         if jobs > 1:  # a block per thread at least
             step = min(step, max(1, -(-len(rows) // jobs)))
         blocks = [(a, min(a + step, len(rows))) for a in range(0, len(rows), step)]
-        with summed_warnings():
-            parts = thread_map(lambda ab: cells(*ab), blocks, jobs)
+        parts = thread_map(lambda ab: cells(*ab), blocks, jobs)
     scores = np.concatenate(parts) if parts else np.zeros((0, cells.m))
     return GroupMatrix(label, rows, rows if others is None else cols, scores, others is None)
 
@@ -444,7 +443,19 @@ def iter_pairwise(
             return batch_matrices(spec, texts, [(label, rows) for label, rows, _ in task])
         return [group_matrix(spec, texts, others, label, rows, cols, inner, fast) for label, rows, cols in task]
 
-    if n_jobs == 1 or len(plan) == 1:
+    # warnings (an undefined score ...) are said once, summed over groups, when the iteration ends: caught here, on
+    # the calling thread, and never in the worker threads (catch_warnings is not thread-safe)
+    with summed_warnings():
+        yield from _run_all(tasks, run, 1 if len(plan) == 1 else n_jobs)
+
+
+def _run_all(
+    tasks: Iterator[list[tuple[Hashable, IntArray, IntArray]]],
+    run: Callable[[list[tuple[Hashable, IntArray, IntArray]]], list[GroupMatrix]],
+    n_jobs: int,
+) -> Iterator[GroupMatrix]:
+    """``run`` of every task, in order, on ``n_jobs`` threads with at most ``2 * n_jobs`` tasks ahead."""
+    if n_jobs == 1:
         for task in tasks:
             yield from run(task)
         return
