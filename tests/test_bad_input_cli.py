@@ -373,6 +373,7 @@ BASE: dict[str, list[str]] = {
     "score": SCORE,
     "compare": ["compare", "{sys}", "{sys2}", "-r", "{ref}"],
     "paraphrase": ["paraphrase", "{sys}", "--source", "{src}", "-r", "{ref}"],
+    "pairwise": ["pairwise", "{sys}", "--group-size", "2"],
     "correlate": ["correlate", *JUDGED],
     "plane": ["plane", *JUDGED],
     "refcurve": ["refcurve", *JUDGED[:4], "{ref2}", *JUDGED[4:]],

@@ -23,6 +23,7 @@ from ngrameval.errors import (
     MissingDependencyError,
     UndefinedMetricWarning,
 )
+from ngrameval.matrices.matrix import pairwise
 from ngrameval.metrics import BLEU, NIST, AEv, Rouge
 from ngrameval.metrics.registry import MetricSpec, parse_specs
 from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
@@ -140,6 +141,7 @@ __all__ = [
     "nist",
     "overlap_stats",
     "paired_test",
+    "pairwise",
     "pairwise_accuracy",
     "paraphrase",
     "parse_specs",

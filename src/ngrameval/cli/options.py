@@ -87,7 +87,7 @@ class RenamedOption(argparse.Action):
         setattr(ns, self.dest, values)
 
 
-def _number(kind: type[int] | type[float], low: float, high: float, what: str) -> Callable[[str], Any]:
+def number_arg(kind: type[int] | type[float], low: float, high: float, what: str) -> Callable[[str], Any]:
     """An argparse type: an int or a finite float in [low, high], else a one-line error saying so."""
 
     def parse(text: str) -> Any:
@@ -106,34 +106,34 @@ MAX_RESAMPLES = 10_000_000  # resamples/trials of one test: beyond this a run ta
 
 
 # argparse types (``type=``) the commands share: a one-line error saying what was expected
-count_arg = _number(int, 1, MAX_RESAMPLES, f"a whole number from 1 to {MAX_RESAMPLES:,}")
+count_arg = number_arg(int, 1, MAX_RESAMPLES, f"a whole number from 1 to {MAX_RESAMPLES:,}")
 
 
-_size = _number(int, 0, 2**31 - 1, "a whole number >= 0")
+_size = number_arg(int, 0, 2**31 - 1, "a whole number >= 0")
 
 
-_width = _number(int, 0, 17, "a number of decimals from 0 to 17")
+_width = number_arg(int, 0, 17, "a number of decimals from 0 to 17")
 
 
-level_arg = _number(float, 1e-9, 1 - 1e-9, "a confidence level from 1e-9 to 1 - 1e-9 (e.g. 0.95)")
+level_arg = number_arg(float, 1e-9, 1 - 1e-9, "a confidence level from 1e-9 to 1 - 1e-9 (e.g. 0.95)")
 
 
-sig_level_arg = _number(float, 1e-9, 1 - 1e-9, "a significance level from 1e-9 to 1 - 1e-9 (e.g. 0.05)")
+sig_level_arg = number_arg(float, 1e-9, 1 - 1e-9, "a significance level from 1e-9 to 1 - 1e-9 (e.g. 0.05)")
 
 
-unit_arg = _number(float, 0.0, 1.0, "a number from 0 to 1")
+unit_arg = number_arg(float, 0.0, 1.0, "a number from 0 to 1")
 
 
-positive_arg = _number(float, 1e-300, math.inf, "a finite number > 0")
+positive_arg = number_arg(float, 1e-300, math.inf, "a finite number > 0")
 
 
-alpha_step_arg = _number(float, 0.001, 1.0, "an alpha step from 0.001 to 1 (at most 1,001 columns)")
+alpha_step_arg = number_arg(float, 0.001, 1.0, "an alpha step from 0.001 to 1 (at most 1,001 columns)")
 
 
-_cells = _number(int, 1, 2**62, "a number of cells from 1 to 2**62")
+_cells = number_arg(int, 1, 2**62, "a number of cells from 1 to 2**62")
 
 
-_jobs = _number(int, 1, 4096, "a number of threads from 1 to 4096")
+_jobs = number_arg(int, 1, 4096, "a number of threads from 1 to 4096")
 
 
 def wordiness_arg(text: str) -> float:
@@ -158,7 +158,7 @@ def order_arg(text: str) -> int:
     """An argparse type: an n-gram order from 1 to the registry's MAX_ORDER."""
     from ngrameval.metrics.registry import MAX_ORDER
 
-    return int(_number(int, 1, MAX_ORDER, f"an n-gram order from 1 to {MAX_ORDER}")(text))
+    return int(number_arg(int, 1, MAX_ORDER, f"an n-gram order from 1 to {MAX_ORDER}")(text))
 
 
 def parse_floats(option: str, text: str) -> list[float]:
@@ -320,7 +320,7 @@ def add_chunk_size(p: argparse.ArgumentParser, what: str) -> None:
     """``--chunk-size``: streaming the files on one machine; ``what`` says what is streamed, for the help."""
     p.add_argument(
         "--chunk-size",
-        type=_number(int, 1, 2**40, "a whole number >= 1"),
+        type=number_arg(int, 1, 2**40, "a whole number >= 1"),
         metavar="N",
         help=f"stream the files N segments at a time {what}; default: streamed 50,000 at a time when the inputs "
         "exceed 256 MB, else read whole; the numbers never change; not with --scheduler (see --blocksize)",
