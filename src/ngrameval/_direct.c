@@ -17,13 +17,12 @@
  * no higher order has one.
  *
  * counts(systems, refs, mode, lowercase, max_order, prep)
- *     -> (hyp_len int64[K*S], ref_len int64[R], seg int64[S + 1], match int64[K*S*N], rmatch int64[K*S*N],
- *         wide uint8[S])
+ *     -> (hyp_len int64[K*S], ref_len int64[R], seg int64[S + 1], match int64[K*S*N], rmatch int64[K*S*N])
  *   systems: K sequences of S str; refs: S items, each the references of a segment (a str, or a list or tuple of
  *   str), R in all: those of segment s have ref_len[seg[s] .. seg[s + 1]). mode 0 (split as it is) or 1
- *   (mteval-v13a), lowercase and prep as in ngrameval._text.encode_lines. wide[s] is 1 where a text of segment
- *   s is not a 1-byte str (after prep): its counts are left 0 for the caller to take another way
- *   (ngrameval.ngrams.direct). max_order 0 only tokenizes (the lengths; benchmarks/bench_bleu.py times it so).
+ *   (mteval-v13a), lowercase and prep as in ngrameval._text.encode_lines. Any str is counted here: a segment
+ *   with a text of wider characters (a code point above 255, after prep) is scanned in UTF-8 form (seg_scan).
+ *   max_order 0 only tokenizes (the lengths; benchmarks/bench_bleu.py times it so).
  *
  * layout(seq) -> 0 when every item of seq is a str, 1 when every item is a non-empty list of str, else 2 (the
  *   fast answer to the argument checks of ngrameval.validate; exact types, as type(x) is str).
@@ -58,7 +57,7 @@ typedef struct {
     int32_t *ids;    /* token ids of the texts scanned so far (at most one per character) */
     size_t n, icap;
     ubuf_t a, b;     /* rules 2-4 */
-    bbuf_t low, word; /* a lower-cased line; a token of a rule word as bytes */
+    bbuf_t low, word; /* a lower-cased line (or a line's UTF-8 form, utf8_line); a token of a rule word as bytes */
 } seg_t;
 
 /* The distinct tokens a segment's table is first sized for (its characters, up to this): an ordinary segment never
@@ -164,7 +163,8 @@ static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const
     return 0;
 }
 
-/* scan_bytes' word sink: rules 2-4, then each piece (code points below 256: the line's bytes and spaces). */
+/* scan_bytes' word sink: rules 2-4, then each piece (the word's bytes, split at the spaces the rules put in: a word
+   holds no whitespace, and a byte of a UTF-8 form such as 0xA0 is not one). */
 static int seg_word(void *sink, const uint8_t *w, size_t n) {
     seg_t *g = (seg_t *)sink;
     if (rules_on_word(w, n, &g->a, &g->b) < 0) return -1;
@@ -174,9 +174,9 @@ static int seg_word(void *sink, const uint8_t *w, size_t n) {
     if (bbuf_push(&g->word, w, n) < 0) return -1; /* room for any piece: no piece is longer than the word */
     uint8_t *piece = (uint8_t *)g->word.p;
     while (i < len) {
-        while (i < len && Py_UNICODE_ISSPACE(s[i])) i++;
+        while (i < len && s[i] == ' ') i++;
         size_t a = i;
-        while (i < len && !Py_UNICODE_ISSPACE(s[i])) i++;
+        while (i < len && s[i] != ' ') i++;
         if (i > a) {
             for (size_t k = a; k < i; k++) piece[k - a] = (uint8_t)s[k];
             if (seg_token(g, piece, i - a, piece + (i - a)) < 0) return -1;
@@ -185,11 +185,21 @@ static int seg_word(void *sink, const uint8_t *w, size_t n) {
     return 0;
 }
 
-/* The tokens of a 1-byte line (lower-cased first when `lower`: an ASCII line, as line_source leaves it). */
-static int seg_scan(seg_t *g, PyObject *line, int v13a, int lower) {
+/* The tokens of a line (lower-cased first when `lower`: an ASCII line, as line_source leaves it). In a segment
+   whose texts are all 1-byte str (`u8` 0) a line is scanned as its Latin-1 bytes; in any other segment (`u8` 1)
+   every line is scanned in its UTF-8 form (utf8_line; an ASCII line is its own), so that equal tokens of a
+   segment are equal bytes whatever the kind of the str that held them. */
+static int seg_scan(seg_t *g, PyObject *line, int v13a, int lower, int u8) {
     size_t len = (size_t)PyUnicode_GET_LENGTH(line);
     if (!len) return 0;
     const uint8_t *b = (const uint8_t *)PyUnicode_DATA(line);
+    if (u8) {
+        if (!PyUnicode_IS_ASCII(line)) {
+            if (utf8_line(&g->low, line, lower) < 0) return -1;
+            return scan_bytes(g, seg_token, seg_word, (const uint8_t *)g->low.p, g->low.len,
+                              v13a ? CLASS_V13A_U8 : CLASS_PLAIN_U8);
+        }
+    }
     if (lower) {
         g->low.len = 0;
         if (bbuf_push(&g->low, b, len) < 0) return -1;
@@ -368,7 +378,7 @@ typedef struct {
     PyObject *refs; /* a tuple of S items: a str, or a list or tuple of str */
     int64_t *seg;
     int64_t *hyp_len, *ref_len, *match, *rmatch;
-    uint8_t *wide;
+    uint8_t *wide; /* per segment: a text of it is not a 1-byte str (scanned in UTF-8 form) */
 } call_t;
 
 /* A chunk of segments' sources (strong references), gathered with the GIL: per segment its references, then
@@ -450,11 +460,8 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
     size_t at = 0;
     const size_t N = (size_t)a->N;
     for (Py_ssize_t s = first; s < stop; s++) {
-        size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), texts = R + (size_t)a->K;
-        if (a->wide[s]) {
-            at += texts;
-            continue;
-        }
+        size_t R = (size_t)(a->seg[s + 1] - a->seg[s]);
+        const int u8 = a->wide[s];
         size_t ch = chars[s - first];
         if (ch >= (size_t)K_MAX_ID) {
             k_limit(ks, "segment %zd: %zu characters, above the 32-bit id bound of the counting kernel; split it",
@@ -470,14 +477,14 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
         }
         (*ro)[0] = 0;
         for (size_t j = 0; j < R; j++, at++) {
-            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at]) < 0) return -1;
+            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at], u8) < 0) return -1;
             (*ro)[j + 1] = g->n;
             a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)((*ro)[j + 1] - (*ro)[j]);
         }
         size_t n_ref = g->n;
         for (Py_ssize_t k = 0; k < a->K; k++, at++) {
             g->n = n_ref;
-            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at]) < 0) return -1;
+            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at], u8) < 0) return -1;
             size_t row = (size_t)(k * a->S + s);
             a->hyp_len[row] = (int64_t)(g->n - n_ref);
             if (N && g->n >= (size_t)K_MAX_ID / (N + 1)) {
@@ -590,11 +597,11 @@ static PyObject *counts(PyObject *self, PyObject *args) {
         sources_clear(&q);
     }
     size_t KS = (size_t)(a.K * a.S), KSN = KS * (size_t)a.N;
-    result = Py_BuildValue("(y#y#y#y#y#y#)", (const char *)a.hyp_len, (Py_ssize_t)(KS * sizeof(int64_t)),
+    result = Py_BuildValue("(y#y#y#y#y#)", (const char *)a.hyp_len, (Py_ssize_t)(KS * sizeof(int64_t)),
                            (const char *)a.ref_len, (Py_ssize_t)((size_t)a.R * sizeof(int64_t)), (const char *)a.seg,
                            (Py_ssize_t)(((size_t)a.S + 1) * sizeof(int64_t)), (const char *)a.match,
                            (Py_ssize_t)(KSN * sizeof(int64_t)), (const char *)a.rmatch,
-                           (Py_ssize_t)(KSN * sizeof(int64_t)), (const char *)a.wide, a.S);
+                           (Py_ssize_t)(KSN * sizeof(int64_t)));
 done:
     sources_clear(&q);
     free(q.src); free(q.prepared);
