@@ -36,11 +36,12 @@ long_latin1 = st.text(st.characters(max_codepoint=255, blacklist_characters="\n"
 # text above U+00FF as real news and web text has it: curly quotes, dashes, CJK, emoji, combining marks, Cyrillic,
 # Greek, Arabic, Unicode whitespace, glued to the ASCII characters the 13a rules act on ('.', ',', '-', digits)
 WIDE_WORDS = [
-    "\u201cquoted\u201d", "\u2018it\u2019s", "it\u2019s.", "\u2014", "a\u2013b", "5\u2013", "\u20136", "\u2026",
-    "\u65e5\u672c\u8a9e", "\u65e5\u672c.", "\u3002", "\u6771\u4eac,\u5927\u962a", "\U0001f600", "\U0001f44d\U0001f3fd",
-    "e\u0301", "Cafe\u0301.", "n\u0303o", "\u041c\u043e\u0441\u043a\u0432\u0430", "\u041f\u0420\u0418\u0412\u0415\u0422,", "\u0394\u03b9\u03ac",
-    "\u0645\u0631\u062d\u0628\u0627", "\u20ac5", "5\u20ac.", "\u00a0", "\u2122", "3.5\u00b0", "\u00e0.\u00e0", "\u0100-1", "\ufb01x",
-    "\u0130", "\u1e9e", "x\u200by", "\U00010348,5",
+    "\u201cquoted\u201d", "\u2018it\u2019s", "it\u2019s.", "\u2014", "a\u2013b", "5\u2013", "\u20136",
+    "\u2026", "\u65e5\u672c\u8a9e", "\u65e5\u672c.", "\u3002", "\u6771\u4eac,\u5927\u962a", "\U0001f600",
+    "\U0001f44d\U0001f3fd", "e\u0301", "Cafe\u0301.", "n\u0303o", "\u041c\u043e\u0441\u043a\u0432\u0430",
+    "\u041f\u0420\u0418\u0412\u0415\u0422,", "\u0394\u03b9\u03ac", "\u0645\u0631\u062d\u0628\u0627",
+    "\u20ac5", "5\u20ac.", "\u00a0", "\u2122", "3.5\u00b0", "\u00e0.\u00e0", "\u0100-1", "\ufb01x", "\u0130",
+    "\u1e9e", "x\u200by", "\U00010348,5",
 ]  # fmt: skip
 WIDE_SEPARATORS = [" ", " ", "", "\u2009", "\u3000", "\u2028", "\u0085", "\u00a0", "\u1680", "\u202f", "\t"]
 wide_line = st.lists(

@@ -12,3 +12,11 @@ def counts(
     /,
 ) -> tuple[bytes, bytes, bytes, bytes, bytes]: ...
 def layout(seq: Sequence[object], /) -> int: ...
+def rouge(
+    systems: Sequence[Sequence[str]],
+    refs: Sequence[str | Sequence[str]],
+    full_lower: bool,
+    max_order: int,
+    want_lcs: bool,
+    /,
+) -> tuple[bytes, bytes, bytes, bytes, bytes, bool]: ...

@@ -464,4 +464,36 @@ static inline PyObject *line_source(PyObject *s, Py_ssize_t t, int v13a, int low
     return out;
 }
 
+/* ROUGE's characters: ASCII A-Z lower-cased, a-z and 0-9 kept, '\n' ends a sentence, all else separates. */
+static inline Py_UCS4 rouge_char(Py_UCS4 c) {
+    if (c >= 'A' && c <= 'Z') return c + 32;
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : 0;
+}
+
+/* The string to scan for texts[t]: the text itself, or with full_lower and a non-ASCII text str.lower() of an
+   exact-str copy (so neither a subclass's lower() nor its result type is trusted). New reference; NULL with
+   an exception. */
+static inline PyObject *rouge_source(PyObject *s, Py_ssize_t t, int full_lower) {
+    if (!PyUnicode_Check(s)) {
+        PyErr_Format(PyExc_TypeError, "text %zd is %.100s, not str", t + 1, Py_TYPE(s)->tp_name);
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(s) < 0) return NULL;
+#endif
+    if (!full_lower || PyUnicode_IS_ASCII(s)) {
+        Py_INCREF(s);
+        return s;
+    }
+    PyObject *exact = PyUnicode_FromObject(s);
+    if (!exact) return NULL;
+    PyObject *low = PyObject_CallMethod(exact, "lower", NULL);
+    Py_DECREF(exact);
+    if (low && !PyUnicode_CheckExact(low)) {
+        PyErr_Format(PyExc_TypeError, "text %zd: str.lower() gave %.100s", t + 1, Py_TYPE(low)->tp_name);
+        Py_CLEAR(low);
+    }
+    return low;
+}
+
 #endif
