@@ -458,6 +458,37 @@ static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *s
     return 0;
 }
 
+static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl);
+
+/* Segment s's table reset for its `ch` characters (a LimitError in `ks` from `bound` up) and its references
+   scanned, from q->src[*at] on: by seg_scan, or with `nl` (ROUGE) by seg_scan_rouge; their token offsets in
+   ro[0 .. R], their lengths in ref_len. -1 on OOM, -2 with the error in `ks`. */
+static int scan_refs(const call_t *a, const sources_t *q, Py_ssize_t s, size_t ch, size_t bound, int v13a,
+                     int lowercase, int *nl, seg_t *g, size_t **ro, size_t *ro_cap, size_t *at, kstate_t *ks) {
+    size_t R = (size_t)(a->seg[s + 1] - a->seg[s]);
+    if (ch >= bound) {
+        k_limit(ks, "segment %zd: %zu characters, above the 32-bit id bound of the counting kernel; split it",
+                s + 1, ch);
+        return -2;
+    }
+    if (seg_reset(g, ch) < 0) return -1;
+    if (R + 1 > *ro_cap) {
+        size_t *p = (size_t *)realloc(*ro, (R + 1) * sizeof(size_t));
+        if (!p) return -1;
+        *ro = p;
+        *ro_cap = R + 1;
+    }
+    (*ro)[0] = 0;
+    for (size_t j = 0; j < R; j++, (*at)++) {
+        PyObject *src = q->src[*at];
+        int got = nl ? seg_scan_rouge(g, src, nl) : seg_scan(g, src, v13a, lowercase && !q->prepared[*at], a->wide[s]);
+        if (got < 0) return -1;
+        (*ro)[j + 1] = g->n;
+        a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)((*ro)[j + 1] - (*ro)[j]);
+    }
+    return 0;
+}
+
 /* Scans and counts segments first .. stop of a gathered chunk (no GIL needed); -1 on OOM, -2 with the error in
    `ks` (a documented limit, or a signal). */
 static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py_ssize_t stop, const size_t *chars,
@@ -465,27 +496,10 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
     size_t at = 0;
     const size_t N = (size_t)a->N;
     for (Py_ssize_t s = first; s < stop; s++) {
-        size_t R = (size_t)(a->seg[s + 1] - a->seg[s]);
         const int u8 = a->wide[s];
-        size_t ch = chars[s - first];
-        if (ch >= (size_t)K_MAX_ID) {
-            k_limit(ks, "segment %zd: %zu characters, above the 32-bit id bound of the counting kernel; split it",
-                    s + 1, ch);
-            return -2;
-        }
-        if (seg_reset(g, ch) < 0) return -1;
-        if (R + 1 > *ro_cap) {
-            size_t *p = (size_t *)realloc(*ro, (R + 1) * sizeof(size_t));
-            if (!p) return -1;
-            *ro = p;
-            *ro_cap = R + 1;
-        }
-        (*ro)[0] = 0;
-        for (size_t j = 0; j < R; j++, at++) {
-            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at], u8) < 0) return -1;
-            (*ro)[j + 1] = g->n;
-            a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)((*ro)[j + 1] - (*ro)[j]);
-        }
+        size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), ch = chars[s - first];
+        int got = scan_refs(a, q, s, ch, (size_t)K_MAX_ID, v13a, lowercase, NULL, g, ro, ro_cap, &at, ks);
+        if (got < 0) return got;
         size_t n_ref = g->n;
         for (Py_ssize_t k = 0; k < a->K; k++, at++) {
             g->n = n_ref;
@@ -704,24 +718,8 @@ static int rouge_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
     const size_t N = (size_t)a->N;
     for (Py_ssize_t s = first; s < stop; s++) {
         size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), ch = chars[s - first];
-        if (ch >= (size_t)K_MAX_ID / (N + 2)) {
-            k_limit(ks, "segment %zd: %zu characters, above the 32-bit id bound of the counting kernel; split it",
-                    s + 1, ch);
-            return -2;
-        }
-        if (seg_reset(g, ch) < 0) return -1;
-        if (R + 1 > *ro_cap) {
-            size_t *p = (size_t *)realloc(*ro, (R + 1) * sizeof(size_t));
-            if (!p) return -1;
-            *ro = p;
-            *ro_cap = R + 1;
-        }
-        (*ro)[0] = 0;
-        for (size_t j = 0; j < R; j++, at++) {
-            if (seg_scan_rouge(g, q->src[at], &o->nl) < 0) return -1;
-            (*ro)[j + 1] = g->n;
-            a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)((*ro)[j + 1] - (*ro)[j]);
-        }
+        int got = scan_refs(a, q, s, ch, (size_t)K_MAX_ID / (N + 2), 0, 0, &o->nl, g, ro, ro_cap, &at, ks);
+        if (got < 0) return got;
         size_t n_ref = g->n;
         for (Py_ssize_t k = 0; k < a->K; k++, at++) {
             g->n = n_ref;
