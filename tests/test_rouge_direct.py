@@ -88,3 +88,19 @@ def test_bad_input_is_a_clear_error() -> None:
         _direct.rouge([["x"]], ["x"], True, 101, True)
     with pytest.raises(ValueError, match="no reference"):
         _direct.rouge([["x"]], [[]], True, 2, True)
+
+
+def test_round5_is_perls_sprintf_everywhere_and_at_ties() -> None:
+    # ROUGE-1.5.5's printed R, P, F: sprintf("%7.5f") read back. The vectorised rounding must agree with the
+    # formatted one on ties of the binary value (j / 64: x * 1e5 ends in .5 exactly), ratios of token counts,
+    # negative zero, NaN and inf
+    from ngrameval.metrics.rouge import _round5
+
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 300, 50_000), rng.integers(1, 300, 50_000)
+    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, -1e-7, 5e-6, 1.5e-5, 2.5e-5, 123456.789125, 1e20]
+    x = np.concatenate([np.arange(-3000, 3000) / 64, a / b, 2 * a / (a + b), rng.random(20_000), specials])
+    want = np.array([float(f"{v:.5f}") for v in x.tolist()])
+    got = _round5(x)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

@@ -206,8 +206,16 @@ def _encode(enc: Encoder, texts: Sequence[str], rule: Rouge, lcs: bool) -> _Side
 
 
 def _round5(x: FloatArray) -> FloatArray:
-    """``sprintf("%7.5f")`` and back: correctly rounded to 5 decimals, as Perl prints."""
-    return np.array([float(f"{v:.5f}") for v in x.tolist()], dtype=np.float64)
+    """``sprintf("%7.5f")`` and back: correctly rounded to 5 decimals, as Perl prints. ``rint(x * 1e5) / 1e5`` is
+    that value (an exact integer over 1e5, divided with one rounding, is the double nearest the decimal) wherever
+    the product's own rounding cannot move it across a tie; values near a tie (and NaN, inf) are formatted."""
+    y = x * 1e5
+    out: FloatArray = np.rint(y) / 1e5
+    with np.errstate(invalid="ignore"):
+        slow = ~np.isfinite(y) | (np.abs(y - np.floor(y) - 0.5) < 1e-6 * np.maximum(1.0, np.abs(y)))
+    if slow.any():
+        out[slow] = [float(f"{v:.5f}") for v in x[slow].tolist()]
+    return out
 
 
 def _ratio(num: FloatArray, den: FloatArray, power: float) -> FloatArray:
