@@ -7,11 +7,14 @@ SU4 (which no peer has) are timed against our own ROUGE-2. Usage: python benchma
 from __future__ import annotations
 
 import argparse
+import os
+import time
 from collections.abc import Sequence
 from functools import partial
 
 import numpy as np
 
+import bench_bleu
 from bench_bleu import make_corpus_fast, timed
 
 TYPES = ("rouge1", "rouge2", "rougeL")
@@ -76,7 +79,13 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-google-above", type=int, default=100_000, help="rouge-score is slow: skip it above this")
+    ap.add_argument("--cpu", action="store_true", help="time CPU seconds of this process (run under taskset -c 0)")
     args = ap.parse_args()
+    bench_bleu.CLOCK = time.process_time if args.cpu else time.perf_counter
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    clock = "CPU seconds of the process (--cpu)" if args.cpu else "wall seconds"
+    print(f"load average at the start: {load}; cores this process may use: {cores}; times: {clock}\n")
     print("| pairs | ROUGE-1/2/L | stemming | tool | seconds | tool / ngrameval | identical F |")
     print("|---:|---|---|---|---:|---:|---|")
     for n in args.pairs:

@@ -33,7 +33,23 @@ long_line = st.lists(st.tuples(long_word, st.sampled_from([" ", "  ", "\t", "\u0
     lambda parts: "".join(w + s for w, s in parts)
 )
 long_latin1 = st.text(st.characters(max_codepoint=255, blacklist_characters="\n"), min_size=60, max_size=300)
-any_line = st.one_of(line, line, long_line, long_latin1, free_line, broken_line, latin1)
+# text above U+00FF as real news and web text has it: curly quotes, dashes, CJK, emoji, combining marks, Cyrillic,
+# Greek, Arabic, Unicode whitespace, glued to the ASCII characters the 13a rules act on ('.', ',', '-', digits)
+WIDE_WORDS = [
+    "\u201cquoted\u201d", "\u2018it\u2019s", "it\u2019s.", "\u2014", "a\u2013b", "5\u2013", "\u20136",
+    "\u2026", "\u65e5\u672c\u8a9e", "\u65e5\u672c.", "\u3002", "\u6771\u4eac,\u5927\u962a", "\U0001f600",
+    "\U0001f44d\U0001f3fd", "e\u0301", "Cafe\u0301.", "n\u0303o", "\u041c\u043e\u0441\u043a\u0432\u0430",
+    "\u041f\u0420\u0418\u0412\u0415\u0422,", "\u0394\u03b9\u03ac", "\u0645\u0631\u062d\u0628\u0627",
+    "\u20ac5", "5\u20ac.", "\u00a0", "\u2122", "3.5\u00b0", "\u00e0.\u00e0", "\u0100-1", "\ufb01x", "\u0130",
+    "\u1e9e", "x\u200by", "\U00010348,5",
+]  # fmt: skip
+WIDE_SEPARATORS = [" ", " ", "", "\u2009", "\u3000", "\u2028", "\u0085", "\u00a0", "\u1680", "\u202f", "\t"]
+wide_line = st.lists(
+    st.tuples(st.sampled_from([*WIDE_WORDS, *WORDS]), st.sampled_from(WIDE_SEPARATORS)), max_size=16
+).map(lambda parts: "".join(w + s for w, s in parts))
+# a wide line long enough to cross 64-byte blocks in its UTF-8 form
+long_wide = st.lists(st.sampled_from([*WIDE_WORDS, "abc", ".", ",", "-", "9"]), min_size=20, max_size=60).map("".join)
+any_line = st.one_of(line, line, long_line, long_latin1, free_line, broken_line, latin1, wide_line, long_wide)
 
 
 @st.composite
@@ -124,8 +140,42 @@ def test_wide_segments_are_counted_and_placed_in_order() -> None:
         got = direct_stats(systems, refs, pre, 4)
         for g, w in zip(got, vocabulary_rows(systems, refs, pre, 4), strict=True):
             np.testing.assert_array_equal(g.values, w)
-    _, _, _, _, _, wide = _direct.counts(systems, refs, 1, False, 4, str)
-    assert np.frombuffer(wide, dtype=np.uint8).tolist() == [1, 0, 1, 0]
+
+
+def test_a_token_is_one_token_whatever_the_kind_of_its_str() -> None:
+    # "café" in a 1-byte str (the reference) and in a 4-byte one (the hypothesis, which holds an emoji) is the same
+    # token: the kernel scans the whole segment in UTF-8 form, so the 4-gram matches; a byte of a UTF-8 form that
+    # is whitespace in Latin-1 (0x85 in "…", 0xA0 in "à") splits nothing
+    hyp, ref = "café à … la 😀", "café à … la x"
+    hyp_len, ref_len, _, match, _ = _direct.counts([[hyp]], [ref], 1, False, 4, str)
+    assert np.frombuffer(hyp_len, dtype=np.int64).tolist() == [5]
+    assert np.frombuffer(ref_len, dtype=np.int64).tolist() == [5]
+    assert np.frombuffer(match, dtype=np.int64).tolist() == [4, 3, 2, 1]
+
+
+@pytest.mark.parametrize("tokenize", ["13a", "none"])
+@settings(max_examples=150, deadline=None)
+@given(
+    hyps=st.lists(st.one_of(wide_line, long_wide, free_line), min_size=1, max_size=6),
+    n_refs=st.integers(1, 3),
+    lowercase=st.booleans(),
+    data=st.data(),
+)
+def test_wide_text_equals_sacrebleu(
+    tokenize: str, hyps: list[str], n_refs: int, lowercase: bool, data: st.DataObject
+) -> None:
+    # every segment of wide text on the direct path, corpus and sentence BLEU equal to sacreBLEU's
+    import sacrebleu
+
+    refs = [[data.draw(st.one_of(wide_line, long_wide, latin1)) for _ in range(n_refs)] for _ in hyps]
+    pre = Preprocess(tokenize, lowercase)
+    assert applies(pre, nist=False)
+    ours = bleu(hyps, refs, tokenize=tokenize, lowercase=lowercase, eff=True)
+    sb = sacrebleu.BLEU(tokenize=tokenize, lowercase=lowercase, effective_order=True)
+    theirs = sb.corpus_score(hyps, [[r[k] for r in refs] for k in range(n_refs)])
+    assert ours.score * 100 == pytest.approx(theirs.score, rel=1e-12, abs=1e-12)
+    for got, h, r in zip(ours.sentences, hyps, refs, strict=True):
+        assert got * 100 == pytest.approx(sb.sentence_score(h, r).score, rel=1e-12, abs=1e-12)
 
 
 def test_real_text_wmt17_and_summeval() -> None:

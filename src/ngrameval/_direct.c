@@ -17,16 +17,15 @@
  * no higher order has one.
  *
  * counts(systems, refs, mode, lowercase, max_order, prep)
- *     -> (hyp_len int64[K*S], ref_len int64[R], seg int64[S + 1], match int64[K*S*N], rmatch int64[K*S*N],
- *         wide uint8[S])
+ *     -> (hyp_len int64[K*S], ref_len int64[R], seg int64[S + 1], match int64[K*S*N], rmatch int64[K*S*N])
  *   systems: K sequences of S str; refs: S items, each the references of a segment (a str, or a list or tuple of
  *   str), R in all: those of segment s have ref_len[seg[s] .. seg[s + 1]). mode 0 (split as it is) or 1
- *   (mteval-v13a), lowercase and prep as in ngrameval._text.encode_lines. wide[s] is 1 where a text of segment
- *   s is not a 1-byte str (after prep): its counts are left 0 for the caller to take another way
- *   (ngrameval.ngrams.direct). max_order 0 only tokenizes (the lengths; benchmarks/bench_bleu.py times it so).
+ *   (mteval-v13a), lowercase and prep as in ngrameval._text.encode_lines. Any str is counted here: a segment
+ *   with a text of wider characters (a code point above 255, after prep) is scanned in UTF-8 form (seg_scan).
+ *   max_order 0 only tokenizes (the lengths; benchmarks/bench_bleu.py times it so).
  *
  * layout(seq) -> 0 when every item of seq is a str, 1 when every item is a non-empty list of str, else 2 (the
- *   fast answer to the argument checks of ngrameval.validate; exact types, as type(x) is str).
+ *   fast answer to the argument checks of ngrameval.text.validate; exact types, as type(x) is str).
  * The GIL is released while segments are scanned and counted (in chunks), and signals are checked.
  */
 #define PY_SSIZE_T_CLEAN
@@ -36,9 +35,12 @@
 #include <string.h>
 
 #include "_hash.h"
+#include "_lcs.h"
 #include "_scan.h"
 
 #define MAX_ORDER 100 /* as ngrameval._overlap */
+
+static uint8_t RMAP[256]; /* ROUGE's characters below 256 (rouge_char), every other one a space */
 
 /* ---- one segment's tokens ---------------------------------------------------------------------------- */
 
@@ -58,7 +60,7 @@ typedef struct {
     int32_t *ids;    /* token ids of the texts scanned so far (at most one per character) */
     size_t n, icap;
     ubuf_t a, b;     /* rules 2-4 */
-    bbuf_t low, word; /* a lower-cased line; a token of a rule word as bytes */
+    bbuf_t low, word; /* a lower-cased line (or a line's UTF-8 form, utf8_line); a token of a rule word as bytes */
 } seg_t;
 
 /* The distinct tokens a segment's table is first sized for (its characters, up to this): an ordinary segment never
@@ -164,7 +166,8 @@ static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const
     return 0;
 }
 
-/* scan_bytes' word sink: rules 2-4, then each piece (code points below 256: the line's bytes and spaces). */
+/* scan_bytes' word sink: rules 2-4, then each piece (the word's bytes, split at the spaces the rules put in: a word
+   holds no whitespace, and a byte of a UTF-8 form such as 0xA0 is not one). */
 static int seg_word(void *sink, const uint8_t *w, size_t n) {
     seg_t *g = (seg_t *)sink;
     if (rules_on_word(w, n, &g->a, &g->b) < 0) return -1;
@@ -174,9 +177,9 @@ static int seg_word(void *sink, const uint8_t *w, size_t n) {
     if (bbuf_push(&g->word, w, n) < 0) return -1; /* room for any piece: no piece is longer than the word */
     uint8_t *piece = (uint8_t *)g->word.p;
     while (i < len) {
-        while (i < len && Py_UNICODE_ISSPACE(s[i])) i++;
+        while (i < len && s[i] == ' ') i++;
         size_t a = i;
-        while (i < len && !Py_UNICODE_ISSPACE(s[i])) i++;
+        while (i < len && s[i] != ' ') i++;
         if (i > a) {
             for (size_t k = a; k < i; k++) piece[k - a] = (uint8_t)s[k];
             if (seg_token(g, piece, i - a, piece + (i - a)) < 0) return -1;
@@ -185,11 +188,21 @@ static int seg_word(void *sink, const uint8_t *w, size_t n) {
     return 0;
 }
 
-/* The tokens of a 1-byte line (lower-cased first when `lower`: an ASCII line, as line_source leaves it). */
-static int seg_scan(seg_t *g, PyObject *line, int v13a, int lower) {
+/* The tokens of a line (lower-cased first when `lower`: an ASCII line, as line_source leaves it). In a segment
+   whose texts are all 1-byte str (`u8` 0) a line is scanned as its Latin-1 bytes; in any other segment (`u8` 1)
+   every line is scanned in its UTF-8 form (utf8_line; an ASCII line is its own), so that equal tokens of a
+   segment are equal bytes whatever the kind of the str that held them. */
+static int seg_scan(seg_t *g, PyObject *line, int v13a, int lower, int u8) {
     size_t len = (size_t)PyUnicode_GET_LENGTH(line);
     if (!len) return 0;
     const uint8_t *b = (const uint8_t *)PyUnicode_DATA(line);
+    if (u8) {
+        if (!PyUnicode_IS_ASCII(line)) {
+            if (utf8_line(&g->low, line, lower) < 0) return -1;
+            return scan_bytes(g, seg_token, seg_word, (const uint8_t *)g->low.p, g->low.len,
+                              v13a ? CLASS_V13A_U8 : CLASS_PLAIN_U8);
+        }
+    }
     if (lower) {
         g->low.len = 0;
         if (bbuf_push(&g->low, b, len) < 0) return -1;
@@ -368,7 +381,7 @@ typedef struct {
     PyObject *refs; /* a tuple of S items: a str, or a list or tuple of str */
     int64_t *seg;
     int64_t *hyp_len, *ref_len, *match, *rmatch;
-    uint8_t *wide;
+    uint8_t *wide; /* per segment: a text of it is not a 1-byte str (scanned in UTF-8 form) */
 } call_t;
 
 /* A chunk of segments' sources (strong references), gathered with the GIL: per segment its references, then
@@ -416,6 +429,7 @@ static PyObject *ref_item(const call_t *a, Py_ssize_t s, Py_ssize_t j) {
    exception. */
 static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *stop, size_t *chars, int v13a,
                   int lowercase, PyObject *prep) {
+    /* prep None: ROUGE's sources (rouge_source; lowercase is its full_lower) */
     Py_ssize_t s = first, total = 0;
     for (; s < a->S && (s == first || (q->n < CHUNK_TEXTS && total < CHUNK_CHARS)); s++) {
         size_t here = 0;
@@ -424,8 +438,9 @@ static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *s
             int is_ref = t < a->seg[s + 1];
             PyObject *line = is_ref ? ref_item(a, s, t - a->seg[s]) : PyTuple_GET_ITEM(a->sys[t - a->seg[s + 1]], s);
             if (!line) return -1;
-            int prepared;
-            PyObject *src = line_source(line, is_ref ? t : s, v13a, lowercase, prep, &prepared);
+            int prepared = 0;
+            PyObject *src = prep == Py_None ? rouge_source(line, is_ref ? t : s, lowercase)
+                                            : line_source(line, is_ref ? t : s, v13a, lowercase, prep, &prepared);
             if (!src) return -1;
             if (sources_push(q, src, prepared) < 0) {
                 Py_DECREF(src);
@@ -443,6 +458,37 @@ static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *s
     return 0;
 }
 
+static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl);
+
+/* Segment s's table reset for its `ch` characters (a LimitError in `ks` from `bound` up) and its references
+   scanned, from q->src[*at] on: by seg_scan, or with `nl` (ROUGE) by seg_scan_rouge; their token offsets in
+   ro[0 .. R], their lengths in ref_len. -1 on OOM, -2 with the error in `ks`. */
+static int scan_refs(const call_t *a, const sources_t *q, Py_ssize_t s, size_t ch, size_t bound, int v13a,
+                     int lowercase, int *nl, seg_t *g, size_t **ro, size_t *ro_cap, size_t *at, kstate_t *ks) {
+    size_t R = (size_t)(a->seg[s + 1] - a->seg[s]);
+    if (ch >= bound) {
+        k_limit(ks, "segment %zd: %zu characters, above the 32-bit id bound of the counting kernel; split it",
+                s + 1, ch);
+        return -2;
+    }
+    if (seg_reset(g, ch) < 0) return -1;
+    if (R + 1 > *ro_cap) {
+        size_t *p = (size_t *)realloc(*ro, (R + 1) * sizeof(size_t));
+        if (!p) return -1;
+        *ro = p;
+        *ro_cap = R + 1;
+    }
+    (*ro)[0] = 0;
+    for (size_t j = 0; j < R; j++, (*at)++) {
+        PyObject *src = q->src[*at];
+        int got = nl ? seg_scan_rouge(g, src, nl) : seg_scan(g, src, v13a, lowercase && !q->prepared[*at], a->wide[s]);
+        if (got < 0) return -1;
+        (*ro)[j + 1] = g->n;
+        a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)((*ro)[j + 1] - (*ro)[j]);
+    }
+    return 0;
+}
+
 /* Scans and counts segments first .. stop of a gathered chunk (no GIL needed); -1 on OOM, -2 with the error in
    `ks` (a documented limit, or a signal). */
 static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py_ssize_t stop, const size_t *chars,
@@ -450,34 +496,14 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
     size_t at = 0;
     const size_t N = (size_t)a->N;
     for (Py_ssize_t s = first; s < stop; s++) {
-        size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), texts = R + (size_t)a->K;
-        if (a->wide[s]) {
-            at += texts;
-            continue;
-        }
-        size_t ch = chars[s - first];
-        if (ch >= (size_t)K_MAX_ID) {
-            k_limit(ks, "segment %zd: %zu characters, above the 32-bit id bound of the counting kernel; split it",
-                    s + 1, ch);
-            return -2;
-        }
-        if (seg_reset(g, ch) < 0) return -1;
-        if (R + 1 > *ro_cap) {
-            size_t *p = (size_t *)realloc(*ro, (R + 1) * sizeof(size_t));
-            if (!p) return -1;
-            *ro = p;
-            *ro_cap = R + 1;
-        }
-        (*ro)[0] = 0;
-        for (size_t j = 0; j < R; j++, at++) {
-            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at]) < 0) return -1;
-            (*ro)[j + 1] = g->n;
-            a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)((*ro)[j + 1] - (*ro)[j]);
-        }
+        const int u8 = a->wide[s];
+        size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), ch = chars[s - first];
+        int got = scan_refs(a, q, s, ch, (size_t)K_MAX_ID, v13a, lowercase, NULL, g, ro, ro_cap, &at, ks);
+        if (got < 0) return got;
         size_t n_ref = g->n;
         for (Py_ssize_t k = 0; k < a->K; k++, at++) {
             g->n = n_ref;
-            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at]) < 0) return -1;
+            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at], u8) < 0) return -1;
             size_t row = (size_t)(k * a->S + s);
             a->hyp_len[row] = (int64_t)(g->n - n_ref);
             if (N && g->n >= (size_t)K_MAX_ID / (N + 1)) {
@@ -590,16 +616,197 @@ static PyObject *counts(PyObject *self, PyObject *args) {
         sources_clear(&q);
     }
     size_t KS = (size_t)(a.K * a.S), KSN = KS * (size_t)a.N;
-    result = Py_BuildValue("(y#y#y#y#y#y#)", (const char *)a.hyp_len, (Py_ssize_t)(KS * sizeof(int64_t)),
+    result = Py_BuildValue("(y#y#y#y#y#)", (const char *)a.hyp_len, (Py_ssize_t)(KS * sizeof(int64_t)),
                            (const char *)a.ref_len, (Py_ssize_t)((size_t)a.R * sizeof(int64_t)), (const char *)a.seg,
                            (Py_ssize_t)(((size_t)a.S + 1) * sizeof(int64_t)), (const char *)a.match,
                            (Py_ssize_t)(KSN * sizeof(int64_t)), (const char *)a.rmatch,
-                           (Py_ssize_t)(KSN * sizeof(int64_t)), (const char *)a.wide, a.S);
+                           (Py_ssize_t)(KSN * sizeof(int64_t)));
 done:
     sources_clear(&q);
     free(q.src); free(q.prepared);
     seg_free(&g);
     count_free(&c);
+    free(ro); free(chars);
+    if (a.sys)
+        for (Py_ssize_t k = 0; k < a.K; k++) Py_XDECREF(a.sys[k]);
+    free(a.sys); free(a.seg); free(a.hyp_len); free(a.ref_len); free(a.match); free(a.rmatch); free(a.wide);
+    Py_XDECREF(systems);
+    Py_XDECREF(refs);
+    return result;
+}
+
+/* ---- ROUGE ------------------------------------------------------------------------------------------- */
+
+/* ROUGE's tokens of a text (rouge_char: runs of [a-z0-9] after ASCII lower-casing) in the segment table; *nl set
+   when the text holds a line break. */
+static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl) {
+    size_t len = (size_t)PyUnicode_GET_LENGTH(text);
+    if (!len) return 0;
+    if (g->low.cap < len + 8) {
+        size_t c = g->low.cap ? g->low.cap : 65536;
+        while (c < len + 8) c *= 2;
+        char *p = (char *)realloc(g->low.p, c);
+        if (!p) return -1;
+        g->low.p = p;
+        g->low.cap = c;
+    }
+    uint8_t *o = (uint8_t *)g->low.p;
+    const int kind = PyUnicode_KIND(text);
+    const void *d = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const uint8_t *b = (const uint8_t *)d;
+        for (size_t i = 0; i < len; i++) o[i] = RMAP[b[i]];
+        *nl |= memchr(b, '\n', len) != NULL;
+    } else {
+        for (size_t i = 0; i < len; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, d, i);
+            o[i] = c < 256 ? RMAP[c] : ' ';
+            *nl |= c == '\n';
+        }
+    }
+    return scan_bytes(g, seg_token, seg_word, o, len, CLASS_PLAIN);
+}
+
+/* The LCS length of a[0..m) and b[0..n), local token ids below V: one 64-bit word when m <= 64 (pm[V] zero on
+   entry and on return), else lcs_length (bits->loc: V entries of -1). -1 on OOM (k->err set). */
+static int64_t lcs_local(const int32_t *a, size_t m, const int32_t *b, size_t n, uint64_t *pm, bits_t *bits,
+                         kstate_t *k) {
+    if (m > 64) return lcs_length(a, m, b, n, bits, k);
+    for (size_t i = 0; i < m; i++) pm[a[i]] |= UINT64_C(1) << i;
+    uint64_t v = ~UINT64_C(0);
+    for (size_t j = 0; j < n; j++) {
+        uint64_t u = v & pm[b[j]];
+        v = (v + u) | (v - u);
+    }
+    for (size_t i = 0; i < m; i++) pm[a[i]] = 0;
+    uint64_t live = m == 64 ? ~UINT64_C(0) : (UINT64_C(1) << m) - 1;
+    return popcount64(~v & live);
+}
+
+typedef struct {
+    int64_t *hits; /* per (system k, reference j, order n): sum over n-grams g of min(count_hyp(g), count_ref(g)) */
+    int64_t *lcs;  /* per (k, j): the LCS length of the two whole texts (their tokens as one sequence) */
+    uint64_t *pm;  /* lcs_local's one-word rows, per local id */
+    int32_t *loc;  /* lcs_length's rows, per local id */
+    size_t cap;    /* entries of pm and loc */
+    int nl;        /* a text held a line break */
+} rouge_t;
+
+/* Room in pm and loc for V local ids (new entries zero / -1); -1 on OOM. */
+static int rouge_room(rouge_t *o, bits_t *bits, size_t V) {
+    if (V <= o->cap) return 0;
+    size_t cap = o->cap ? o->cap : 1024;
+    while (cap < V) cap *= 2;
+    uint64_t *pm = (uint64_t *)realloc(o->pm, cap * sizeof(uint64_t));
+    if (!pm) return -1;
+    o->pm = pm;
+    int32_t *loc = (int32_t *)realloc(bits->loc, cap * sizeof(int32_t));
+    if (!loc) return -1;
+    bits->loc = o->loc = loc;
+    memset(pm + o->cap, 0, (cap - o->cap) * sizeof(uint64_t));
+    memset(loc + o->cap, 0xff, (cap - o->cap) * sizeof(int32_t));
+    o->cap = cap;
+    return 0;
+}
+
+/* ROUGE's counts of segments first .. stop of a gathered chunk, every (hypothesis, reference) pair (no GIL
+   needed); -1 on OOM, -2 with the error in `ks`. */
+static int rouge_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py_ssize_t stop, const size_t *chars,
+                       int want_lcs, seg_t *g, count_t *c, rouge_t *o, bits_t *bits, size_t **ro, size_t *ro_cap,
+                       kstate_t *ks) {
+    size_t at = 0, one[2];
+    const size_t N = (size_t)a->N;
+    for (Py_ssize_t s = first; s < stop; s++) {
+        size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), ch = chars[s - first];
+        int got = scan_refs(a, q, s, ch, (size_t)K_MAX_ID / (N + 2), 0, 0, &o->nl, g, ro, ro_cap, &at, ks);
+        if (got < 0) return got;
+        size_t n_ref = g->n;
+        for (Py_ssize_t k = 0; k < a->K; k++, at++) {
+            g->n = n_ref;
+            if (seg_scan_rouge(g, q->src[at], &o->nl) < 0) return -1;
+            size_t H = g->n - n_ref;
+            const int32_t *h = g->ids + n_ref;
+            a->hyp_len[(size_t)(k * a->S + s)] = (int64_t)H;
+            if (N && count_reserve(c, (size_t)g->n_ids + g->n * N + 1) < 0) return -1;
+            if (want_lcs && rouge_room(o, bits, (size_t)g->n_ids) < 0) return -1;
+            for (size_t j = 0; j < R; j++) {
+                size_t pair = (size_t)k * (size_t)a->R + (size_t)a->seg[s] + j, L = (*ro)[j + 1] - (*ro)[j];
+                const int32_t *r = g->ids + (*ro)[j];
+                one[0] = 0;
+                one[1] = L;
+                if (N) {
+                    int64_t rmatch[MAX_ORDER];
+                    seg_counts(c, h, H, r, one, 1, g->n_ids, N, o->hits + pair * N, rmatch);
+                }
+                if (want_lcs) {
+                    int64_t got = L <= H ? lcs_local(r, L, h, H, o->pm, bits, ks) : lcs_local(h, H, r, L, o->pm, bits, ks);
+                    if (got < 0) return ks->err == K_NOMEM ? -1 : -2;
+                    o->lcs[pair] = got;
+                }
+            }
+        }
+        if (k_poll(ks, ch * (N + 1) * (R + 1) + 1) < 0) return -2;
+    }
+    return 0;
+}
+
+/* rouge(systems, refs, full_lower, max_order, want_lcs)
+ *     -> (hyp_len int64[K*S], ref_len int64[R], seg int64[S + 1], hits int64[K*R*N], lcs int64[K*R], line_breaks)
+ *   ROUGE's tokens (the rouge155 / rouge-score profiles without stemming or stop words: runs of [a-z0-9] after
+ *   ASCII lower-casing; full_lower: str.lower() first for a non-ASCII text, as rouge-score) of every text, interned
+ *   per segment as counts() does, and for every pair of system k's hypothesis of segment s and reference j of s
+ *   (pair index k * R + j, j counted over the whole corpus): ROUGE-N's clipped hits of orders 1 .. max_order over
+ *   the whole texts, and with want_lcs the LCS length of the two token sequences. line_breaks: whether a text
+ *   held '\n' (ROUGE-L over sentences then needs ngrameval._rouge.lcs). */
+static PyObject *rouge(PyObject *self, PyObject *args) {
+    PyObject *systems_o, *refs_o;
+    int full_lower, max_order, want_lcs;
+    if (!PyArg_ParseTuple(args, "OOpip", &systems_o, &refs_o, &full_lower, &max_order, &want_lcs)) return NULL;
+    if (max_order < 0 || max_order > MAX_ORDER) {
+        PyErr_Format(PyExc_ValueError, "rouge: max_order must be 0..%d, got %d", MAX_ORDER, max_order);
+        return NULL;
+    }
+    call_t a = {.N = max_order};
+    sources_t q = {0};
+    seg_t g = {0};
+    count_t c = {0};
+    rouge_t o = {0};
+    bits_t bits = {0};
+    size_t *ro = NULL, ro_cap = 0, *chars = NULL;
+    kstate_t ks = {0};
+    PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
+    a.refs = refs;
+    if (!systems || !refs || parse(&a, systems, refs) < 0) goto done;
+    size_t KR = (size_t)(a.K * a.R);
+    o.hits = (int64_t *)calloc(KR * (size_t)a.N + 1, sizeof(int64_t));
+    o.lcs = (int64_t *)calloc(KR + 1, sizeof(int64_t));
+    chars = (size_t *)malloc(((size_t)(a.S < CHUNK_TEXTS ? a.S : CHUNK_TEXTS) + 1) * sizeof(size_t));
+    if (!o.hits || !o.lcs || !chars) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t first = 0, stop; first < a.S; first = stop) {
+        if (gather(&a, &q, first, &stop, chars, 0, full_lower, Py_None) < 0) goto done;
+        k_release(&ks);
+        int got = rouge_chunk(&a, &q, first, stop, chars, want_lcs, &g, &c, &o, &bits, &ro, &ro_cap, &ks);
+        if (got == -1) k_nomem(&ks);
+        if (k_finish(&ks) < 0) goto done;
+        sources_clear(&q);
+    }
+    size_t KS = (size_t)(a.K * a.S);
+    result = Py_BuildValue("(y#y#y#y#y#O)", (const char *)a.hyp_len, (Py_ssize_t)(KS * sizeof(int64_t)),
+                           (const char *)a.ref_len, (Py_ssize_t)((size_t)a.R * sizeof(int64_t)), (const char *)a.seg,
+                           (Py_ssize_t)(((size_t)a.S + 1) * sizeof(int64_t)), (const char *)o.hits,
+                           (Py_ssize_t)(KR * (size_t)a.N * sizeof(int64_t)), (const char *)o.lcs,
+                           (Py_ssize_t)(KR * sizeof(int64_t)), o.nl ? Py_True : Py_False);
+done:
+    sources_clear(&q);
+    free(q.src); free(q.prepared);
+    seg_free(&g);
+    count_free(&c);
+    bits.loc = NULL; /* o.loc's: freed below */
+    bits_free(&bits);
+    free(o.hits); free(o.lcs); free(o.pm); free(o.loc);
     free(ro); free(chars);
     if (a.sys)
         for (Py_ssize_t k = 0; k < a.K; k++) Py_XDECREF(a.sys[k]);
@@ -638,6 +845,7 @@ static PyObject *layout(PyObject *self, PyObject *arg) {
 
 static PyMethodDef methods[] = {
     {"counts", counts, METH_VARARGS, "BLEU-family n-gram counts of every system straight from the lines."},
+    {"rouge", rouge, METH_VARARGS, "ROUGE-N hits and LCS lengths of every (hypothesis, reference) pair."},
     {"layout", layout, METH_O, "0: all str, 1: all non-empty lists of str, 2: other."},
     {NULL, NULL, 0, NULL},
 };
@@ -646,5 +854,6 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_direct", NULL, -1, 
 
 PyMODINIT_FUNC PyInit__direct(void) {
     init_classes();
+    for (int ch = 0; ch < 256; ch++) RMAP[ch] = rouge_char((Py_UCS4)ch) ? (uint8_t)rouge_char((Py_UCS4)ch) : ' ';
     return PyModule_Create(&module);
 }

@@ -162,15 +162,65 @@ enum { MODE_PLAIN = 0, MODE_V13A = 1, MODE_ROUGE = 2 };
    or '-' (a word holding one may need rules 2-4). Whitespace is 0. */
 enum { CL_SPACE = 0, CL_WORD = 1, CL_PAD = 2, CL_SPECIAL = 5 };
 static uint8_t CLASS_V13A[256], CLASS_PLAIN[256];
+/* The same for a line in the UTF-8 form of utf8_line (any code point): every byte from 0x80 up is part of a word
+   (utf8_line has made the whitespace above ASCII a space already). */
+static uint8_t CLASS_V13A_U8[256], CLASS_PLAIN_U8[256];
 
 static inline void init_classes(void) {
     for (int c = 0; c < 256; c++) {
         uint8_t k = Py_UNICODE_ISSPACE((Py_UCS4)c) ? CL_SPACE : CL_WORD;
         CLASS_PLAIN[c] = k;
+        CLASS_PLAIN_U8[c] = c < 0x80 ? k : CL_WORD;
         if (k == CL_WORD && is_padded((Py_UCS4)c)) k = CL_PAD;
         if (c == '.' || c == ',' || c == '-') k = CL_SPECIAL;
         CLASS_V13A[c] = k;
+        CLASS_V13A_U8[c] = c < 0x80 ? k : CL_WORD;
     }
+}
+
+/* Writes the line `s` (any kind) to `out` in the form the scanner reads with the _U8 class tables: ASCII as it is
+   (A-Z lower-cased when `lower`), whitespace above ASCII as one space, any other code point as its UTF-8 bytes
+   (a lone surrogate too: the form only has to be one-to-one). Under 13a and plain splitting every character
+   above ASCII is a word character unless it is whitespace (sacreBLEU's rules name ASCII characters only, and
+   str.split splits at Unicode whitespace), so the tokens are those of the line, each as its UTF-8 bytes.
+   Needs no GIL (s is immutable and kept alive by the caller); -1 on OOM. */
+static inline int utf8_line(bbuf_t *out, PyObject *s, int lower) {
+    const size_t n = (size_t)PyUnicode_GET_LENGTH(s);
+    const int kind = PyUnicode_KIND(s);
+    const void *d = PyUnicode_DATA(s);
+    out->len = 0;
+    if (n > (SIZE_MAX - 8) / 4) return -1;
+    if (out->cap < 4 * n + 8) {
+        size_t c = out->cap ? out->cap : 65536;
+        while (c < 4 * n + 8) c *= 2;
+        char *p = (char *)realloc(out->p, c);
+        if (!p) return -1;
+        out->p = p;
+        out->cap = c;
+    }
+    uint8_t *o = (uint8_t *)out->p;
+    for (size_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, d, i);
+        if (c < 0x80) {
+            *o++ = (uint8_t)(lower && c >= 'A' && c <= 'Z' ? c + 32 : c);
+        } else if (Py_UNICODE_ISSPACE(c)) {
+            *o++ = ' ';
+        } else if (c < 0x800) {
+            *o++ = (uint8_t)(0xC0 | c >> 6);
+            *o++ = (uint8_t)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            *o++ = (uint8_t)(0xE0 | c >> 12);
+            *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+            *o++ = (uint8_t)(0x80 | (c & 0x3F));
+        } else {
+            *o++ = (uint8_t)(0xF0 | c >> 18);
+            *o++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
+            *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+            *o++ = (uint8_t)(0x80 | (c & 0x3F));
+        }
+    }
+    out->len = (size_t)(o - (uint8_t *)out->p);
+    return 0;
 }
 
 /* The class bits of the (up to) 64 bytes s[0..min(len, 64)), one mask per bit: word, pad, special; bytes past
@@ -201,13 +251,14 @@ static inline __m128i in_range(__m128i v, uint8_t lo, uint8_t hi) {
 }
 
 /* block_masks_table for a whole block of 64 bytes, 16 at a time: the class tables as byte ranges (whitespace:
-   Python's str.isspace below 256; v13a's padded symbols: is_padded; special: ',' '-' '.'). */
-static inline void block_masks_sse2(const uint8_t *s, int v13a, uint64_t *W, uint64_t *P, uint64_t *S) {
+   Python's str.isspace below 256, below 128 for the _U8 tables; v13a's padded symbols: is_padded; special:
+   ',' '-' '.'). */
+static inline void block_masks_sse2(const uint8_t *s, int v13a, int u8, uint64_t *W, uint64_t *P, uint64_t *S) {
     uint64_t w = 0, p = 0, sp = 0;
     for (unsigned k = 0; k < 64; k += 16) {
         __m128i v = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + k)), _mm_set1_epi8((char)0x80));
-        __m128i space = _mm_or_si128(_mm_or_si128(in_range(v, 0x09, 0x0D), in_range(v, 0x1C, 0x20)),
-                                     _mm_or_si128(in_range(v, 0x85, 0x85), in_range(v, 0xA0, 0xA0)));
+        __m128i space = _mm_or_si128(in_range(v, 0x09, 0x0D), in_range(v, 0x1C, 0x20));
+        if (!u8) space = _mm_or_si128(space, _mm_or_si128(in_range(v, 0x85, 0x85), in_range(v, 0xA0, 0xA0)));
         __m128i pad = _mm_setzero_si128(), special = _mm_setzero_si128();
         if (v13a) {
             pad = _mm_or_si128(_mm_or_si128(in_range(v, 0x21, 0x26), in_range(v, 0x28, 0x2B)),
@@ -229,8 +280,9 @@ static inline void block_masks_sse2(const uint8_t *s, int v13a, uint64_t *W, uin
 static inline void block_masks(const uint8_t *s, size_t len, const uint8_t *cls, uint64_t *W, uint64_t *P,
                                uint64_t *S) {
 #if defined(__SSE2__)
-    if (len >= 64 && (cls == CLASS_V13A || cls == CLASS_PLAIN)) {
-        block_masks_sse2(s, cls == CLASS_V13A, W, P, S);
+    if (len >= 64 && (cls == CLASS_V13A || cls == CLASS_PLAIN || cls == CLASS_V13A_U8 || cls == CLASS_PLAIN_U8)) {
+        block_masks_sse2(s, cls == CLASS_V13A || cls == CLASS_V13A_U8, cls == CLASS_V13A_U8 || cls == CLASS_PLAIN_U8,
+                         W, P, S);
         return;
     }
 #endif
@@ -410,6 +462,38 @@ static inline PyObject *line_source(PyObject *s, Py_ssize_t t, int v13a, int low
 #endif
     *prepared = 1;
     return out;
+}
+
+/* ROUGE's characters: ASCII A-Z lower-cased, a-z and 0-9 kept, '\n' ends a sentence, all else separates. */
+static inline Py_UCS4 rouge_char(Py_UCS4 c) {
+    if (c >= 'A' && c <= 'Z') return c + 32;
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : 0;
+}
+
+/* The string to scan for texts[t]: the text itself, or with full_lower and a non-ASCII text str.lower() of an
+   exact-str copy (so neither a subclass's lower() nor its result type is trusted). New reference; NULL with
+   an exception. */
+static inline PyObject *rouge_source(PyObject *s, Py_ssize_t t, int full_lower) {
+    if (!PyUnicode_Check(s)) {
+        PyErr_Format(PyExc_TypeError, "text %zd is %.100s, not str", t + 1, Py_TYPE(s)->tp_name);
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(s) < 0) return NULL;
+#endif
+    if (!full_lower || PyUnicode_IS_ASCII(s)) {
+        Py_INCREF(s);
+        return s;
+    }
+    PyObject *exact = PyUnicode_FromObject(s);
+    if (!exact) return NULL;
+    PyObject *low = PyObject_CallMethod(exact, "lower", NULL);
+    Py_DECREF(exact);
+    if (low && !PyUnicode_CheckExact(low)) {
+        PyErr_Format(PyExc_TypeError, "text %zd: str.lower() gave %.100s", t + 1, Py_TYPE(low)->tp_name);
+        Py_CLEAR(low);
+    }
+    return low;
 }
 
 #endif

@@ -225,11 +225,6 @@ static Py_ssize_t split_intern(vocab_t *v, const Py_UCS4 *s, size_t n, int grow,
     return count;
 }
 
-/* ROUGE's characters: ASCII A-Z lower-cased, a-z and 0-9 kept, '\n' ends a sentence, all else separates. */
-static inline Py_UCS4 rouge_char(Py_UCS4 c) {
-    if (c >= 'A' && c <= 'Z') return c + 32;
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : 0;
-}
 
 /*
  * encode(vocab, text, mode, grow) -> (ids int32[T], off int64[L + 1])
@@ -593,31 +588,6 @@ static int rouge_scan_str(rouge_out_t *o, PyObject *s) {
                                           : rouge_scan(o, PyUnicode_4BYTE_KIND, data, len);
 }
 
-/* The string to scan for texts[t]: the text itself, or with full_lower and a non-ASCII text str.lower() of an
-   exact-str copy (so neither a subclass's lower() nor its result type is trusted). New reference; NULL with
-   an exception. */
-static PyObject *scan_source(PyObject *s, Py_ssize_t t, int full_lower) {
-    if (!PyUnicode_Check(s)) {
-        PyErr_Format(PyExc_TypeError, "text %zd is %.100s, not str", t + 1, Py_TYPE(s)->tp_name);
-        return NULL;
-    }
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(s) < 0) return NULL;
-#endif
-    if (!full_lower || PyUnicode_IS_ASCII(s)) {
-        Py_INCREF(s);
-        return s;
-    }
-    PyObject *exact = PyUnicode_FromObject(s);
-    if (!exact) return NULL;
-    PyObject *low = PyObject_CallMethod(exact, "lower", NULL);
-    Py_DECREF(exact);
-    if (low && !PyUnicode_CheckExact(low)) {
-        PyErr_Format(PyExc_TypeError, "text %zd: str.lower() gave %.100s", t + 1, Py_TYPE(low)->tp_name);
-        Py_CLEAR(low);
-    }
-    return low;
-}
 
 /*
  * encode_rouge(vocab, texts, full_lower, grow) -> (ids int32[T], soff int64[S + 1], toff int64[N + 1])
@@ -654,7 +624,7 @@ static PyObject *encode_rouge(PyObject *self, PyObject *args) {
         /* with the GIL: the strings of the next chunk */
         Py_ssize_t chars = 0;
         while (t < n && n_chunk < CHUNK_TEXTS && chars < CHUNK_CHARS) {
-            PyObject *src = scan_source(PyTuple_GET_ITEM(seq, t), t, full_lower);
+            PyObject *src = rouge_source(PyTuple_GET_ITEM(seq, t), t, full_lower);
             if (!src) goto done;
             chunk[n_chunk++] = src;
             chars += PyUnicode_GET_LENGTH(src);

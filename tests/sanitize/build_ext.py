@@ -26,7 +26,7 @@ def build(out_dir: str, extra: list[str]) -> None:
         Extension(
             f"ngrameval.{name}",
             sources=[str(src / f"{name}.c")],
-            depends=[str(src / "_hash.h"), str(src / "_scan.h")],
+            depends=[str(src / "_hash.h"), str(src / "_lcs.h"), str(src / "_scan.h")],
             extra_compile_args=FLAGS + extra,
             extra_link_args=extra,
         )

@@ -26,6 +26,7 @@ leave-one-out subsets of the best-F reference of each subset; one reference: its
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import warnings
@@ -36,7 +37,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ngrameval import _overlap, _rouge
+from ngrameval import _direct, _overlap, _rouge
 from ngrameval.errors import ConfigError
 from ngrameval.metrics.policy import FloatArray
 from ngrameval.metrics.rows import Batch, RowMetric, Rows
@@ -46,6 +47,7 @@ from ngrameval.ngrams.texts import Texts
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Encoder, Preprocess
 from ngrameval.text.sentences import SPLITTERS, split_sentences
+from ngrameval.text import validate
 from ngrameval.text.validate import MAX_ORDER, integer, number
 
 IntArray = NDArray[np.int64]
@@ -229,8 +231,16 @@ def _encode(enc: Encoder, texts: Sequence[str], rule: Rouge, lcs: bool) -> _Side
 
 
 def _round5(x: FloatArray) -> FloatArray:
-    """``sprintf("%7.5f")`` and back: correctly rounded to 5 decimals, as Perl prints."""
-    return np.array([float(f"{v:.5f}") for v in x.tolist()], dtype=np.float64)
+    """``sprintf("%7.5f")`` and back: correctly rounded to 5 decimals, as Perl prints. ``rint(x * 1e5) / 1e5`` is
+    that value (an exact integer over 1e5, divided with one rounding, is the double nearest the decimal) wherever
+    the product's own rounding cannot move it across a tie; values near a tie (and NaN, inf) are formatted."""
+    y = x * 1e5
+    out: FloatArray = np.rint(y) / 1e5
+    with np.errstate(invalid="ignore"):
+        slow = ~np.isfinite(y) | (np.abs(y - np.floor(y) - 0.5) < 1e-6 * np.maximum(1.0, np.abs(y)))
+    if slow.any():
+        out[slow] = [float(f"{v:.5f}") for v in x[slow].tolist()]
+    return out
 
 
 def _ratio(num: FloatArray, den: FloatArray, power: float) -> FloatArray:
@@ -332,6 +342,8 @@ def _lost(texts: Sequence[str], lower: bool) -> int:
     (rouge155), of ``[a-z0-9]`` after ``str.lower`` (rouge-score, ``lower``: it maps a few other letters into
     ASCII). An ASCII text has a token as soon as it has a letter or digit. ``str``'s own methods: a subclass's
     overrides are not called (the kernels read the text itself)."""
+    if str.isascii("".join(texts)):  # one C pass for the common case
+        return 0
     return sum(
         1
         for t in texts
@@ -360,6 +372,50 @@ def _warn_lost_texts(pre: Preprocess, refs: Sequence[str], systems: Sequence[Seq
         )
 
 
+def _counted_directly(pre: Preprocess, rule: Rouge, variants: set[str]) -> bool:
+    """Whether :func:`_direct_counts` serves a group: the rouge155 / rouge-score profiles without stemming or stop
+    words, no length limit, sentences as the lines, ROUGE-N and ROUGE-L only."""
+    plain = pre.tokenize in ("rouge155", "rouge-score") and not pre.stem and pre.stopwords is None
+    whole = not rule.length_limit and not rule.byte_limit and rule.sentences == "lines"
+    return plain and whole and variants <= {"n", "l"}
+
+
+def _direct_counts(
+    metrics: Sequence[Rouge], systems: Sequence[Sequence[str]], flat_refs: Sequence[str], seg: IntArray, pre: Preprocess
+) -> list[list[tuple[FloatArray, FloatArray, FloatArray] | None]]:
+    """``out[k][m]``: (hits, ref_total, hyp_total) of every pair of system ``k`` for ``metrics[m]``, counted
+    straight from the text one segment at a time (``ngrameval._direct.rouge``: tokens interned per segment, no
+    corpus vocabulary); the same integers as the vocabulary path. None for a ROUGE-L over sentences when a text
+    holds a line break (``_rouge.lcs`` unions the LCS of every sentence pair then)."""
+    orders = [m.n for m in metrics if m.variant == "n"]
+    want_lcs = any(m.variant == "l" for m in metrics)
+    full_lower = pre.tokenize == "rouge-score" or pre.lowercase
+    hyps = [normalize_texts(validate.texts(h, "texts"), pre.normalize) for h in systems]
+    refs = normalize_texts(validate.texts(flat_refs, "texts"), pre.normalize)
+    bounds = seg.tolist()
+    seg_refs = refs if bounds == list(range(len(refs) + 1)) else [refs[a:b] for a, b in itertools.pairwise(bounds)]
+    raw = _direct.rouge(hyps, seg_refs, full_lower, max(orders, default=0), want_lcs)
+    hyp_len, ref_len = (np.frombuffer(b, dtype=np.int64) for b in raw[:2])
+    n_pairs, n_seg, top = len(ref_len), len(bounds) - 1, max(orders, default=0)
+    hits = np.frombuffer(raw[3], dtype=np.int64).reshape(len(systems), n_pairs, top)
+    lcs = np.frombuffer(raw[4], dtype=np.int64).reshape(len(systems), n_pairs).astype(np.float64)
+    owner = np.repeat(np.arange(n_seg), np.diff(seg))
+    out = []
+    for k in range(len(systems)):
+        h_len = hyp_len[k * n_seg : (k + 1) * n_seg][owner]
+        row: list[tuple[FloatArray, FloatArray, FloatArray] | None] = []
+        for m in metrics:
+            if m.variant == "l" and m.split and raw[5]:
+                row.append(None)
+            elif m.variant == "l":
+                row.append((lcs[k], ref_len.astype(np.float64), h_len.astype(np.float64)))
+            else:
+                ref_total, hyp_total = (ngram_totals(x, m.n)[:, -1].astype(np.float64) for x in (ref_len, h_len))
+                row.append((hits[k, :, m.n - 1].astype(np.float64), ref_total, hyp_total))
+        out.append(row)
+    return out
+
+
 def item_scores(
     metrics: Sequence[Rouge], systems: Sequence[Sequence[str]], flat_refs: Sequence[str], seg: IntArray, pre: Preprocess
 ) -> list[list[ItemScores]]:
@@ -377,6 +433,14 @@ def item_scores(
         groups.setdefault((metric.length_limit, metric.byte_limit, metric.sentences), []).append(m)
     for group in groups.values():
         rule = metrics[group[0]]
+        if _counted_directly(pre, rule, {metrics[m].variant for m in group}):
+            direct = _direct_counts([metrics[m] for m in group], systems, flat_refs, seg, pre)
+            for k, row in enumerate(direct):
+                for m, counts in zip(group, row, strict=True):
+                    out[k][m] = None if counts is None else combine(metrics[m], *counts, seg)
+            group = [m for m, counts in zip(group, direct[0], strict=True) if counts is None] if direct else []
+            if not group:
+                continue
         enc = Encoder(pre)
         ref_side = _encode(enc, flat_refs, rule, lcs=False)
         hyp_sides = [_encode(enc, hyps, rule, lcs=False) for hyps in systems]

@@ -3,9 +3,10 @@ a vocabulary, for the ``13a`` and ``none`` tokenizers with no stop words, stemmi
 
 Each segment's texts are tokenized and their tokens interned in a table of that segment alone, and its n-grams
 counted there (see ``_direct.c``): the same integer statistics as :func:`~ngrameval.ngrams.count.overlap_stats`,
-which tokenizes the references once into corpus-wide ids. Segments with a text of wider characters (a ``str``
-holding a code point above 255) are counted by ``overlap_stats`` instead; both give integers, so the rows are
-the same whichever way a segment went (``tests/test_direct.py`` compares them on generated and real text).
+which tokenizes the references once into corpus-wide ids. Every segment is counted here: one whose texts hold a
+code point above 255 is scanned in UTF-8 form (13a and plain splitting treat every character above ASCII as a
+word character unless it is whitespace). ``tests/test_direct.py`` compares the rows with the vocabulary path and
+the tokens with sacreBLEU's on generated and real text, wide characters included.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 from ngrameval import _direct
 from ngrameval.errors import ConfigError
-from ngrameval.ngrams.count import References, RefSide, overlap_stats
+from ngrameval.ngrams.count import RefSide
 from ngrameval.ngrams.stats import Stats, stats_width
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Preprocess
@@ -40,7 +41,7 @@ def direct_stats(
     mode, prep = fast
     hyps = [normalize_texts(h, pre.normalize) for h in systems]
     refs = [normalize_texts(r, pre.normalize) for r in seg_refs] if pre.normalize else seg_refs
-    hyp_len_b, ref_len_b, seg_b, match_b, rmatch_b, wide_b = _direct.counts(
+    hyp_len_b, ref_len_b, seg_b, match_b, rmatch_b = _direct.counts(
         hyps, refs, mode, pre.lowercase, max_order, partial(prep, lowercase=pre.lowercase)
     )
     seg = np.frombuffer(seg_b, dtype=np.int64)
@@ -54,10 +55,4 @@ def direct_stats(
         rows = np.zeros((n_seg, stats_width(n, False)))
         side.fill(rows, hyp_len[k], match[k], rmatch[k])
         out.append(rows)
-    wide = np.flatnonzero(np.frombuffer(wide_b, dtype=np.uint8))
-    if len(wide):  # wider characters: counted with corpus-wide ids (the same integers)
-        picked = wide.tolist()
-        built = References.build([seg_refs[i] for i in picked], pre)
-        for rows, st in zip(out, overlap_stats([[h[i] for i in picked] for h in systems], built, n)):
-            rows[wide] = st.values
     return [Stats(rows, n) for rows in out]

@@ -1,0 +1,106 @@
+"""ROUGE-N and ROUGE-L counted straight from the text (``ngrameval._direct.rouge``: tokens interned per segment, no
+corpus vocabulary) give exactly the scores of the vocabulary path (``Encoder`` + ``_overlap`` + ``_rouge.lcs``) on
+any text, profile, number of references and systems; the vocabulary is not built where the direct path serves."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ngrameval import _direct, rouge
+from ngrameval.metrics import rouge as rouge_mod
+from ngrameval.metrics.rouge import Rouge, item_scores
+from ngrameval.text.pipeline import Preprocess
+
+# ASCII case, digits, separators, line breaks, letters str.lower maps into [a-z] (KELVIN SIGN, I WITH DOT ABOVE),
+# non-ASCII letters of 1-, 2- and 4-byte strings
+_CHARS = st.sampled_from([*"aZz09 \t\n-.'", "\u212a", "\u0130", "é", "Ä", "東", "\U0001f600"])
+_WORDS = st.sampled_from(["the", "The", "cat", "sat", "on", "mat", "a", "b", "3", "x-ray", "café", "İ", "\u212aelvin"])
+_TEXT = st.one_of(
+    st.text(_CHARS, max_size=30),
+    st.lists(_WORDS, max_size=20).map(" ".join),
+    st.lists(_WORDS, min_size=60, max_size=150).map(" ".join),  # past one 64-bit word of the LCS
+)
+METRICS = [Rouge("n", n=n) for n in (1, 2, 3, 4)] + [Rouge("l", split=False), Rouge("l", split=True)]
+
+
+@st.composite
+def corpora(draw: st.DrawFn) -> tuple[list[list[str]], list[str], np.ndarray]:
+    per_item = draw(st.lists(st.integers(1, 3), max_size=6))
+    seg = np.concatenate([[0], np.cumsum(per_item)]).astype(np.int64)
+    systems = [[draw(_TEXT) for _ in per_item] for _ in range(draw(st.integers(1, 2)))]
+    return systems, [draw(_TEXT) for _ in range(int(seg[-1]))], seg
+
+
+def _vocabulary_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rouge_mod, "_counted_directly", lambda *args: False)
+
+
+@pytest.mark.parametrize("profile", ["rouge155", "rouge-score"])
+@settings(max_examples=150, deadline=None)
+@given(data=corpora(), lowercase=st.booleans(), multi=st.sampled_from(["A", "B", "max-f", "jk"]))
+def test_scores_equal_the_vocabulary_path(
+    profile: str, data: tuple[list[list[str]], list[str], np.ndarray], lowercase: bool, multi: str
+) -> None:
+    systems, refs, seg = data
+    pre = Preprocess(profile, lowercase)
+    metrics = [Rouge(m.variant, n=m.n, split=m.split, multi=multi) for m in METRICS]
+    got = item_scores(metrics, systems, refs, seg, pre)
+    with pytest.MonkeyPatch.context() as mp:
+        _vocabulary_path(mp)
+        want = item_scores(metrics, systems, refs, seg, pre)
+    for g_row, w_row in zip(got, want, strict=True):
+        for g, w in zip(g_row, w_row, strict=True):
+            for stat in ("r", "p", "f"):
+                np.testing.assert_array_equal(g.stat(stat), w.stat(stat))
+
+
+def test_no_vocabulary_is_built_where_the_direct_path_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_vocabulary(*args: object) -> None:
+        raise AssertionError("the vocabulary path ran")
+
+    monkeypatch.setattr(rouge_mod, "Encoder", no_vocabulary)
+    out = rouge(["the cat sat", "a b"], [["the cat sat on", "cat"], "b a"], ["rouge-1", "rouge-2", "rouge-l"])
+    # pooled references (ROUGE-1.5.5 -f A): R = (3 + 1) / (4 + 1), P = 4 / (2 * 3), F rounded to 5 decimals
+    assert out["rouge-1"].items.f.tolist() == [0.72727, 1.0]
+    with pytest.raises(AssertionError, match="vocabulary path"):  # sentences (a line break): _rouge.lcs's union
+        rouge(["the cat\nsat"], ["the cat sat"], ["rouge-lsum"], profile="rouge-score")
+
+
+def test_pairs_of_every_reference_in_order() -> None:
+    hyp_len, ref_len, seg, hits, lcs, breaks = _direct.rouge(
+        [["The cat sat on the mat", "a b c d"]], [["the cat is on the mat", "cat sat"], "x b c"], True, 2, True
+    )
+    assert np.frombuffer(hyp_len, dtype=np.int64).tolist() == [6, 4]
+    assert np.frombuffer(ref_len, dtype=np.int64).tolist() == [6, 2, 3]
+    assert np.frombuffer(seg, dtype=np.int64).tolist() == [0, 2, 3]
+    assert np.frombuffer(hits, dtype=np.int64).reshape(3, 2).tolist() == [[5, 3], [2, 1], [2, 1]]
+    assert np.frombuffer(lcs, dtype=np.int64).tolist() == [5, 2, 2]
+    assert breaks is False
+
+
+def test_bad_input_is_a_clear_error() -> None:
+    with pytest.raises(TypeError, match="text 1 is bytes"):
+        _direct.rouge([[b"x"]], ["x"], True, 2, True)  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="max_order"):
+        _direct.rouge([["x"]], ["x"], True, 101, True)
+    with pytest.raises(ValueError, match="no reference"):
+        _direct.rouge([["x"]], [[]], True, 2, True)
+
+
+def test_round5_is_perls_sprintf_everywhere_and_at_ties() -> None:
+    # ROUGE-1.5.5's printed R, P, F: sprintf("%7.5f") read back. The vectorised rounding must agree with the
+    # formatted one on ties of the binary value (j / 64: x * 1e5 ends in .5 exactly), ratios of token counts,
+    # negative zero, NaN and inf
+    from ngrameval.metrics.rouge import _round5
+
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 300, 50_000), rng.integers(1, 300, 50_000)
+    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, -1e-7, 5e-6, 1.5e-5, 2.5e-5, 123456.789125, 1e20]
+    x = np.concatenate([np.arange(-3000, 3000) / 64, a / b, 2 * a / (a + b), rng.random(20_000), specials])
+    want = np.array([float(f"{v:.5f}") for v in x.tolist()])
+    got = _round5(x)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
