@@ -44,10 +44,10 @@ from ngrameval.metrics.rows import Batch, RowMetric, Rows
 from ngrameval.ngrams.count import ngram_totals
 from ngrameval.ngrams.stats import mean_of_rows, mean_rows
 from ngrameval.ngrams.texts import Texts
+from ngrameval.text import validate
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Encoder, Preprocess
 from ngrameval.text.sentences import SPLITTERS, split_sentences
-from ngrameval.text import validate
 from ngrameval.text.validate import MAX_ORDER, integer, number
 
 IntArray = NDArray[np.int64]
