@@ -133,10 +133,10 @@ def false_settlement_rate(
     look_every: int = 1,
     t_opt: int = 100,
 ) -> float:
-    """Share of ``runs`` simulated studies of ``n_systems`` truly equal systems (ratings uniform on {0, ..., 100}
-    scaled to [0, 1]) in which some two systems ever have disjoint intervals — a superset of the runs in which
-    :func:`sequential_status` declares an adjacent pair settled, the error it bounds by ``alpha`` — looking after
-    every ``look_every`` ratings per system up to ``n_max``."""
+    """Share of ``runs`` simulated studies of ``n_systems`` truly equal systems in which some two systems ever
+    have disjoint intervals (a superset of the runs in which :func:`sequential_status` declares an adjacent pair
+    settled, the error it bounds by ``alpha``), looking after every ``look_every`` ratings per system up to
+    ``n_max``. Ratings are 0 or 1 with probability 1/2 each: the largest variance the range allows."""
     a = alpha / n_systems
     sigma = 0.5
     rho = mixture_rho(t_opt, sigma, a)
@@ -144,7 +144,7 @@ def false_settlement_rate(
     r = radius(looks.astype(np.float64), sigma, rho, a)
     hits = 0
     for _ in range(runs):
-        x = rng.integers(0, 101, size=(n_systems, n_max)) / 100.0
+        x = rng.integers(0, 2, size=(n_systems, n_max)).astype(np.float64)
         means = (np.cumsum(x, axis=1)[:, looks - 1]) / looks
         lo, hi = means - r, means + r
         # disjoint intervals of some pair at some look: max lower bound above min upper bound
