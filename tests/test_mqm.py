@@ -3,6 +3,8 @@ agreement by hand, and the span reader's errors."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -131,3 +133,31 @@ def test_missing_columns_and_bad_esa(tmp_path: Path) -> None:
     p.write_text("system\tdoc\tdoc_id\trater\tcategory\tseverity\tscore\nA\td\t1\tr\t\tminor\t150\n")
     with pytest.raises(InputError, match="0-100"):
         esa_segment_scores(read_spans(str(p)))
+
+
+def test_agreement_and_correlate_read_span_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ngrameval.cli import main
+    from ngrameval.meta.spa import soft_pairwise_accuracy
+
+    ratings = str(GOLDEN / "ratings.tsv")
+    assert main(["agreement", "-j", ratings, "--judgments-layout", "mqm", "-f", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    spans = read_spans(ratings)
+    assert out["spans"][0] == dataclasses.asdict(span_agreement(spans))
+    judged = to_judgments(mqm_segment_scores(spans), "mqm")
+    assert out["agreement"][0] == json.loads(json.dumps(dataclasses.asdict(agreement(judge_table(judged, "mqm")))))
+    segs = mqm_segment_scores(spans)
+    rng = np.random.default_rng(0)
+    metric = {(s.system, s.segment): float(rng.random()) for s in segs}
+    scores = tmp_path / "scores.tsv"
+    scores.write_text("system\tsegment\tm\n" + "".join(f"{a}\t{b}\t{v!r}\n" for (a, b), v in metric.items()))
+    args = ["correlate", "-j", ratings, "--judgments-layout", "mqm", "--scores", str(scores), "--segment-column",
+            "segment", "--level", "segment", "--spa", "--spa-side", "segments", "-f", "json"]  # fmt: skip
+    assert main(args) == 0, capsys.readouterr().err
+    (got,) = json.loads(capsys.readouterr().out)["spa"]
+    systems = list(dict.fromkeys(s.system for s in segs))
+    human = np.array([[s.score for s in segs if s.system == name] for name in systems])
+    m = np.array([[metric[s.system, s.segment] for s in segs if s.system == name] for name in systems])
+    assert got["value"] == soft_pairwise_accuracy(human, m).value
+    assert main([*args[:-2], "--where", "system=sysA"]) == 2
+    assert "--where" in capsys.readouterr().err

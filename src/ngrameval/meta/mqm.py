@@ -74,6 +74,11 @@ class SegmentScore:
     score: float
     raters: tuple[tuple[str, float], ...]
 
+    @property
+    def segment(self) -> str:
+        """``doc:doc_id``, the segment's name in judgments."""
+        return f"{self.doc}:{self.doc_id}"
+
 
 def _by_cell(spans: Sequence[Span]) -> dict[Cell, dict[str, list[Span]]]:
     out: dict[Cell, dict[str, list[Span]]] = defaultdict(lambda: defaultdict(list))
@@ -135,7 +140,7 @@ def to_judgments(segments: Sequence[SegmentScore], criterion: str = "mqm") -> li
     """One :class:`Judgment` per (segment, rater) — MQM raters' scores negated, so higher = better — for
     :func:`ngrameval.meta.correlate.aggregate` and :func:`ngrameval.meta.agreement.judge_table`."""
     sign = -1.0 if criterion == "mqm" else 1.0
-    return [Judgment(s.system, f"{s.doc}:{s.doc_id}", r, criterion, sign * v if v else 0.0, k + 1)
+    return [Judgment(s.system, s.segment, r, criterion, sign * v if v else 0.0, k + 1)
             for k, s in enumerate(segments) for r, v in s.raters]  # fmt: skip
 
 
