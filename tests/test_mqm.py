@@ -112,7 +112,7 @@ def test_scores_feed_aggregate_and_krippendorff(tmp_path: Path) -> None:
         ("A\td\tx\tr1\t\tminor\t0\t4\t80", "doc_id.*integer"),
         ("A\td\t1\tr1\t\tminor\t5\t4\t80", "before its start"),
         ("A\td\t1\tr1\t\tminor\t0\t4", "fields"),
-        ("A\td\t1\tr1\t\tminor\t0\t4\tgood", "score.*number"),
+        ("A\td\t1\tr1\t\tminor\t0\t4\tgood", "score.*expected a number"),
     ],
 )
 def test_bad_rows_name_file_and_line(tmp_path: Path, row: str, message: str) -> None:

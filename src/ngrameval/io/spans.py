@@ -11,10 +11,10 @@ error names the file and the line.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ngrameval.errors import InputError
+from ngrameval.io.judgments import cell_score
 from ngrameval.io.read import read_text
 
 REQUIRED = ("system", "doc", "rater", "category", "severity")
@@ -77,18 +77,6 @@ def _offsets(path: str, line: int, rec: dict[str, str]) -> tuple[int | None, int
     return got if got else (None, None)
 
 
-def _score(path: str, line: int, raw: str | None) -> float | None:
-    if raw is None or raw == "":
-        return None
-    try:
-        v = float(raw)
-    except ValueError:
-        raise InputError(f"{path}:{line}: column 'score' must be a number, got {raw!r}") from None
-    if not math.isfinite(v):
-        raise InputError(f"{path}:{line}: column 'score' must be finite, got {raw!r}")
-    return v
-
-
 def read_spans(path: str) -> list[Span]:
     """Every row of an MQM/ESA span file (see the module docstring)."""
     lines = read_text(path).split("\n")
@@ -110,6 +98,6 @@ def read_spans(path: str) -> list[Span]:
         start, end = _offsets(path, k, rec)
         out.append(
             Span(rec["system"], rec["doc"], _int(path, k, seg_col, rec[seg_col]), rec["rater"], rec["category"],
-                 rec["severity"], start, end, _score(path, k, rec.get("score")), k, path)
+                 rec["severity"], start, end, cell_score(path, k, "score", rec.get("score")), k, path)
         )  # fmt: skip
     return out
