@@ -12,8 +12,9 @@ Automatic Metrics via Soft Pairwise Accuracy", WMT24 metrics task), as mt-metric
   confident as people about every pair). **Pooled** over several sets (language pairs): the mean over all their
   system pairs (pairs never cross sets) — ngrameval's definition, as pooled pairwise accuracy sums pairs.
 * **Metric side** (``side``): ``"segments"`` sums segment scores as mt-metrics-eval does; ``"statistics"`` is
-  exact for corpus metrics (BLEU, chrF, NIST, CIDEr-D ...): each permutation swaps the two systems' per-segment
-  sufficient statistics and recomputes the corpus metric of both, so ``null = M(T_i') - M(T_j')``.
+  exact for corpus metrics (BLEU, chrF, NIST, TER ...): each permutation swaps the two systems' per-segment
+  sufficient statistics and recomputes the corpus metric of both, so ``null = M(T_i') - M(T_j')``. (CIDEr-D's
+  corpus score is the mean of its sentence scores: both sides agree up to ``float32`` rounding.)
 * **Significance between two metrics** (``stats.PermutationSigDiff``, PERM-BOTH of Deutsch et al. 2021, as
   ``data.CompareMetricsWithPairwiseConfidenceError`` runs it): both metrics' segment scores are z-scored over
   all cells (population sd); each trial swaps every cell between the two metrics with probability 1/2 (draws of
