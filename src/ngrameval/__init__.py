@@ -39,13 +39,21 @@ _LAZY = {
     "pairwise_accuracy": "ngrameval.meta.mtme",
     "tie_calibrated": "ngrameval.meta.mtme",
     "assign_ranks": "ngrameval.meta.mtme_sets",
+    "soft_pairwise_accuracy": "ngrameval.meta.spa",
+    "mqm_segment_scores": "ngrameval.meta.mqm",
+    "bradley_terry": "ngrameval.meta.bradley_terry",
+    "sequential_status": "ngrameval.meta.sequential",
 }
 
 if TYPE_CHECKING:
+    from ngrameval.meta.bradley_terry import bradley_terry
     from ngrameval.meta.correlate import correlate
+    from ngrameval.meta.mqm import mqm_segment_scores
     from ngrameval.meta.mtme import pairwise_accuracy, tie_calibrated
     from ngrameval.meta.mtme_sets import assign_ranks
+    from ngrameval.meta.sequential import sequential_status
     from ngrameval.meta.significance import Comparison, compare, paired_test
+    from ngrameval.meta.spa import soft_pairwise_accuracy
 
 
 # Modules that moved (the floors of docs/contributing.md): the old path still imports, as a module that forwards
@@ -135,9 +143,11 @@ __all__ = [
     "aev",
     "assign_ranks",
     "bleu",
+    "bradley_terry",
     "compare",
     "correlate",
     "measure",
+    "mqm_segment_scores",
     "nist",
     "overlap_stats",
     "paired_test",
@@ -150,6 +160,8 @@ __all__ = [
     "rouge",
     "score",
     "se",
+    "sequential_status",
+    "soft_pairwise_accuracy",
     "tie_calibrated",
     "tokenize_lines",
 ]

@@ -127,10 +127,12 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     else:
         from ngrameval.report import meta as rm
         from ngrameval.report.mtme import clusters_text
+        from ngrameval.report.spa import spa_text
 
         w = decimals(args, 3)
         text = render_correlations(results, "text", notes, w)
         text += "".join(rm.matrix_text(m, f"{args.level} level", w) for m in extras.get("matrix", []))
+        text += spa_text(extras.get("spa", []), extras.get("spa_differences", []), w)
         text += "".join(rm.differences_text([d for d in extras.get("differences", []) if d.criterion == h.criterion],
                         w) for h in humans)  # fmt: skip
         text += clusters_text(extras.get("clusters", []), w)
@@ -158,6 +160,8 @@ def _correlate_extras(
 
     coef = parse_coefficients(args.coefficients)[0]
     out: dict[str, list[Any]] = {}
+    if args.spa:
+        out.update(_spa_extras(args, rows, humans, dataset))
     if args.matrix:
         series: dict[str, FloatArray] = {}
         for r in (r.oriented() for r in rows):
@@ -168,7 +172,7 @@ def _correlate_extras(
                 raise InputError(f"{h.criterion}: segment-level matrix needs segment-level judgments")
             series[h.criterion] = human.ravel()
         out["matrix"] = [correlation_matrix(series, coef)]
-    if args.compare_metrics:
+    if args.compare_metrics and not args.spa:
         from ngrameval.meta.mtme_sets import clusters, compare_tie_calibrated
 
         if coef == "acc-eq":  # mt-metrics-eval's pairs permutation test, grouped as asked
@@ -199,6 +203,38 @@ def _correlate_extras(
     return out
 
 
+def _spa_extras(
+    args: argparse.Namespace, rows: list[MetricRows], humans: list[HumanScores], dataset: str
+) -> dict[str, list[Any]]:
+    """--spa: soft pairwise accuracy of every metric (each --spa-side), and with --compare-metrics
+    mt-metrics-eval's permutation test between every two metrics and its clusters."""
+    from ngrameval.meta.spa import spa_clusters, spa_differences, spa_of_rows
+
+    sides = ("segments", "statistics") if args.spa_side == "both" else (args.spa_side,)
+    out: dict[str, list[Any]] = {"spa": [v for h in humans for v in spa_of_rows(rows, h, sides, dataset=dataset)]}
+    if args.compare_metrics:
+        diffs = [d for h in humans for d in spa_differences(rows, h, args.seed, args.confidence_n, dataset)]
+        out["spa_differences"] = diffs
+        out["clusters"] = spa_clusters(out["spa"], diffs, args.sig_level)
+    return out
+
+
+def _spa_pooled(
+    args: argparse.Namespace, extras: dict[str, list[Any]], inputs: dict[str, list[Any]]
+) -> dict[str, list[Any]]:
+    """--spa over --set-column sets: pooled SPA records, and with --compare-metrics their permutation tests."""
+    from ngrameval.meta.spa import pooled_differences, pooled_values, spa_clusters
+
+    values = pooled_values(extras.get("spa", []))
+    out: dict[str, list[Any]] = {"spa": values}
+    if args.compare_metrics:
+        diffs = [d for crit, sets in inputs.items()
+                 for d in pooled_differences(sets, values, args.seed, args.confidence_n, crit)]  # fmt: skip
+        out["spa_differences"] = diffs
+        out["clusters"] = spa_clusters(values, diffs, args.sig_level)
+    return out
+
+
 def _correlate_sets(args: argparse.Namespace) -> int:
     """``correlate --set-column``: every data set (language pair) of the judgments on its own, then
     mt-metrics-eval's summary over the sets (average value and rank; pooled system-level accuracy)."""
@@ -206,8 +242,10 @@ def _correlate_sets(args: argparse.Namespace) -> int:
     from ngrameval.meta.correlate import correlate, direction_notes
     from ngrameval.meta.mtme import pooled_accuracy
     from ngrameval.meta.mtme_sets import Cluster, pooled_clusters, summarize
+    from ngrameval.meta.spa import spa_inputs
     from ngrameval.report.correlate import render_correlations
     from ngrameval.report.mtme import clusters_text, summary_text
+    from ngrameval.report.spa import spa_text
 
     if args.systems or args.refs or not args.scores:
         raise ConfigError("--set-column correlates --scores files (with that column) only: give no system file")
@@ -217,6 +255,7 @@ def _correlate_sets(args: argparse.Namespace) -> int:
     text, w = "", decimals(args, 3)
     pooled_x: dict[tuple[str, str], list[Any]] = {}
     pooled_y: dict[str, list[Any]] = {}
+    spa_sets: dict[str, list[Any]] = {}
     sets = column_values(args.judgments, args.set_column)
     for ds in sets:
         rows, humans, *_ = _correlate_inputs(args, ds)
@@ -229,12 +268,15 @@ def _correlate_sets(args: argparse.Namespace) -> int:
             extras.setdefault(k, []).extend({"dataset": ds, **dataclasses.asdict(d)} if k == "differences" else d
                                             for d in v)  # fmt: skip
         for h in humans:
+            if args.spa and args.compare_metrics:
+                spa_sets.setdefault(h.criterion, []).append(spa_inputs(rows, h))
             pooled_y.setdefault(h.criterion, []).append(h.system)
             for r in rows:
                 pooled_x.setdefault((h.criterion, r.metric), []).append(r.oriented().corpus())
         notes = [_judged_note(h) for h in humans] + direction_notes(rows)
         notes += _epsilon_notes(found)
         text += f"== {args.set_column} {ds} ==\n" + render_correlations(found, "text", notes, w)
+        text += spa_text(more.get("spa", []), more.get("spa_differences", []), w)
         text += clusters_text(more.get("clusters", []), w)
     pooled: list[Cluster] = []
     if args.level == "system" and "accuracy" in coefs:
@@ -246,16 +288,21 @@ def _correlate_sets(args: argparse.Namespace) -> int:
                 level = args.sig_level
                 pooled += [Cluster("(pooled)", crit, "system", "accuracy", m, pooled_accuracy(xs, ys), 0, level)
                            for m, xs in per.items()]  # fmt: skip
-    summary = summarize(results, extras.get("clusters", []), pooled)
+    summary = summarize(results, [c for c in extras.get("clusters", []) if c.coefficient != "spa"], pooled)
+    spa_pooled = _spa_pooled(args, extras, spa_sets) if args.spa else {}
     if args.format == "csv":
         if extras:
             raise ConfigError("--matrix/--compare-metrics make several tables: use -f text or -f json")
         emit(render_correlations(results, "csv"), args.output)
     elif args.format == "json":
         corr = json.loads(render_correlations(results, "json"))
-        emit(dumps_json({"correlations": corr, **extras, "pooled": pooled, "summary": list(summary)}), args.output)
+        spa = {f"spa_pooled{k.removeprefix('spa')}": v for k, v in spa_pooled.items()}
+        emit(dumps_json({"correlations": corr, **extras, **spa, "pooled": pooled, "summary": list(summary)}),
+              args.output)  # fmt: skip
     else:
-        emit(text + f"== all {len(sets)} sets ==\n" + summary_text(summary, w) + clusters_text(pooled, w), args.output)
+        text += f"== all {len(sets)} sets ==\n" + summary_text(summary, w) + clusters_text(pooled, w)
+        text += spa_text(spa_pooled.get("spa", []), spa_pooled.get("spa_differences", []), w)
+        emit(text + clusters_text(spa_pooled.get("clusters", []), w), args.output)
     return 0
 
 
@@ -293,6 +340,16 @@ def add_parser(sub: Any) -> None:
     q.add_argument(
         "--set-column", metavar="COL",
         help="judgments and --scores files hold several data sets (e.g. lp): each on its own, then a summary",
+    )  # fmt: skip
+    q.add_argument(
+        "--spa", action="store_true",
+        help="soft pairwise accuracy (Thompson et al. 2024, as mt-metrics-eval computes it) from segment-level"
+        " judgments; with --compare-metrics its permutation test between metrics and their clusters",
+    )  # fmt: skip
+    q.add_argument(
+        "--spa-side", choices=("segments", "statistics", "both"), default="both",
+        help="the metric's p-values of --spa: summed segment scores (mt-metrics-eval's), the corpus metric"
+        " recomputed from permuted sufficient statistics, or both (default)",
     )  # fmt: skip
     q.add_argument("--given", metavar="SPEC", help="segment level: only where this metric exceeds --thresholds")
     q.add_argument("--thresholds", default="0,30,60,90", help="for --given, on the 0-100 scale (0,30,60,90)")

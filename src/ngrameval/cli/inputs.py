@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ngrameval.cli.options import parse_floats
-from ngrameval.errors import InputError
+from ngrameval.errors import ConfigError, InputError
 from ngrameval.io import read_lines, read_refs, write_atomic
 from ngrameval.io.judgments import Judgment
 from ngrameval.io.read import STDIN, read_ids
@@ -179,6 +179,8 @@ def judgments_from(args: argparse.Namespace, dataset: str | None = None) -> list
     where = dict(_key_value(w) for w in getattr(args, "where", None) or [])
     if dataset is not None:
         where[args.set_column] = dataset
+    if args.judgments_layout in ("mqm", "esa"):
+        return _span_judgments(args, where)
 
     return read_judgments(
         args.judgments,
@@ -193,6 +195,18 @@ def judgments_from(args: argparse.Namespace, dataset: str | None = None) -> list
         valid=parse_low_high("--valid-scores", args.valid_scores) if args.valid_scores else None,
         repeated=args.repeated,
     )
+
+
+def _span_judgments(args: argparse.Namespace, where: dict[str, str]) -> list[Judgment]:
+    """--judgments-layout mqm/esa: every (segment, rater) score of a span file (segments named doc:doc_id)."""
+    from ngrameval.io.spans import read_spans
+    from ngrameval.meta.mqm import esa_segment_scores, mqm_segment_scores, to_judgments
+
+    if where:
+        raise ConfigError(f"--judgments-layout {args.judgments_layout}: --where and --set-column are not supported")
+    spans = read_spans(args.judgments)
+    scored = mqm_segment_scores(spans) if args.judgments_layout == "mqm" else esa_segment_scores(spans)
+    return to_judgments(scored, args.judgments_layout)
 
 
 def parse_low_high(option: str, text: str) -> tuple[float, float]:

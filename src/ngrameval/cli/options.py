@@ -24,6 +24,7 @@ from ngrameval.text.normalize import NORMS
 from ngrameval.text.sentences import SPLITTERS
 from ngrameval.text.tokenize import TOKENIZERS
 
+SPAN_LAYOUTS = ("mqm", "esa")  # error-span files (ngrameval.io.spans), scored by ngrameval.meta.mqm
 # meta.agreement.KRIPPENDORFF_LEVELS, spelled out so that the parser does not import scipy (pinned by a test)
 KRIPPENDORFF_CHOICES = ("auto", "none", "interval", "ratio", "ordinal", "nominal")
 
@@ -390,12 +391,13 @@ def add_judgment_options(q: argparse.ArgumentParser, systems: bool = True, requi
     q.add_argument("--where", nargs="+", metavar="COL=VALUE", help="keep only judgment rows with these values")
     q.add_argument(
         "--judgments-layout",
-        choices=LAYOUTS,
+        choices=(*LAYOUTS, *SPAN_LAYOUTS),
         default="auto",
         help="long (--criterion-column), wide (a column per criterion), systems (a column per system), slots "
         "(E2E: --system-column sys --score-columns quality reads sys1..K/quality1..K), summeval (SummEval's "
-        "model_annotations JSONL); auto (default): long with --criterion-column, summeval/slots where nothing else "
-        "fits, else wide",
+        "model_annotations JSONL); mqm, esa (error spans, Google's MQM TSV: one criterion mqm/esa per segment "
+        "doc:doc_id and rater; MQM penalties negated); auto (default): long with --criterion-column, "
+        "summeval/slots where nothing else fits, else wide",
     )
     q.add_argument(
         "--annotators",
