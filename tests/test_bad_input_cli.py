@@ -447,7 +447,10 @@ def test_every_option_rejects_values_of_the_wrong_kind(
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("command", list(BASE))
+@pytest.mark.parametrize(
+    "command",
+    [pytest.param(c, marks=pytest.mark.slow) if c == "demo" else c for c in BASE],  # demo: the full report
+)
 def test_base_commands_are_valid(d: dict[str, str], capsys: pytest.CaptureFixture[str], command: str) -> None:
     """The sweep means something only if the commands it breaks are valid before one option is broken."""
     status, _, err = run([a.format(**d) for a in BASE[command]], capsys)

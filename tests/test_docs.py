@@ -74,6 +74,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_mkdocs_build_strict(site: Path) -> None:
     # pages are name.html (use_directory_urls: false), so links work when the site is opened from files
     for page in ("index.html", "cli.html", "api/ngrameval.html", "guides/mt.html"):
@@ -171,6 +172,7 @@ def test_every_block_runs_or_says_what_it_needs() -> None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+@pytest.mark.slow
 def test_page_examples_run(page: Path, example_files: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"
     shutil.copytree(example_files, work)

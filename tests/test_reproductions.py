@@ -193,6 +193,7 @@ def test_d2t_bagel_segment_level(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 @needs_data
+@pytest.mark.slow
 def test_e2e_nist_uses_the_challenge_reference_length(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Belz & Reiter on E2E quality (system level): NIST with ``ref_len=average`` (the E2E script), as in
     reproductions/belz_reiter.sh; the default reference length would give 0.608."""

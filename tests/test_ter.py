@@ -67,6 +67,7 @@ def test_equal_sacrebleu_asian_and_any_text(hyps: list[str], data: st.DataObject
     check_equal(hyps, refs, opts)
 
 
+@pytest.mark.slow
 def test_beam_and_candidate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(0)
     # 50 words over 3 types: the search stops at sacreBLEU's 1000 candidates (21 edits; 18 without the cap)
@@ -160,6 +161,7 @@ def _summeval() -> tuple[list[list[str]], list[list[str]]]:
     return [[by[(s, d)]["summary"] for d in docs] for s in names], [by[(names[0], d)]["references"] for d in docs]
 
 
+@pytest.mark.slow
 def test_wmt19_and_summeval_sample() -> None:
     systems, refs = _wmt("de-en")
     check_equal(systems[0][:80], refs[:80], {}, sentences=False)

@@ -68,6 +68,7 @@ def test_kernel_takes_the_fewest_edits_over_references(data: st.DataObject, n_se
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.slow
 def test_kernel_equals_reference_on_long_random_pairs(seed: int) -> None:
     rng = np.random.default_rng(seed)
     types = [3, 5, 30, 200, 4, 8][seed]

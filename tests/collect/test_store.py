@@ -167,6 +167,7 @@ def _crowd(store: Store, n: int, seed: int, prefix: str, give_up: float = 0.1) -
     return outcomes
 
 
+@pytest.mark.slow
 def test_crowd_of_120_never_overshoots_and_fills_everything(tmp_path: Path, db_url: str) -> None:
     clock = Clock()
     store = _store(tmp_path, db_url, clock=clock, texts=60, target=3)
