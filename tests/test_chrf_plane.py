@@ -77,6 +77,7 @@ single = st.integers(1, 10).flatmap(lambda k: st.tuples(st.lists(line, min_size=
 
 @settings(max_examples=120, deadline=None)
 @given(data=single, beta=st.sampled_from([0.5, 1.0, 2.0, 3.0]), lc=st.booleans())
+@pytest.mark.slow
 def test_chrf_one_order_is_aev_alpha_one(data: tuple[list[str], list[str]], beta: float, lc: bool) -> None:
     """chrF-beta(nc=1) = AEv(1/(1+beta^2), 1) over characters: corpus and every sentence (no empty reference)."""
     hyps, refs = data

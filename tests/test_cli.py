@@ -219,6 +219,7 @@ def test_scoring_does_not_import_scipy(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
 
 
+@pytest.mark.slow
 def test_public_functions_are_not_shadowed_by_their_modules() -> None:
     """A package name that is also a submodule's (``meta.plane``, ``ngrameval.paraphrase``) stays the function
     after the submodule is imported, whichever is imported first."""

@@ -128,6 +128,7 @@ def _all_commands(tmp: Path) -> list[tuple[list[str], list[str]]]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_every_long_command_shows_a_bar_and_the_same_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

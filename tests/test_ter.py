@@ -49,12 +49,14 @@ def check_equal(hyps: list[str], refs: list[list[str]], opts: dict[str, bool], s
 
 @settings(max_examples=60, deadline=None)
 @given(data=corpus(), opts=OPTIONS)
+@pytest.mark.slow
 def test_equal_sacrebleu_every_option(data: tuple[list[str], list[list[str]]], opts: dict[str, bool]) -> None:
     check_equal(*data, opts)
 
 
 @settings(max_examples=80, deadline=None)
 @given(hyps=st.lists(SHUFFLED, min_size=1, max_size=4), data=st.data(), opts=OPTIONS)
+@pytest.mark.slow
 def test_equal_sacrebleu_with_many_shifts(hyps: list[str], data: st.DataObject, opts: dict[str, bool]) -> None:
     refs = [data.draw(st.lists(SHUFFLED, min_size=1, max_size=3)) for _ in hyps]
     check_equal(hyps, refs, opts)

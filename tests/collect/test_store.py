@@ -225,6 +225,7 @@ def _coverage(store: Store, group: str) -> Counter[tuple[str, str]]:
     return c
 
 
+@pytest.mark.slow
 def test_squares_per_group_whatever_the_interleaving(tmp_path: Path, db_url: str) -> None:
     """Twelve experts and twelve lay judges arrive all at once, interleaved: each group's rows are 0..11 (two
     complete 6-row Williams squares of 3 systems) and each group rates every (item, system) pair equally often."""
