@@ -22,6 +22,7 @@ def stats_of(hyps, refs, order=4):  # type: ignore[no-untyped-def]
 
 @settings(max_examples=80, deadline=None)
 @given(data=corpus(), n=st.integers(1, 4), alpha=st.floats(0, 1))
+@pytest.mark.slow
 def test_ends_are_the_families(data, n, alpha) -> None:  # type: ignore[no-untyped-def]
     hyps, refs = data
     s = stats_of(hyps, refs)

@@ -448,7 +448,10 @@ def test_every_option_rejects_values_of_the_wrong_kind(
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("command", list(BASE))
+@pytest.mark.parametrize(
+    "command",
+    [pytest.param(c, marks=pytest.mark.slow) if c == "demo" else c for c in BASE],  # demo: the full report
+)
 def test_base_commands_are_valid(d: dict[str, str], capsys: pytest.CaptureFixture[str], command: str) -> None:
     """The sweep means something only if the commands it breaks are valid before one option is broken."""
     status, _, err = run([a.format(**d) for a in BASE[command]], capsys)
@@ -504,16 +507,16 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
 
-# Put on the path of the command's interpreter as sitecustomize: holds the import of ngrameval.api (which the command
-# line's import pulls in) after printing "start", so a signal sent on that marker lands during start-up, before
-# the command line's handler exists.
+# Put on the path of the command's interpreter as sitecustomize: holds the import of the module named in
+# NGRAMEVAL_TEST_HOLD after printing "start", so a signal sent on that marker lands during start-up, before the
+# command line's handler exists.
 HOLD_IMPORT = """
-import sys, time
+import os, sys, time
 
 
 class Hold:
     def find_spec(self, name, path=None, target=None):
-        if name == "ngrameval.api":
+        if name == os.environ.get("NGRAMEVAL_TEST_HOLD"):
             print("start", flush=True)
             time.sleep(3600)  # ended by the test's SIGINT
         return None
@@ -523,14 +526,22 @@ sys.meta_path.insert(0, Hold())
 """
 
 
-def test_ctrl_c_during_start_up_exits_130_with_one_line(tmp_path: Path) -> None:
-    """Issue 30: SIGINT while the installed ``ngrameval`` command is still importing the package (its handler in
-    ``main`` not yet installed) exits 130 with one line, not a traceback; without the hold the same command runs."""
+@pytest.mark.parametrize(
+    ("entry", "held"),
+    [
+        ([str(Path(sys.executable).parent / "ngrameval")], "ngrameval.api"),  # the installed command: the package
+        ([sys.executable, "-m", "ngrameval"], "ngrameval.cli"),  # python -m: the package is imported before __main__
+    ],
+    ids=["command", "python-m"],
+)
+def test_ctrl_c_during_start_up_exits_130_with_one_line(tmp_path: Path, entry: list[str], held: str) -> None:
+    """Issue 30: SIGINT while ``ngrameval`` is still importing (its handler in ``main`` not yet installed) exits 130
+    with one line, not a traceback; without the hold the same command runs. The installed command is held while
+    it imports the package; ``python -m ngrameval`` imports the package before running ``__main__``, so it is held
+    while it imports the command line."""
     (tmp_path / "sitecustomize.py").write_text(HOLD_IMPORT)
-    command = Path(sys.executable).parent / "ngrameval"
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    proc = subprocess.Popen([str(command), "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NGRAMEVAL_TEST_HOLD": held}
+    proc = subprocess.Popen([*entry, "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "start\n"
         proc.send_signal(signal.SIGINT)
@@ -539,7 +550,7 @@ def test_ctrl_c_during_start_up_exits_130_with_one_line(tmp_path: Path) -> None:
         proc.kill()
     assert proc.returncode == 130, err
     assert err == "ngrameval: interrupted\n" and out == ""
-    assert subprocess.run([str(command), "--version"], capture_output=True, text=True, check=False).returncode == 0
+    assert subprocess.run([*entry, "--version"], capture_output=True, text=True, check=False).returncode == 0
 
 
 @pytest.mark.parametrize("metric", ["chrf", "chrf++"])

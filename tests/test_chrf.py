@@ -62,6 +62,7 @@ def check_equal(hyps: list[str], refs: list[list[str]], opts: dict[str, object],
 
 @settings(max_examples=150, deadline=None)
 @given(data=corpus(), opts=OPTIONS)
+@pytest.mark.slow
 def test_equal_sacrebleu_every_option(data: tuple[list[str], list[list[str]]], opts: dict[str, object]) -> None:
     check_equal(*data, opts)
 
@@ -178,6 +179,7 @@ def _summeval(limit: int | None) -> tuple[list[list[str]], list[list[str]]]:
 
 
 @pytest.mark.parametrize("opts", [{}, {"word_order": 2}, {"word_order": 2, "eps_smoothing": True, "lowercase": True}])
+@pytest.mark.slow
 def test_wmt19_and_summeval_sample(opts: dict[str, object]) -> None:
     systems, refs = _wmt("de-en", 1)
     check_equal(systems[0][:500], refs[:500], opts, sentences=False)

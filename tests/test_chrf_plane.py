@@ -77,6 +77,7 @@ single = st.integers(1, 10).flatmap(lambda k: st.tuples(st.lists(line, min_size=
 
 @settings(max_examples=120, deadline=None)
 @given(data=single, beta=st.sampled_from([0.5, 1.0, 2.0, 3.0]), lc=st.booleans())
+@pytest.mark.slow
 def test_chrf_one_order_is_aev_alpha_one(data: tuple[list[str], list[str]], beta: float, lc: bool) -> None:
     """chrF-beta(nc=1) = AEv(1/(1+beta^2), 1) over characters: corpus and every sentence (no empty reference)."""
     hyps, refs = data
@@ -89,6 +90,7 @@ def test_chrf_one_order_is_aev_alpha_one(data: tuple[list[str], list[str]], beta
 
 @settings(max_examples=120, deadline=None)
 @given(data=single, n=st.integers(2, 6), beta=st.sampled_from([0.5, 1.0, 2.0, 3.0]))
+@pytest.mark.slow
 def test_aev_at_most_chrf_above_one_order(data: tuple[list[str], list[str]], n: int, beta: float) -> None:
     """Geometric means of P_n, R_n (AEv) <= arithmetic ones (chrF), empty and short references included."""
     aev, chrf = _aev_and_chrf(*data, n, beta, False)

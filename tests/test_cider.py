@@ -84,6 +84,7 @@ SENT = st.lists(WORDS, max_size=12).map(" ".join)
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(SENT, st.lists(SENT, min_size=1, max_size=5)), min_size=1, max_size=12))
+@pytest.mark.slow
 def test_generated_equals_pycocoevalcap(data: list[tuple[str, list[str]]]) -> None:
     hyps, refs = [h for h, _ in data], [r for _, r in data]
     if not any(r.strip() for rs in refs for r in rs):
@@ -99,6 +100,7 @@ def test_original_cider_equals_vrama91() -> None:
     np.testing.assert_allclose(sent, gen["cider_original_sent"], rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_msvd_human_baseline_from_raw_text() -> None:
     """Raw MSVD descriptions (case, punctuation) through ptb-coco, against pycocoevalcap with its Java PTB
     tokenizer (golden values made with Java: tests/golden/coco/README.md)."""

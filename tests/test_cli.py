@@ -127,6 +127,7 @@ def test_missing_empty_refs_gives_variable_reference_counts(tmp_path: Path, caps
     assert json.loads(out)[0]["score"] == pytest.approx(100.0)
 
 
+@pytest.mark.slow
 def test_demo_and_module_entry_point() -> None:
     done = subprocess.run([sys.executable, "-m", "ngrameval", "demo"], capture_output=True, text=True, check=True)
     assert "M23" in done.stdout and "AEv:mt-adequacy" in done.stdout and "NIST" in done.stdout
@@ -218,6 +219,7 @@ def test_scoring_does_not_import_scipy(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
 
 
+@pytest.mark.slow
 def test_public_functions_are_not_shadowed_by_their_modules() -> None:
     """A package name that is also a submodule's (``meta.plane``, ``ngrameval.paraphrase``, now a deprecated alias
     of ``ngrameval.corpus.paraphrase``) stays the function after the submodule is imported, whichever is imported
@@ -243,6 +245,7 @@ def _cli(args: list[str], stdin: bytes) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([sys.executable, "-m", "ngrameval", *args], input=stdin, capture_output=True)
 
 
+@pytest.mark.slow
 def test_standard_input_as_system_or_reference(tmp_path: Path) -> None:
     """sacreBLEU's habit: `cat hyp | ngrameval score -r ref`, `-r -`; a file given twice is scored once."""
     hyp = write(tmp_path / "hyp.txt", "the cat sat on the mat\na dog\n")
@@ -302,6 +305,7 @@ def test_score_says_its_scale() -> None:
     assert "BLEU 0.594604 on 0-1" in repr(b) and "array" not in repr(b)
 
 
+@pytest.mark.slow
 def test_renamed_options_keep_working_with_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--alpha` (compare) is `--sig-level`, `--coefficient` (plane, refcurve) is `--coefficients`."""
     a = write(tmp_path / "a.txt", "the cat sat\na dog ran\nhello there\n")
@@ -318,6 +322,7 @@ def test_renamed_options_keep_working_with_a_warning(tmp_path: Path, capsys: pyt
     assert "ngrameval: warning: --alpha is deprecated and will be removed: use --sig-level" in shown.stderr
 
 
+@pytest.mark.slow
 def test_demo_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`ngrameval demo --report FILE` (the README's set-up command) writes the sample's self-contained report."""
     from ngrameval.cli.report import _demo_report

@@ -95,6 +95,7 @@ def _finite(value: object) -> None:
 
 @SETTINGS
 @given(hyp=content, ref=content, metrics=st.lists(st.sampled_from(METRICS), min_size=1, max_size=3), opts=option)
+@pytest.mark.slow
 def test_score_on_arbitrary_bytes(
     tmp_path_factory: pytest.TempPathFactory,
     capsys: pytest.CaptureFixture[str],
@@ -120,6 +121,7 @@ def test_score_on_arbitrary_bytes(
     judgments=content,
     extra=st.sampled_from([[], ["--level", "segment", "--segment-column", "seg"], ["--coefficients", "kendall-b"]]),
 )
+@pytest.mark.slow
 def test_correlate_on_arbitrary_judgments(
     tmp_path_factory: pytest.TempPathFactory,
     capsys: pytest.CaptureFixture[str],
@@ -142,6 +144,7 @@ def test_correlate_on_arbitrary_judgments(
     opts=st.sampled_from([[], ["--paired-bs", "--paired-bs-n", "30"], ["--paired-ar-n", "50"], ["--baseline"]]),
     metrics=st.lists(st.sampled_from(METRICS), min_size=1, max_size=2),
 )
+@pytest.mark.slow
 def test_compare_on_small_corpora(
     tmp_path_factory: pytest.TempPathFactory,
     capsys: pytest.CaptureFixture[str],

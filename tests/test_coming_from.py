@@ -53,6 +53,7 @@ NGRAMEVAL = [sys.executable, "-m", "ngrameval"]
         (["-m", "ter", "-w", "4"], ["-m", "ter", "-w", "4"]),
     ],
 )
+@pytest.mark.slow
 def test_sacrebleu_command_lines(files: dict[str, Path], theirs: list[str], ours: list[str]) -> None:
     refs = [str(files["ref"]), str(files["ref2"])]
     want = run([SACREBLEU, *refs, "-i", str(files["hyp"]), "-b", *theirs])
@@ -78,6 +79,7 @@ def test_sacrebleu_python_and_evaluate_style(files: dict[str, Path]) -> None:
     assert result["chrF2"]["score"] == CHRF().corpus_score(hyps, refs).score
 
 
+@pytest.mark.slow
 def test_rouge_score_scorer(files: dict[str, Path]) -> None:
     from rouge_score import rouge_scorer
 

@@ -94,6 +94,7 @@ def test_coefficients_are_scipys() -> None:
     assert np.isnan(coefficient(x[:2], y[:2], "pearson")[0]) and np.isnan(coefficient(np.ones(5), y[:5], "r2")[0])
 
 
+@pytest.mark.slow
 def test_system_level_correlation_and_its_bootstrap(tmp_path: Path) -> None:
     """Corpus BLEU per system equals sacreBLEU's; each bootstrap resample recomputes corpus BLEU and the human
     system means from the same resampled segments (checked against text-level resampling for a few)."""
@@ -153,6 +154,7 @@ def test_plane_one_count_equals_separate_aev_scores(tmp_path: Path) -> None:
     assert (tmp_path / "plane.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_correlate_and_plane_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path, systems, refs, docs = summeval_rows(tmp_path)
     files = []

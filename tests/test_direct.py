@@ -74,6 +74,7 @@ def line_tokens(lines: list[str], tokenize: str, lowercase: bool = False) -> lis
 @pytest.mark.parametrize("tokenize", ["13a", "none"])
 @settings(max_examples=300, deadline=None)
 @given(data=systems_and_refs(), lowercase=st.booleans(), order=st.integers(1, 6))
+@pytest.mark.slow
 def test_rows_equal_the_vocabulary_path(
     tokenize: str, data: tuple[list[list[str]], list[list[str]]], lowercase: bool, order: int
 ) -> None:
@@ -88,6 +89,7 @@ def test_rows_equal_the_vocabulary_path(
 
 @settings(max_examples=200, deadline=None)
 @given(lines=st.lists(st.one_of(long_line, long_latin1), max_size=6), lowercase=st.booleans())
+@pytest.mark.slow
 def test_scanner_gives_sacrebleu_tokens_across_blocks(lines: list[str], lowercase: bool) -> None:
     tok = _get_tokenizer("13a")()
     assert line_tokens(lines, "13a", lowercase) == [tok(s.lower() if lowercase else s).split() for s in lines]

@@ -83,6 +83,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_mkdocs_build_strict(site: Path) -> None:
     # pages are name.html (use_directory_urls: false), so links work when the site is opened from files
     for page in ("index.html", "cli.html", "api/ngrameval.html", "guides/mt.html"):
@@ -184,6 +185,7 @@ def _page_id(page: Path) -> str:
 
 
 @pytest.mark.parametrize("page", EXAMPLE_PAGES, ids=[_page_id(p) for p in EXAMPLE_PAGES])
+@pytest.mark.slow
 def test_page_examples_run(page: Path, example_files: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"
     shutil.copytree(example_files, work)

@@ -393,6 +393,7 @@ def test_auto_streaming_counts_decompressed_bytes(tmp_path: Path, monkeypatch: p
     assert expanded_size(bomb, 2**20) == 2**20 + 2**20  # stops a block past the limit
 
 
+@pytest.mark.slow
 def test_compressed_bomb_is_read_in_bounded_memory(tmp_path: Path) -> None:
     """Issue 29, item 3: 300 MiB of empty lines in a ~300 KB gzip file, scored under an address-space limit of
     600 MiB above the interpreter's own: the length mismatch is reported (every line counted, streamed), where the

@@ -272,6 +272,7 @@ def test_bit_parallel_lcs_equals_the_alignment_table(m: int, vocab: int) -> None
     assert fast == table and np.frombuffer(fast)[0] > 0
 
 
+@pytest.mark.slow
 def test_rouge_l_on_a_long_line_runs_in_linear_memory() -> None:
     # 200k tokens over a 20k-word vocabulary: the old bit table of every distinct token needed ~1 GB
     code = """

@@ -273,6 +273,7 @@ def _files(tmp_path: Path) -> tuple[list[str], list[str]]:
     return files, common
 
 
+@pytest.mark.slow
 def test_correlate_extras_and_refcurve_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files, common = _files(tmp_path)
     code = main(["correlate", *files, *common, "-m", "bleu,rouge-1", "--matrix", "--compare-metrics",

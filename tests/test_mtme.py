@@ -206,6 +206,7 @@ small = st.lists(st.integers(-4, 4).map(float), min_size=2, max_size=9)
 
 @settings(max_examples=200, deadline=None)
 @given(st.data())
+@pytest.mark.slow
 def test_pairwise_accuracy_is_the_naive_one(data: st.DataObject) -> None:
     x = data.draw(small)
     y = data.draw(st.lists(st.integers(-3, 3).map(float), min_size=len(x), max_size=len(x)))

@@ -120,6 +120,7 @@ zero_toks = st.lists(st.sampled_from(["0", "00", "0.0", "a", "b", "0"]), min_siz
     st.lists(st.tuples(zero_toks, st.lists(zero_toks, min_size=2, max_size=2)), min_size=1, max_size=6),
     st.integers(1, 5),
 )
+@pytest.mark.slow
 def test_profiles_equal_mteval_written_out(data, n) -> None:  # type: ignore[no-untyped-def]
     hyps = [" ".join(h) for h, _ in data]
     refs = [[" ".join(r) for r in rs] for _, rs in data]

@@ -75,6 +75,7 @@ def test_pinc_conventions() -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(words, st.lists(words, min_size=1, max_size=3)), min_size=1, max_size=6))
+@pytest.mark.slow
 def test_se_equals_dynamic_program(data: list[tuple[str, list[str]]]) -> None:
     got = se([h for h, _ in data], [r for _, r in data], tokenize="none")
     want = []

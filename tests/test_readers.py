@@ -42,6 +42,7 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
 
 @pytest.mark.skipif(not (E2E / "human_ratings_quality.csv").is_file(), reason="shared E2E data absent")
 @pytest.mark.parametrize(("name", "column"), [("quality", "quality"), ("naturalness", "natur")])
+@pytest.mark.slow
 def test_e2e_slots_equal_the_prepared_long_file(tmp_path: Path, name: str, column: str) -> None:
     """The upstream file read as slots = prepare.py's long file read back; the counts = a plain csv count."""
     path = E2E / f"human_ratings_{name}.csv"
@@ -64,6 +65,7 @@ def test_e2e_slots_equal_the_prepared_long_file(tmp_path: Path, name: str, colum
 
 
 @pytest.mark.skipif(not (E2E / "human_ratings_quality.csv").is_file(), reason="shared E2E data absent")
+@pytest.mark.slow
 def test_e2e_correlate_from_the_upstream_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`correlate -j human_ratings_quality.csv --judgments-layout slots ...` = the same on prepare.py's file."""
     prepare.e2e(E2E, tmp_path)

@@ -247,6 +247,7 @@ def test_plane_figure_fixed_scale_values_in_cells_no_global_state(tmp_path: Path
 CHROMIUM = "/usr/bin/chromium"
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
 def test_report_in_chromium_offline(report: Path, tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (Python package)")

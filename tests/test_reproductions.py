@@ -102,6 +102,7 @@ def test_wmt19_per_system_equals_official(lp: str, system: str) -> None:
 
 @needs_data
 @pytest.mark.parametrize(("lp", "low", "high"), [("de-en", 0.06, 0.11), ("ru-en", 0.60, 0.65)])
+@pytest.mark.slow
 def test_wmt19_official_bleu_nist_fit_one_aligned_fraction(lp: str, low: float, high: float) -> None:
     """The official de/ru-en BLEU and NIST both equal ours on a reference where a fixed share of the segments keeps
     its own reference line (docs/reproductions.md: the de/fi/lt/ru-en values)."""
@@ -193,6 +194,7 @@ def test_d2t_bagel_segment_level(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 @needs_data
+@pytest.mark.slow
 def test_e2e_nist_uses_the_challenge_reference_length(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Belz & Reiter on E2E quality (system level): NIST with ``ref_len=average`` (the E2E script), as in
     reproductions/belz_reiter.sh; the default reference length would give 0.608."""

@@ -219,6 +219,7 @@ _SPECS = [f"rouge-{n}" for n in range(1, 10)] + ["rouge-l", "rouge-lsum"]
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(_TEXT, st.lists(_TEXT, min_size=1, max_size=3)), min_size=1, max_size=8), st.booleans())
+@pytest.mark.slow
 def test_equals_rouge_score(data: list[tuple[str, list[str]]], stem: bool) -> None:
     hyps, refs = [h for h, _ in data], [r for _, r in data]
     scorer = rouge_scorer.RougeScorer(_TYPES, use_stemmer=stem)

@@ -108,6 +108,7 @@ def _rouge_score_split(monkeypatch: pytest.MonkeyPatch) -> rouge_scorer.RougeSco
     return rouge_scorer.RougeScorer(["rougeLsum"], split_summaries=True)
 
 
+@pytest.mark.slow
 def test_rouge_lsum_split_equals_rouge_score_split_summaries(monkeypatch: pytest.MonkeyPatch) -> None:
     hyps, refs = _texts()
     scorer = _rouge_score_split(monkeypatch)

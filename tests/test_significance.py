@@ -47,6 +47,7 @@ def plain_ar_counts(sys_a: list[str], sys_b: list[str], refs: list[str], masks: 
 
 @settings(max_examples=15, deadline=None)
 @given(systems(3), st.booleans())
+@pytest.mark.slow
 def test_ar_equals_text_level_recomputation(data: tuple[list[list[str]], list[str]], baseline: bool) -> None:
     """Every trial's pseudo-systems, rebuilt as text and scored by sacreBLEU, give the same counts: the
     matrix algebra (all systems at once, or pair differences against a baseline) recomputes BLEU exactly."""
@@ -198,6 +199,7 @@ def _short(name: str) -> str:
     return name.removeprefix("newstest2017.").removesuffix(".en-de")
 
 
+@pytest.mark.slow
 def test_wmt17_bootstrap_identical_to_sacrebleu(wmt17: tuple[dict[str, list[str]], list[str]]) -> None:
     """Same seed, same draws (sacreBLEU's rng.choice(n, (B, n)) is rng.integers(0, n, (B, n))), same statistic:
     sacreBLEU's paired-bootstrap p-values and bootstrap means, to rounding."""
@@ -216,6 +218,7 @@ def test_wmt17_bootstrap_identical_to_sacrebleu(wmt17: tuple[dict[str, list[str]
         assert m.systems[k].mean * 100 == pytest.approx(theirs[k].mean, abs=1e-6)  # sacreBLEU sums float32
 
 
+@pytest.mark.slow
 def test_wmt17_against_sacrebleu_ar_moses_and_multeval(wmt17: tuple[dict[str, list[str]], list[str]]) -> None:
     """AR p-values agree with sacreBLEU's (10,000 trials each, live) and with MultEval's; bootstrap p-values with
     Moses' — each within 4 Monte-Carlo standard errors of the difference (:func:`mc_tolerance`)."""
@@ -236,6 +239,7 @@ def test_wmt17_against_sacrebleu_ar_moses_and_multeval(wmt17: tuple[dict[str, li
         assert abs(b_big.p_value - MOSES_BS[name]) <= mc_tolerance(MOSES_BS[name], 6_000, 20_000), name
 
 
+@pytest.mark.slow
 def test_wmt17_all_pairs_ranking(wmt17: tuple[dict[str, list[str]], list[str]]) -> None:
     systems, ref = wmt17
     with pytest.warns(UserWarning, match="smallest reachable p"):
@@ -344,6 +348,7 @@ def _share_exactly_the_non_significant(groups: list[str], sig: np.ndarray) -> bo
 
 @given(st.integers(1, 9).flatmap(lambda n: st.lists(st.booleans(), min_size=n * n, max_size=n * n)))
 @settings(max_examples=300, deadline=None)
+@pytest.mark.slow
 def test_letter_groups_follow_the_tests(cells: list[bool]) -> None:
     """Compact letter display (Piepho 2004): two systems share a letter if and only if their difference is not
     significant, for any symmetric significance matrix (even one that does not follow the scores)."""
@@ -372,6 +377,7 @@ def test_letter_groups_of_a_system_that_differs_from_none() -> None:
     assert got["M22"][2] == "a" and "a" not in got["M15"][2]
 
 
+@pytest.mark.slow
 def test_letter_groups_in_the_demo_follow_the_tests() -> None:
     from ngrameval.cli.demo import run_demo
 

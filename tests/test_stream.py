@@ -18,6 +18,7 @@ segment = st.tuples(text, st.lists(text, min_size=1, max_size=3))
 
 @settings(max_examples=40, deadline=None)
 @given(batches=st.lists(st.lists(segment, min_size=1, max_size=4), min_size=1, max_size=4))
+@pytest.mark.slow
 def test_batches_add_up_to_the_corpus(batches: list[list[tuple[str, list[str]]]]) -> None:
     acc = Accumulator(SPECS)
     halves = [Accumulator(SPECS), Accumulator(SPECS)]

@@ -211,6 +211,7 @@ def _peak_rss_mb(tmp: Path, n: int) -> float:
     return float(run.stderr.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_memory_flat(tmp_path: Path) -> None:
     """Four times the segments: peak RSS grows by far less than it does in memory (the text and rows, ~4x)."""
     small, large = _peak_rss_mb(tmp_path, 50_000), _peak_rss_mb(tmp_path, 200_000)

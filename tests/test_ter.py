@@ -49,12 +49,14 @@ def check_equal(hyps: list[str], refs: list[list[str]], opts: dict[str, bool], s
 
 @settings(max_examples=60, deadline=None)
 @given(data=corpus(), opts=OPTIONS)
+@pytest.mark.slow
 def test_equal_sacrebleu_every_option(data: tuple[list[str], list[list[str]]], opts: dict[str, bool]) -> None:
     check_equal(*data, opts)
 
 
 @settings(max_examples=80, deadline=None)
 @given(hyps=st.lists(SHUFFLED, min_size=1, max_size=4), data=st.data(), opts=OPTIONS)
+@pytest.mark.slow
 def test_equal_sacrebleu_with_many_shifts(hyps: list[str], data: st.DataObject, opts: dict[str, bool]) -> None:
     refs = [data.draw(st.lists(SHUFFLED, min_size=1, max_size=3)) for _ in hyps]
     check_equal(hyps, refs, opts)
@@ -67,6 +69,7 @@ def test_equal_sacrebleu_asian_and_any_text(hyps: list[str], data: st.DataObject
     check_equal(hyps, refs, opts)
 
 
+@pytest.mark.slow
 def test_beam_and_candidate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(0)
     # 50 words over 3 types: the search stops at sacreBLEU's 1000 candidates (21 edits; 18 without the cap)
@@ -160,6 +163,7 @@ def _summeval() -> tuple[list[list[str]], list[list[str]]]:
     return [[by[(s, d)]["summary"] for d in docs] for s in names], [by[(names[0], d)]["references"] for d in docs]
 
 
+@pytest.mark.slow
 def test_wmt19_and_summeval_sample() -> None:
     systems, refs = _wmt("de-en")
     check_equal(systems[0][:80], refs[:80], {}, sentences=False)

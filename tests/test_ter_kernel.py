@@ -61,6 +61,7 @@ def test_kernel_equals_reference_with_a_widened_beam(hyp: list[int], ref: list[i
 
 @settings(max_examples=100, deadline=None)
 @given(data=st.data(), n_seg=st.integers(0, 5))
+@pytest.mark.slow
 def test_kernel_takes_the_fewest_edits_over_references(data: st.DataObject, n_seg: int) -> None:
     hyps = [data.draw(WORDS) for _ in range(n_seg)]
     refs = [data.draw(st.lists(WORDS, min_size=1, max_size=3)) for _ in range(n_seg)]
@@ -68,6 +69,7 @@ def test_kernel_takes_the_fewest_edits_over_references(data: st.DataObject, n_se
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.slow
 def test_kernel_equals_reference_on_long_random_pairs(seed: int) -> None:
     rng = np.random.default_rng(seed)
     types = [3, 5, 30, 200, 4, 8][seed]

@@ -37,6 +37,7 @@ def reference(lines: list[str], tokenize: str, lowercase: bool, vocab: _text.Voc
 @pytest.mark.parametrize("lowercase", [False, True])
 @settings(max_examples=300, deadline=None)
 @given(lines=corpora)
+@pytest.mark.slow
 def test_line_encoder_equals_the_joined_text_path(tokenize: str, lowercase: bool, lines: list[str]) -> None:
     old, new = _text.vocab_new(), _text.vocab_new()
     expected = reference(lines, tokenize, lowercase, old)
@@ -47,6 +48,7 @@ def test_line_encoder_equals_the_joined_text_path(tokenize: str, lowercase: bool
 
 @settings(max_examples=200, deadline=None)
 @given(lines=corpora, lowercase=st.booleans())
+@pytest.mark.slow
 def test_line_encoder_gives_sacrebleu_tokens(lines: list[str], lowercase: bool) -> None:
     vocab = _text.vocab_new()
     tok = _get_tokenizer("13a")()

@@ -60,6 +60,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_wheel_holds_kernels_typing_files_and_package_data(wheel: Path) -> None:
     assert wheel.name.startswith(f"ngrameval-{__version__}-cp{sys.version_info[0]}{sys.version_info[1]}-")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -122,6 +123,7 @@ def _check_installed(wheel: Path, tmp: Path, borrow: bool) -> None:
     assert main(["score", str(hyp), "-r", str(ref), "-m", "bleu", "-b"]) == 0  # the in-tree kernels still load
 
 
+@pytest.mark.slow
 def test_installed_wheel_runs_without_a_compiler(wheel: Path, tmp_path: Path) -> None:
     _check_installed(wheel, tmp_path, borrow=True)
 

@@ -1,7 +1,8 @@
-"""``python -m ngrameval``."""
+"""``python -m ngrameval``: runs the command through :mod:`_ngrameval_cli`, whose handler covers the import of the
+command line (Ctrl-C then exits 130 with one line). The package itself is imported by Python before this module."""
 
 import sys
 
-from ngrameval.cli import main
+from _ngrameval_cli import main
 
 sys.exit(main())

@@ -43,7 +43,7 @@ def start(study: Path, port: int, database: str | None = None, *extra: str) -> s
         cmd += ["--database", database]
     cmd += extra
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a hang guard, not a speed requirement: a loaded machine starts slowly
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"the server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
@@ -53,7 +53,7 @@ def start(study: Path, port: int, database: str | None = None, *extra: str) -> s
         except OSError:
             time.sleep(0.1)
     proc.kill()
-    raise RuntimeError("the server did not come up in 30 s")
+    raise RuntimeError("the server did not come up in 120 s")
 
 
 def stop(proc: subprocess.Popen[bytes], kill: bool = False) -> None:

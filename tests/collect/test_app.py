@@ -61,6 +61,7 @@ def _login(client: TestClient) -> None:
     assert "Annotators" in r.text
 
 
+@pytest.mark.slow
 def test_describe_study_end_to_end(tmp_path: Path) -> None:
     client, store = _client(tmp_path)
     assert "Play segment" in client.get("/start?workerId=W1&assignmentId=A1&hitId=H1").text

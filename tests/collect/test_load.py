@@ -31,6 +31,7 @@ def _init(study: Path, url: str) -> None:
     Store(load_study(study), url).init()
 
 
+@pytest.mark.slow
 def test_crowd_of_100_over_http(tmp_path: Path, db_url: str) -> None:
     """100 annotators at once against a real uvicorn, every other POST sent twice, some giving up after being
     shown an item: exactly the acknowledged descriptions are stored, no stimulus passes its target, and every
@@ -60,6 +61,7 @@ def test_crowd_of_100_over_http(tmp_path: Path, db_url: str) -> None:
     assert sum(x == 3 for x in per) >= 60 - res.gave_up  # only the abandoned leases' stimuli may be short
 
 
+@pytest.mark.slow
 def test_kill_and_restart_keeps_acknowledged(tmp_path: Path) -> None:
     study = bench.write_load_study(tmp_path, 40)
     url = f"sqlite:///{tmp_path / 'study.db'}"

@@ -83,6 +83,7 @@ def _counting(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 # ---------------------------------------------------------------- login throttle
 
 
+@pytest.mark.slow
 def test_login_throttle_per_address_and_per_user(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     store = _store(tmp_path, db_url)
     calls = _counting(store, monkeypatch)
@@ -307,6 +308,7 @@ def test_cell_neutralises_formulas_only_in_text() -> None:
         assert cell(value) == value
 
 
+@pytest.mark.slow
 def test_exports_neutralise_formulas(tmp_path: Path, db_url: str) -> None:
     store = _store(tmp_path / "d", db_url)
     client = TestClient(create_app(store), follow_redirects=True)
@@ -347,6 +349,7 @@ def _statements(store: Store) -> list[str]:
     return seen
 
 
+@pytest.mark.slow
 def test_admin_page_queries_do_not_grow_with_annotators(tmp_path: Path, db_url: str) -> None:
     store = _store(tmp_path, db_url)
 

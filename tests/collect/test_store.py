@@ -167,6 +167,7 @@ def _crowd(store: Store, n: int, seed: int, prefix: str, give_up: float = 0.1) -
     return outcomes
 
 
+@pytest.mark.slow
 def test_crowd_of_120_never_overshoots_and_fills_everything(tmp_path: Path, db_url: str) -> None:
     clock = Clock()
     store = _store(tmp_path, db_url, clock=clock, texts=60, target=3)
@@ -224,6 +225,7 @@ def _coverage(store: Store, group: str) -> Counter[tuple[str, str]]:
     return c
 
 
+@pytest.mark.slow
 def test_squares_per_group_whatever_the_interleaving(tmp_path: Path, db_url: str) -> None:
     """Twelve experts and twelve lay judges arrive all at once, interleaved: each group's rows are 0..11 (two
     complete 6-row Williams squares of 3 systems) and each group rates every (item, system) pair equally often."""
