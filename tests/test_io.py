@@ -207,8 +207,10 @@ def test_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pyte
 
 
 SLOW_CHILD = """
-import os, sys, time
+import os, signal, sys, time
 import ngrameval.io.write as w
+for sig in (signal.SIGTERM, signal.SIGHUP):  # as started from a terminal (under nohup SIGHUP comes in ignored)
+    signal.signal(sig, signal.SIG_DFL)
 def held(fd):  # holds the write open between the temporary file and the rename, after saying so
     print("in fsync", flush=True)
     time.sleep(3600)  # ended by the test's signal
