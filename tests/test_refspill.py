@@ -166,3 +166,25 @@ def test_ctrl_c_removes_the_files(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert _ours(str(spill_root)) == []
+
+
+def test_an_interrupt_while_the_files_are_made_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C between making the directory and opening its last file (where the CLI test's signal can land)."""
+    import builtins
+
+    from ngrameval.scale import refspill
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    opened = []
+
+    def interrupted(*args: object, **kwargs: object) -> object:
+        if len(opened) == 3:
+            raise KeyboardInterrupt
+        handle = builtins.open(*args, **kwargs)  # type: ignore[call-overload]  # noqa: SIM115 - closed by the code under test
+        opened.append(handle)
+        return handle
+
+    monkeypatch.setattr(refspill, "open", interrupted, raising=False)
+    with pytest.raises(KeyboardInterrupt):
+        refspill.SpilledCounts(4)
+    assert list(tmp_path.iterdir()) == [] and all(h.closed for h in opened)

@@ -148,11 +148,18 @@ class SpilledCounts:
         try:
             for n in range(2, self.max_order + 1):
                 tok = open(self._path("tok", n), "wb")  # noqa: SIM115 - closed by close()/weights()
-                self._files.append((tok, open(self._path("cnt", n), "wb")))  # noqa: SIM115
+                try:
+                    self._files.append((tok, open(self._path("cnt", n), "wb")))  # noqa: SIM115
+                except BaseException:
+                    tok.close()
+                    raise
                 self._counts.append([])
-        except OSError as exc:
+        except BaseException as exc:  # Ctrl-C while the files are made, too: nothing is left behind
+            where = self._dir.name if self._dir else tempfile.gettempdir()
             self.close()
-            raise _disk_error(self._dir.name if self._dir else tempfile.gettempdir(), exc) from None
+            if isinstance(exc, OSError):
+                raise _disk_error(where, exc) from None
+            raise
 
     def _path(self, kind: str, n: int) -> str:
         assert self._dir is not None
