@@ -63,7 +63,10 @@ async def annotator(
 
     rng = random.Random(f"{seed}:{name}")
     acked = res.acknowledged.setdefault(name, set())
-    async with httpx.AsyncClient(base_url=url, timeout=120, follow_redirects=False) as c:
+    # An idle connection is not reused after 1 s: the server closes one after 5 s (uvicorn's keep-alive), and a
+    # client reusing it at that moment reads a closed socket (a browser retries then; httpx does not).
+    limits = httpx.Limits(keepalive_expiry=1.0)
+    async with httpx.AsyncClient(base_url=url, timeout=120, follow_redirects=False, limits=limits) as c:
         await c.get(f"/start?PROLIFIC_PID={name}&STUDY_ID=load&SESSION_ID={name}")
         k = 0
         while time.monotonic() < until and (most is None or len(acked) < most):
