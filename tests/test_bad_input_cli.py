@@ -531,8 +531,9 @@ sys.meta_path.insert(0, Hold())
     [
         ([str(Path(sys.executable).parent / "ngrameval")], "ngrameval.api"),  # the installed command: the package
         ([sys.executable, "-m", "ngrameval"], "ngrameval.cli"),  # python -m: the package is imported before __main__
+        ([sys.executable, "-m", "ngrameval"], "ngrameval.api"),  # python -m, while Python imports the package itself
     ],
-    ids=["command", "python-m"],
+    ids=["command", "python-m", "python-m-package"],
 )
 def test_ctrl_c_during_start_up_exits_130_with_one_line(tmp_path: Path, entry: list[str], held: str) -> None:
     """Issue 30: SIGINT while ``ngrameval`` is still importing (its handler in ``main`` not yet installed) exits 130

@@ -13,21 +13,35 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from ngrameval._version import __version__
-from ngrameval.api import RougeScore, Score, aev, bleu, measure, nist, rouge, score
-from ngrameval.corpus.paraphrase import ParaphraseResult, paraphrase, pinc, se
-from ngrameval.errors import (
-    ConfigError,
-    InputError,
-    InputTypeError,
-    LimitError,
-    MissingDependencyError,
-    UndefinedMetricWarning,
+
+# ``python -m ngrameval``: Python imports this package (numpy, the kernels: a second or more) before __main__ and
+# its Ctrl-C handler; a Ctrl-C meanwhile exits 130 with the command's one line, not a traceback (sys.argv[0] is
+# "-m" while Python locates the module). Imported any other way, the interrupt propagates as usual.
+_ARGV = getattr(sys, "orig_argv", [])
+_STARTING = sys.argv[:1] == ["-m"] and any(
+    a == "-mngrameval" or (a == "-m" and _ARGV[i + 1 : i + 2] == ["ngrameval"]) for i, a in enumerate(_ARGV)
 )
-from ngrameval.matrices.matrix import pairwise
-from ngrameval.metrics import BLEU, NIST, AEv, Rouge
-from ngrameval.metrics.registry import MetricSpec, parse_specs
-from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
-from ngrameval.text import Preprocess, preprocess, tokenize_lines
+try:
+    from ngrameval.api import RougeScore, Score, aev, bleu, measure, nist, rouge, score
+    from ngrameval.corpus.paraphrase import ParaphraseResult, paraphrase, pinc, se
+    from ngrameval.errors import (
+        ConfigError,
+        InputError,
+        InputTypeError,
+        LimitError,
+        MissingDependencyError,
+        UndefinedMetricWarning,
+    )
+    from ngrameval.matrices.matrix import pairwise
+    from ngrameval.metrics import BLEU, NIST, AEv, Rouge
+    from ngrameval.metrics.registry import MetricSpec, parse_specs
+    from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
+    from ngrameval.text import Preprocess, preprocess, tokenize_lines
+except KeyboardInterrupt:
+    if not _STARTING:
+        raise
+    print("ngrameval: interrupted", file=sys.stderr)
+    raise SystemExit(130) from None
 
 # Significance needs scipy (~1 s to import): loaded on first use, so that scoring starts fast. (A lazy name must
 # not be a submodule's name too: importing the submodule would shadow it.)
