@@ -1,4 +1,4 @@
-"""``ngrameval collect``: init, serve, export, admin, invite. The web dependencies are imported only when a
+"""``ngrameval collect``: init, serve, export, admin, invite, plan. The web dependencies are imported only when a
 ``collect`` command runs (``pip install 'ngrameval[collect]'``)."""
 
 from __future__ import annotations
@@ -157,6 +157,46 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Simulate designs from a pilot and print the plan; ``--write`` puts it into STUDY.toml."""
+    import tomllib
+
+    from ngrameval.io.judgments import read_judgments
+    from ngrameval.meta.plan import plan_study
+
+    try:  # the study file must be readable before minutes of simulation
+        tomllib.loads(Path(args.study).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{args.study}: {exc.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{args.study}: not a valid TOML file ({exc})") from None
+    own = args.layout == "summeval"  # SummEval's JSONL names its documents and experts itself
+    pilot = read_judgments(
+        args.pilot,
+        layout=args.layout,
+        system=args.system_column,
+        scores=[args.score_column] if args.score_column else None,
+        segment=None if own else args.segment_column,
+        judge=None if own else args.judge_column,
+        criterion=args.criterion_column,
+    )
+    plan = plan_study(
+        pilot, delta=args.delta, power=args.power, alpha=args.alpha, criterion=args.criterion,
+        max_items=args.max_items, test=args.test, n_sim=args.simulations, seed=args.seed,
+    )  # fmt: skip
+    sys.stdout.write(plan.table())
+    if args.write:
+        from ngrameval.collect.study import write_target
+
+        if plan.chosen is None:
+            raise InputError(f"{args.study}: no design reaches power {args.power:g}; nothing written")
+        c = plan.chosen
+        write_target(args.study, c.judges, f"{c.items} items x {c.judges} judges per item and system; "
+                     f"{plan.summary().split(': ', 1)[1]}")  # fmt: skip
+        print(f"wrote target = {c.judges} and the plan into {args.study}")
+    return 0
+
+
 def add_collect_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``collect`` and its subcommands on the main parser's subparsers."""
     c = sub.add_parser("collect", help="run a description, paraphrase or rating study in the browser")
@@ -222,3 +262,25 @@ def add_collect_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore
         "- reads stdin",
     )
     q.set_defaults(func=cmd_verify)
+    q = csub.add_parser(
+        "plan",
+        help="simulate designs from pilot judgments: items x judges that separate systems delta apart",
+    )
+    q.add_argument("study", help="the study definition (STUDY.toml; --write sets its [study] target)")
+    q.add_argument("--pilot", required=True, help="pilot judgments (CSV/TSV/JSONL, as `collect export` writes)")
+    q.add_argument("--delta", type=float, required=True, help="the smallest true score difference to separate")
+    q.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
+    q.add_argument("--alpha", type=float, default=0.05, help="significance level, Holm over all pairs (default 0.05)")
+    q.add_argument("--max-items", type=int, help="try no design with more items than this")
+    q.add_argument("--test", choices=("ar", "bootstrap"), default="ar", help="the analysis' test (default ar)")
+    q.add_argument("--simulations", type=int, default=400, help="simulated studies per design (default 400)")
+    q.add_argument("--seed", type=int, help="random seed (default: a fresh one, printed)")
+    q.add_argument("--criterion", help="the criterion to plan for, when the pilot has several")
+    q.add_argument("--layout", default="auto", help="pilot layout: auto, long, wide, summeval ... (default auto)")
+    q.add_argument("--system-column", default="system", help="pilot column naming the system (default system)")
+    q.add_argument("--segment-column", default="segment", help="pilot column naming the item (default segment)")
+    q.add_argument("--judge-column", default="judge", help="pilot column naming the judge (default judge)")
+    q.add_argument("--score-column", help="pilot score column (default score)")
+    q.add_argument("--criterion-column", help="pilot column naming the criterion (long layout, e.g. criterion)")
+    q.add_argument("--write", action="store_true", help="write target (judges per item) and the plan into STUDY.toml")
+    q.set_defaults(func=cmd_plan)

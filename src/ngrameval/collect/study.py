@@ -57,6 +57,9 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
 from __future__ import annotations
 
 import csv
+import os
+import re
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -597,3 +600,62 @@ def load_study(path: str | Path) -> Study:
         alpha=alpha,
         quality=rules,
     )
+
+
+_TABLE = re.compile(r"^\s*\[")
+_STUDY = re.compile(r"^\s*\[\s*study\s*\]\s*(#.*)?$")
+_TARGET = re.compile(r"^\s*target\s*=")
+PLAN_COMMENT = "# ngrameval collect plan:"
+
+
+def write_target(path: str | Path, target: int, note: str) -> None:
+    """Set ``target`` in ``path``'s ``[study]`` table to ``target`` with a comment line ``# ngrameval collect plan:
+    note`` above it (replacing an earlier plan's line), every other byte of the file unchanged. The new text must
+    parse to the old tables with only ``study.target`` changed, else nothing is written; it replaces the file
+    atomically (a temporary file in the same directory, then a rename), keeping its permissions."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+        text = data.decode("utf-8")
+        before = tomllib.loads(text)
+    except OSError as exc:
+        raise StudyError(f"{p}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise StudyError(f"{p}: not valid UTF-8 ({exc.reason})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise StudyError(f"{p}: not valid TOML ({exc})") from None
+    if "\n" in note or "\r" in note:
+        raise StudyError(f"{p}: the plan note must be one line")
+    lines = text.splitlines(keepends=True)
+    head = next((k for k, line in enumerate(lines) if _STUDY.match(line)), None)
+    if head is None or not isinstance(before.get("study"), dict):
+        raise StudyError(f"{p}: no [study] table to write the plan into")
+    end = next((k for k in range(head + 1, len(lines)) if _TABLE.match(lines[k])), len(lines))
+    eol = "\r\n" if lines[head].endswith("\r\n") else "\n"
+    body = [(k, line) for k, line in enumerate(lines[head + 1 : end], head + 1)]
+    drop = {k for k, line in body if line.startswith(PLAN_COMMENT) or _TARGET.match(line)}
+    keys = [k for k, line in body if line.strip() and not line.lstrip().startswith("#")]
+    at = min(drop) if drop else (max(keys) + 1 if keys else head + 1)
+    if at > 0 and not lines[at - 1].endswith(("\n", "\r")):
+        lines[at - 1] += eol  # the table's last line ended the file without a newline
+    new = [f"{PLAN_COMMENT} {note}{eol}", f"target = {int(target)}{eol}"]
+    out = "".join([*(x for k, x in enumerate(lines[:at]) if k not in drop), *new,
+                   *(x for k, x in enumerate(lines[at:], at) if k not in drop)])  # fmt: skip
+    expected = {**before, "study": {**before["study"], "target": int(target)}}
+    try:
+        after = tomllib.loads(out)
+    except tomllib.TOMLDecodeError:
+        after = None
+    if after != expected:
+        raise StudyError(f"{p}: cannot place 'target' in [study] safely (edit the file by hand: target = {target})")
+    tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        tmp.write_bytes(out.encode("utf-8"))
+        os.chmod(tmp, p.stat().st_mode & 0o7777)
+        os.replace(tmp, p)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise StudyError(f"{p}: cannot write the plan ({exc.strerror})") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
