@@ -113,7 +113,7 @@ def test_bundled_pilot_plans_studies_drawn_from_all_100_documents() -> None:
     for line in FULL.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
         full.setdefault(r["system"], {})[r["doc_id"]] = r[CRITERION]
-    systems, docs, _ = _sample()  # the pilot: the bundled first 20 documents
+    _, docs, _ = _sample()  # the pilot: the bundled first 20 documents
     every = sorted(full["M0"])
     got, planned = [], []
     for k, pick in enumerate([("M10", "M5", "M8"), ("M10", "M15", "M9"), ("M0", "M14", "M5"), ("M10", "M8", "M9")]):
