@@ -191,8 +191,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if plan.chosen is None:
             raise InputError(f"{args.study}: no design reaches power {args.power:g}; nothing written")
         c = plan.chosen
-        write_target(args.study, c.judges, f"{c.items} items x {c.judges} judges per item and system; "
-                     f"{plan.summary().split(': ', 1)[1]}")  # fmt: skip
+        write_target(args.study, c.judges, plan.summary().split(": ", 1)[1])
         print(f"wrote target = {c.judges} and the plan into {args.study}")
     return 0
 

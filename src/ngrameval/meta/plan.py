@@ -313,7 +313,8 @@ def plan_study(
     Either ``pilot`` judgments (noise from :func:`pilot_noise`, as many systems as the pilot has) or stated
     ``judge_sd`` and ``item_sd`` (given, they override the pilot's). The true means are ``means`` if given
     (``delta`` then only labels the plan), else ``n_systems`` (default: the pilot's) spaced ``delta`` apart.
-    ``items`` defaults to a grid up to ``max_items``; with ``latin`` the item counts are rounded up to multiples
+    ``items`` defaults to a grid up to ``max_items``, refined between the last item count below the target power
+    and the first reaching it; with ``latin`` the item counts are rounded up to multiples
     of the number of systems (the Latin-square size). ``seed`` (``None``: a fresh one, reported) seeds a numpy
     Generator; the designs are simulated in order from it.
     """
@@ -369,13 +370,22 @@ def plan_study(
     rng = np.random.default_rng(used_seed)
     n_pairs = len(mu) * (len(mu) - 1) // 2
     b = n_resamples or default_resamples(n_pairs, alpha)
-    designs = []
+    designs: list[DesignPower] = []
+
+    def run(n: int, k: int) -> DesignPower:
+        pw, se = simulate_power(mu, j_sd, i_sd, n, k, alpha=alpha, test=test, n_sim=n_sim, n_resamples=b, rng=rng,
+                                cov=cov)  # fmt: skip
+        designs.append(DesignPower(n, k, square, n * k * len(mu), pw, se))
+        return designs[-1]
+
     for k in sorted(set(judges)):
-        for n in grid:
-            pw, se = simulate_power(
-                mu, j_sd, i_sd, n, k, alpha=alpha, test=test, n_sim=n_sim, n_resamples=b, rng=rng, cov=cov
-            )
-            designs.append(DesignPower(n, k, square, n * k * len(mu), pw, se))
+        tried = [run(n, k) for n in grid]
+        first = next((t for t, d in enumerate(tried) if d.power >= power), None)
+        if not items and first:  # refine the default grid between the last miss and the first hit
+            step = square or 1
+            lo, hi = tried[first - 1].items, tried[first].items
+            for n in sorted({lo + (hi - lo) * q // 5 // step * step for q in range(1, 5)} - {lo, hi}):
+                run(n, k)
     designs.sort(key=lambda d: (d.judgments, d.judges))
     reach = [d for d in designs if d.power >= power]
     return StudyPlan(
