@@ -57,6 +57,7 @@ _LAZY = {
     "mqm_segment_scores": "ngrameval.meta.mqm",
     "bradley_terry": "ngrameval.meta.bradley_terry",
     "sequential_status": "ngrameval.meta.sequential",
+    "plan_study": "ngrameval.meta.plan",
 }
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from ngrameval.meta.mqm import mqm_segment_scores
     from ngrameval.meta.mtme import pairwise_accuracy, tie_calibrated
     from ngrameval.meta.mtme_sets import assign_ranks
+    from ngrameval.meta.plan import plan_study
     from ngrameval.meta.sequential import sequential_status
     from ngrameval.meta.significance import Comparison, compare, paired_test
     from ngrameval.meta.spa import soft_pairwise_accuracy
@@ -170,6 +172,7 @@ __all__ = [
     "paraphrase",
     "parse_specs",
     "pinc",
+    "plan_study",
     "preprocess",
     "rouge",
     "score",

@@ -360,7 +360,8 @@ def plan_study(
     if max_items is not None:
         if max_items < 2:
             raise InputError(f"max_items must be at least 2, got {max_items}")
-        grid = [n for n in grid if n <= max_items] or [max_items]
+        top = max_items // square * square if square and max_items >= square else max_items
+        grid = sorted({n for n in grid if n <= max_items} | ({top} if not items else set()))
     if grid[0] < 2:
         raise InputError(f"items must be at least 2, got {grid[0]}")
     cov = None
