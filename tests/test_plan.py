@@ -267,3 +267,14 @@ def test_pilot_bad_input() -> None:
         pilot_noise([Judgment("a", None, None, "q", 1.0, 3, "p.csv")])
     with pytest.raises(InputError, match="several criteria"):
         pilot_noise([Judgment("a", "1", None, "q", 1.0, 1), Judgment("b", "1", None, "r", 1.0, 1)])
+
+
+def test_write_refuses_a_study_table_it_cannot_edit_in_place(tmp_path: Path) -> None:
+    from ngrameval.collect.study import StudyError, write_target
+
+    study = tmp_path / "STUDY.toml"
+    for text in ('study.name = "x"\nstudy.kind = "rate"\n', '[study]\nname = """\n[x]\n"""\nkind = "rate"\n'):
+        study.write_text(text, encoding="utf-8")
+        with pytest.raises(StudyError, match=r"STUDY.toml: (no \[study\] table|cannot place 'target')"):
+            write_target(study, 2, "note")
+        assert study.read_text(encoding="utf-8") == text and list(tmp_path.iterdir()) == [study]
