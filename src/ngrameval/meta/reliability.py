@@ -11,7 +11,9 @@ here by EM on the marginal likelihood (the paper's EM variant; no Beta/Dirichlet
 
 Rater model (the two-way additive model of score calibration, e.g. Paul 1981; WMT's z-scores remove only each
 rater's location and scale): ``x_ij = mu_i + b_j + e_ij`` with ``e_ij ~ N(0, sigma_j^2)``, the biases summing to
-zero. Fitted by alternating weighted least squares: ``mu_i`` the mean of ``x_ij - b_j`` weighted by
+zero within each connected set of raters (raters linked through shared items; between two sets that share no
+item, a difference of bias cannot be told from a difference of the items). A rater's noise is identified only
+where items are seen by at least three raters: with two, both share the residual equally. Fitted by alternating weighted least squares: ``mu_i`` the mean of ``x_ij - b_j`` weighted by
 ``1 / sigma_j^2`` (the consensus), ``b_j`` the mean of ``x_ij - mu_i``, and ``sigma_j^2`` the mean over the
 rater's items of ``r_ij^2 + 1 / W_i`` (``W_i`` the item's total weight: the residual against a consensus that
 contains the rater's own score is smaller by the consensus' variance ``1 / W_i``, which this adds back).
@@ -137,8 +139,9 @@ def majority(answers: ArrayLike, n_labels: int | None = None) -> NDArray[np.int6
 @dataclass(frozen=True)
 class RaterModel:
     """The additive rater model's fit: ``consensus[i]`` = mu_i (the item's score with every rater's bias removed,
-    raters weighted by 1 / noise^2), ``bias[j]`` = b_j (summing to 0), ``noise[j]`` = sigma_j, ``weight[j]`` =
-    1 / sigma_j^2 normalised to mean 1 over the raters, ``counts[j]`` scores of the rater, ``iterations``."""
+    raters weighted by 1 / noise^2), ``bias[j]`` = b_j (summing to 0 within each of the ``group[j]`` connected
+    sets of raters), ``noise[j]`` = sigma_j, ``weight[j]`` = 1 / sigma_j^2 normalised to mean 1 over the
+    raters, ``counts[j]`` scores of the rater, ``iterations``."""
 
     consensus: NDArray[np.float64]
     bias: NDArray[np.float64]
@@ -146,6 +149,7 @@ class RaterModel:
     weight: NDArray[np.float64]
     counts: NDArray[np.int64]
     iterations: int
+    group: NDArray[np.int64]
 
 
 def rater_model(
@@ -180,6 +184,17 @@ def rater_model(
     counts = np.bincount(rt, minlength=n_raters)
     if (counts == 0).any() or (np.bincount(it_, minlength=n_items) == 0).any():
         raise InputError("items, raters: every code 0..n-1 must occur")
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    # raters and items as one graph (raters first): connected sets of raters fix their biases' sum
+    graph = coo_matrix((np.ones(len(x)), (rt, n_raters + it_)), shape=(n_raters + n_items,) * 2)
+    _, comp = connected_components(graph, directed=False)
+    group = np.unique(comp[:n_raters], return_inverse=True)[1].astype(np.int64)
+    n_groups = int(group.max()) + 1
+    group_size = np.bincount(group, minlength=n_groups)
+    item_group = np.empty(n_items, dtype=np.int64)
+    item_group[it_] = group[rt]
     scale = float(x.std()) or 1.0
     floor = (min_noise * scale) ** 2
     bias = np.zeros(n_raters)
@@ -192,9 +207,9 @@ def rater_model(
         big_w = np.bincount(it_, w, n_items)
         mu_new = np.bincount(it_, w * (x - bias[rt]), n_items) / big_w
         bias_new = np.bincount(rt, x - mu_new[it_], n_raters) / counts
-        shift = bias_new.mean()
-        bias_new -= shift  # biases sum to 0; mu + b is unchanged
-        mu_new += shift
+        shift = np.bincount(group, bias_new, n_groups) / group_size
+        bias_new -= shift[group]  # biases sum to 0 in each connected set; mu + b is unchanged
+        mu_new += shift[item_group]
         resid = x - mu_new[it_] - bias_new[rt]
         var_new = np.maximum(np.bincount(rt, resid**2 + 1.0 / big_w[it_], n_raters) / counts, floor)
         moved = max(
@@ -206,7 +221,7 @@ def rater_model(
         if moved <= tol * scale:
             break
     inv = 1.0 / var
-    return RaterModel(mu, bias, np.sqrt(var), inv / inv.mean(), counts.astype(np.int64), done)
+    return RaterModel(mu, bias, np.sqrt(var), inv / inv.mean(), counts.astype(np.int64), done, group)
 
 
 @dataclass(frozen=True)
