@@ -94,9 +94,7 @@ def test_rater_model_bias_only() -> None:
 
 def test_rater_model_disconnected_raters() -> None:
     """Raters 0, 1 share items 0, 1; raters 2, 3 share item 2: two sets, biases centred in each."""
-    fit = rater_model(
-        np.array([0, 1, 0, 1, 2, 2]), np.array([0, 0, 1, 1, 2, 3]), np.array([1.0, 5, 3, 7, 10, 14])
-    )
+    fit = rater_model(np.array([0, 1, 0, 1, 2, 2]), np.array([0, 0, 1, 1, 2, 3]), np.array([1.0, 5, 3, 7, 10, 14]))
     assert fit.group.tolist() == [0, 0, 1, 1]
     assert fit.bias == pytest.approx([-1.0, 1.0, -2.0, 2.0])
     assert fit.consensus == pytest.approx([2.0, 6.0, 12.0])

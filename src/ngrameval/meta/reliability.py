@@ -9,14 +9,16 @@ probability ``1 - theta_j`` (``S_ij = 1``) and then draws the answer from their 
 here by EM on the marginal likelihood (the paper's EM variant; no Beta/Dirichlet priors, but a pseudo-count
 ``smoothing`` keeps every estimate inside (0, 1)), from several random starts, keeping the best likelihood.
 
-Rater model (the two-way additive model of score calibration, e.g. Paul 1981; WMT's z-scores remove only each
-rater's location and scale): ``x_ij = mu_i + b_j + e_ij`` with ``e_ij ~ N(0, sigma_j^2)``, the biases summing to
-zero within each connected set of raters (raters linked through shared items; between two sets that share no
-item, a difference of bias cannot be told from a difference of the items). A rater's noise is identified only
-where items are seen by at least three raters: with two, both share the residual equally. Fitted by alternating weighted least squares: ``mu_i`` the mean of ``x_ij - b_j`` weighted by
-``1 / sigma_j^2`` (the consensus), ``b_j`` the mean of ``x_ij - mu_i``, and ``sigma_j^2`` the mean over the
-rater's items of ``r_ij^2 + 1 / W_i`` (``W_i`` the item's total weight: the residual against a consensus that
-contains the rater's own score is smaller by the consensus' variance ``1 / W_i``, which this adds back).
+Rater model (the two-way additive items x raters model without interaction; WMT's z-scores, by contrast,
+remove each rater's location and scale over their own items, whatever those items were):
+``x_ij = mu_i + b_j + e_ij`` with ``e_ij ~ N(0, sigma_j^2)``, the biases summing to zero within each connected
+set of raters (raters linked through shared items; between two sets that share no item, a difference of bias
+cannot be told from a difference of the items). A rater's noise is identified only where items are seen by at
+least three raters: with two, both share the residual equally. Fitted by alternating weighted least squares:
+``mu_i`` the mean of ``x_ij - b_j`` weighted by ``1 / sigma_j^2`` (the consensus), ``b_j`` the mean of
+``x_ij - mu_i``, and ``sigma_j^2`` the mean over the rater's items of ``r_ij^2 + 1 / W_i`` (``W_i`` the item's
+total weight: the residual against a consensus that contains the rater's own score is smaller by the
+consensus' variance ``1 / W_i``, which this adds back).
 """
 
 from __future__ import annotations

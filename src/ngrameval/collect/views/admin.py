@@ -142,7 +142,7 @@ async def invites(request: Request) -> Response:
 
 async def export_csv(request: Request) -> Response:
     """One of the study's CSV exports, pseudonymous unless ``?raw=1``; judgments.csv and judges.csv take
-    ``?weight=reliability`` and ``?min_reliability=X`` as ``collect export`` takes ``--weight``/``--min-reliability``."""
+    ``?weight=reliability`` and ``?min_reliability=X`` (as ``collect export --weight``, ``--min-reliability``)."""
     await admin_required(request)
     here = site(request)
     store = here.store
