@@ -104,8 +104,8 @@ def mace(
             # P(A = a | T = t) for every answer and every t: theta [a = t] + (1 - theta) xi(a)
             spam = (1 - theta[ann_idx]) * xi[ann_idx, lab]
             like = onehot * theta[ann_idx, None] + spam[:, None]
-            logp = np.zeros((n_items, k))
-            np.add.at(logp, item_idx, np.log(like))
+            loglike = np.log(like)
+            logp = np.stack([np.bincount(item_idx, loglike[:, t], n_items) for t in range(k)], axis=1)
             top = logp.max(axis=1, keepdims=True)
             joint = np.exp(logp - top)
             norm = joint.sum(axis=1, keepdims=True)
@@ -114,8 +114,7 @@ def mace(
             # expected "knew the label" per answer: P(T = a | .) theta / (theta + (1 - theta) xi(a))
             know = post[item_idx, lab] * theta[ann_idx] / (theta[ann_idx] + spam)
             theta = (np.bincount(ann_idx, know, n_ann) + smoothing) / (per_ann + 2 * smoothing)
-            counts = np.zeros((n_ann, k))
-            np.add.at(counts, (ann_idx, lab), 1.0 - know)
+            counts = np.bincount(ann_idx * k + lab, 1.0 - know, n_ann * k).reshape(n_ann, k)
             xi = (counts + smoothing) / (counts.sum(axis=1, keepdims=True) + k * smoothing)
             xi = np.where(np.isfinite(xi), xi, 1.0 / k)
             if ll - prev < tol:
