@@ -26,6 +26,17 @@ def _store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return Store(study, args.database)
 
 
+def _non_negative(text: str) -> float:
+    """A finite number >= 0 (``--min-reliability``)."""
+    try:
+        x = float(text)
+    except ValueError:
+        x = -1.0
+    if not 0 <= x < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return x
+
+
 def _password(args: argparse.Namespace) -> str:
     if args.password_file:
         try:
@@ -96,8 +107,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     store = _store(args)
     store.init()
-    for path in export_all(store, Path(args.out), args.raw_ids, args.datasheet):
+    weight = args.weight == "reliability"
+    for path in export_all(store, Path(args.out), args.raw_ids, args.datasheet, weight, args.min_reliability):
         print(path)
+    if args.min_reliability is not None:
+        below = args.min_reliability
+        print(f"judges with reliability weight below {below} left out of judgments.csv (judges.csv: dropped)")
     return 0
 
 
@@ -244,6 +259,17 @@ def add_collect_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore
     q.add_argument("--raw-ids", action="store_true", help="the platforms' worker ids instead of pseudonyms")
     q.add_argument(
         "--datasheet", action="store_true", help="also datasheet.json: design, judges, controls, payment, dates (HEDS)"
+    )
+    q.add_argument(
+        "--weight",
+        choices=["reliability"],
+        help="add a column weight to judgments.csv: the judge's 1/noise^2 on that criterion, normalised to mean 1",
+    )
+    q.add_argument(
+        "--min-reliability",
+        type=_non_negative,
+        metavar="X",
+        help="leave out of judgments.csv the judges whose mean reliability weight is below X (1 = an average judge)",
     )
     q.set_defaults(func=cmd_export)
     q = csub.add_parser("backup", help="copy a SQLite study database safely while it is served")

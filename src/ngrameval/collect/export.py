@@ -76,15 +76,87 @@ def descriptions_csv(store: Store, raw_ids: bool = False) -> str:
 
 
 @dataclass(frozen=True)
+class Reliability:
+    """One judge's reliability estimates (:mod:`ngrameval.meta.reliability`), averaged over the criteria:
+    ``bias`` and ``noise`` of the additive rater model (noise: root mean square over criteria), ``weight`` the
+    mean normalised 1 / noise^2 (1 is an average judge; what ``--min-reliability`` compares with),
+    ``competence`` MACE's theta on Likert criteria (None: no Likert criterion)."""
+
+    bias: float
+    noise: float
+    weight: float
+    competence: float | None = None
+
+
+@dataclass(frozen=True)
 class JudgeSummary:
     judge: str
     group: str
     check: quality.JudgeCheck
+    reliability: Reliability | None = None
 
 
-def judgments(store: Store, raw_ids: bool = False) -> tuple[str, list[JudgeSummary]]:
-    """(the long judgments CSV, per-judge checks). Rows are the normal trials (controls are left out; they
-    inform the checks); ``z`` is the judge's z-score of the score over their normal trials of that criterion."""
+Record = tuple[str, str, str, float]  # (judge, system, segment, score) of one normal trial and criterion
+
+
+def sig(x: float) -> float:
+    """``x`` to 6 significant digits (a weight can be 1e-12 beside 1.5: rounding to places would make it 0)."""
+    return float(f"{x:.6g}")
+
+
+Fit = dict[str, tuple[float, float, float, float | None]]  # judge -> (bias, noise, weight, competence)
+
+
+def reliabilities(fits: dict[str, Fit]) -> dict[str, Reliability]:
+    """Judge -> :class:`Reliability`, from criterion -> :func:`fit_criterion`."""
+    per: dict[str, list[tuple[float, float, float, float | None]]] = defaultdict(list)
+    for fit in fits.values():
+        for judge, f in fit.items():
+            per[judge].append(f)
+    out = {}
+    for judge, fs in per.items():
+        comps = [c for *_, c in fs if c is not None]
+        out[judge] = Reliability(
+            round(sum(f[0] for f in fs) / len(fs), 6),
+            round((sum(f[1] ** 2 for f in fs) / len(fs)) ** 0.5, 6),
+            sig(sum(f[2] for f in fs) / len(fs)),
+            round(sum(comps) / len(comps), 6) if comps else None,
+        )
+    return out
+
+
+def fit_criterion(recs: list[Record], points: int | None, seed: int = 0) -> Fit:
+    """Judge -> (bias, noise, weight, competence) on one criterion's normal trials: the rater model
+    (item = system and segment), and MACE when ``points`` (a Likert criterion) makes scores 1..points labels."""
+    import numpy as np
+
+    from ngrameval.meta.reliability import mace, rater_model
+
+    judges = list(dict.fromkeys(r[0] for r in recs))
+    items = list(dict.fromkeys((r[1], r[2]) for r in recs))
+    jx = {j: k for k, j in enumerate(judges)}
+    ix = {it: k for k, it in enumerate(items)}
+    ii = np.array([ix[r[1], r[2]] for r in recs], dtype=np.int64)
+    jj = np.array([jx[r[0]] for r in recs], dtype=np.int64)
+    xs = np.array([r[3] for r in recs], dtype=float)
+    m = rater_model(ii, jj, xs)
+    comp: list[float | None] = [None] * len(judges)
+    labels = np.rint(xs).astype(np.int64) - 1
+    if points and points >= 2 and (labels >= 0).all() and (labels < points).all() and np.allclose(labels + 1, xs):
+        answers = np.full((len(items), len(judges)), -1, dtype=np.int64)
+        answers[ii, jj] = labels
+        comp = [float(c) for c in mace(answers, points, seed=seed).competence]
+    return {j: (float(m.bias[k]), float(m.noise[k]), float(m.weight[k]), comp[k]) for k, j in enumerate(judges)}
+
+
+def judgments(
+    store: Store, raw_ids: bool = False, weight: bool = False, min_reliability: float | None = None
+) -> tuple[str, list[JudgeSummary]]:
+    """(the long judgments CSV, per-judge checks and reliability). Rows are the normal trials (controls are left
+    out; they inform the checks); ``z`` is the judge's z-score of the score over their normal trials of that
+    criterion. ``weight``: a last column ``weight``, the judge's 1 / noise^2 on that criterion normalised to
+    mean 1 over the judges (:func:`ngrameval.meta.reliability.rater_model`); ``min_reliability``: leave out the
+    rows of judges whose :attr:`Reliability.weight` is below it (their judges.csv rows stay, marked)."""
     rows = store.ratings()
     names = {a.id: worker(store, a, raw_ids) for _, _, a in rows}
     groups = {a.id: a.group for _, _, a in rows}
@@ -95,11 +167,21 @@ def judgments(store: Store, raw_ids: bool = False) -> tuple[str, list[JudgeSumma
         if t.kind == "normal":
             normal[names[a.id], r.criterion].append(r.score)
     moments = {k: quality.z_scores({"_": v})["_"] for k, v in normal.items()}
-    out: list[list[Any]] = [list(JUDGMENT_COLUMNS)]
+    recs: dict[str, list[Record]] = defaultdict(list)
     for t, r, a in rows:
-        if t.kind != "normal":
+        if t.kind == "normal":
+            recs[r.criterion].append((names[a.id], t.system, t.item, r.score))
+    likert = {c.name: c.points for c in store.study.criteria if c.scale == "likert"}
+    fits = {c: fit_criterion(rs, likert.get(c)) for c, rs in recs.items()}
+    rel = reliabilities(fits)
+    crit_weight = {(j, c): f[2] for c, fit in fits.items() for j, f in fit.items()}
+    dropped = {j for j, x in rel.items() if min_reliability is not None and x.weight < min_reliability}
+    out: list[list[Any]] = [[*JUDGMENT_COLUMNS, *(["weight"] if weight else [])]]
+    for t, r, a in rows:
+        if t.kind != "normal" or names[a.id] in dropped:
             continue
         mean, sd = moments[names[a.id], r.criterion]
+        extra = [sig(crit_weight[names[a.id], r.criterion])] if weight else []
         out.append(
             [
                 t.system,
@@ -110,6 +192,7 @@ def judgments(store: Store, raw_ids: bool = False) -> tuple[str, list[JudgeSumma
                 r.score,
                 round(quality.z(r.score, mean, sd), 6),
                 t.tier,
+                *extra,
             ]
         )
     checks: dict[str, list[quality.JudgeCheck]] = defaultdict(list)
@@ -117,30 +200,27 @@ def judgments(store: Store, raw_ids: bool = False) -> tuple[str, list[JudgeSumma
         for j, (rep, kn, bad) in quality.pairs_by_judge(crit_rows).items():
             checks[j].append(quality.judge_check(rep, kn, bad, store.study.alpha))
     judge_groups = {names[k]: g for k, g in groups.items()}
-    summaries = [JudgeSummary(j, judge_groups[j], cs[0]) for j, cs in checks.items()]
+    summaries = [JudgeSummary(j, judge_groups[j], cs[0], rel.get(j)) for j, cs in checks.items()]
     return _csv(out), summaries
 
 
-def judges_csv(summaries: list[JudgeSummary]) -> str:
+def judges_csv(summaries: list[JudgeSummary], min_reliability: float | None = None) -> str:
     """Per-judge consistency: repeats, known answers, the bad-reference test (p, flag, and whether the judge had
-    enough non-zero pairs for the test to reach its level)."""
+    enough non-zero pairs for the test to reach its level); reliability: ``bias``, ``noise``, ``weight`` and
+    (Likert criteria) MACE's ``competence`` (:class:`Reliability`); with ``min_reliability``, ``dropped``: the
+    judge's weight is below it and their judgments were left out of judgments.csv."""
     head = ["judge", "group", "repeat_diff", "known_error", "bad_pairs", "bad_p", "flagged", "decisive"]
-    return _csv(
-        [head]
-        + [
-            [
-                s.judge,
-                s.group,
-                s.check.repeat_diff,
-                s.check.known_error,
-                s.check.bad_pairs,
-                s.check.bad_p,
-                s.check.flagged,
-                s.check.decisive,
-            ]
-            for s in summaries
-        ]
-    )
+    head += ["bias", "noise", "weight", "competence", *(["dropped"] if min_reliability is not None else [])]
+    body = []
+    for s in summaries:
+        r = s.reliability
+        row = [s.judge, s.group, s.check.repeat_diff, s.check.known_error, s.check.bad_pairs, s.check.bad_p]
+        row += [s.check.flagged, s.check.decisive]
+        row += [r.bias, r.noise, r.weight, r.competence] if r else [None] * 4
+        if min_reliability is not None:
+            row.append(r is not None and r.weight < min_reliability)
+        body.append(row)
+    return _csv([head, *body])
 
 
 def outputs(store: Store) -> dict[str, str]:
@@ -212,9 +292,17 @@ def annotator_json(store: Store, aid: int) -> str:
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
-def export_all(store: Store, out: Path, raw_ids: bool = False, datasheet: bool = False) -> list[Path]:
+def export_all(
+    store: Store,
+    out: Path,
+    raw_ids: bool = False,
+    datasheet: bool = False,
+    weight: bool = False,
+    min_reliability: float | None = None,
+) -> list[Path]:
     """Write every export of the study into directory ``out`` (atomically, file by file); the paths written.
-    ``datasheet``: also ``datasheet.json`` (:mod:`ngrameval.collect.datasheet`)."""
+    ``datasheet``: also ``datasheet.json`` (:mod:`ngrameval.collect.datasheet`); ``weight`` and
+    ``min_reliability`` as :func:`judgments` takes them."""
     out.mkdir(parents=True, exist_ok=True)
     files = {"ledger.csv": ledger_csv(store, raw_ids), "assignments.csv": assignments_csv(store, raw_ids)}
     if datasheet:
@@ -222,9 +310,9 @@ def export_all(store: Store, out: Path, raw_ids: bool = False, datasheet: bool =
 
         files["datasheet.json"] = datasheet_json(store)
     if store.study.rating:
-        text, summaries = judgments(store, raw_ids)
+        text, summaries = judgments(store, raw_ids, weight, min_reliability)
         files["judgments.csv"] = text
-        files["judges.csv"] = judges_csv(summaries)
+        files["judges.csv"] = judges_csv(summaries, min_reliability)
         files.update({f"outputs/{k}": v for k, v in outputs(store).items()})
     else:
         files["descriptions.csv"] = descriptions_csv(store, raw_ids)

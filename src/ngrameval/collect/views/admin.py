@@ -141,18 +141,21 @@ async def invites(request: Request) -> Response:
 
 
 async def export_csv(request: Request) -> Response:
-    """One of the study's CSV exports, pseudonymous unless ``?raw=1``."""
+    """One of the study's CSV exports, pseudonymous unless ``?raw=1``; judgments.csv and judges.csv take
+    ``?weight=reliability`` and ``?min_reliability=X`` (as ``collect export --weight``, ``--min-reliability``)."""
     await admin_required(request)
     here = site(request)
     store = here.store
     name = request.path_params["name"]
     raw = request.query_params.get("raw") == "1"
+    weight = request.query_params.get("weight") == "reliability"
+    floor = reliability_floor(request.query_params.get("min_reliability"))
     if name == "descriptions.csv":
         body = export.descriptions_csv(store, raw)
     elif name == "judgments.csv":
-        body = export.judgments(store, raw)[0]
+        body = export.judgments(store, raw, weight, floor)[0]
     elif name == "judges.csv" and here.study.rating:
-        body = export.judges_csv(export.judgments(store, raw)[1])
+        body = export.judges_csv(export.judgments(store, raw, weight, floor)[1], floor)
     elif name == "ledger.csv":
         body = export.ledger_csv(store, raw)
     elif name == "assignments.csv":
@@ -164,6 +167,19 @@ async def export_csv(request: Request) -> Response:
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
+
+
+def reliability_floor(text: str | None) -> float | None:
+    """``?min_reliability=``: a finite number >= 0, or absent."""
+    if text is None:
+        return None
+    try:
+        x = float(text)
+    except ValueError:
+        x = -1.0
+    if not 0 <= x < float("inf"):
+        raise BadRequest("min_reliability: a number >= 0")
+    return x
 
 
 async def annotator_export(request: Request) -> Response:
