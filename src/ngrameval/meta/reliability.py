@@ -168,7 +168,7 @@ def rater_model(
     ``min_noise`` (times the spread) floors sigma so that a rater who agrees exactly cannot take all the weight.
 
     >>> m = rater_model([0, 1, 0, 1], [0, 0, 1, 1], [0.0, 2.0, 2.0, 0.0])
-    >>> m.consensus.tolist(), m.bias.tolist(), [round(x * x, 6) for x in m.noise]
+    >>> m.consensus.tolist(), m.bias.tolist(), [round(float(x * x), 6) for x in m.noise]
     ([1.0, 1.0], [0.0, 0.0], [2.0, 2.0])
     """
     it_ = np.asarray(items)
