@@ -70,6 +70,7 @@ def _piped(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([NGRAMEVAL, *argv], capture_output=True, timeout=300, check=False)
 
 
+@pytest.mark.slow  # three runs of a 10,000-resample comparison
 def test_a_bar_on_a_terminal_and_none_on_a_pipe_or_with_q(long_compare: list[str]) -> None:
     status, out, err = _on_terminal(long_compare)
     assert status == 0, err

@@ -51,6 +51,7 @@ def test_spa_and_p_values_equal_mt_metrics_eval(entry: dict) -> None:
         assert got.pairs == len(human) * (len(human) - 1) // 2
 
 
+@pytest.mark.slow  # 5-9 s a set: thousands of resamples, as mt-metrics-eval draws them
 @pytest.mark.parametrize("entry", GOLD["sets"], ids=lambda e: f"{e['set']}-{e['criterion']}")
 def test_spa_permutation_test_equals_mt_metrics_eval(entry: dict) -> None:
     human = _matrix(FILES[entry["set"]], entry["criterion"])
