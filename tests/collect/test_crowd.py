@@ -18,6 +18,7 @@ from collect.collect_studies import write_study
 from collect.test_app import TestClient, _field
 from ngrameval.cli import main
 from ngrameval.collect.app import create_app
+from ngrameval.collect.datasheet import datasheet
 from ngrameval.collect.store import Store
 from ngrameval.collect.study import StudyError, load_study
 
@@ -421,6 +422,14 @@ def test_attention_checks_gate_a_describe_study(tmp_path: Path, db_url: str) -> 
     assert store.counts()["stimuli"] == 8
     assert {s.key for _, s, _ in store.descriptions()} <= {f"t{i}" for i in range(8)}
     assert len(store.descriptions(controls=True)) == len(store.descriptions()) + 3 + 2
+    # the datasheet reports the attention checks as the app applied them: one judge passed, one failed
+    sheet = datasheet(store)
+    assert sheet["design"]["controls"]["attention_checks"] == 3
+    judges = sheet["design"]["controls"]["judges"]
+    assert (judges["checked"], judges["passed"], judges["failed"], judges["undecided"]) == (2, 1, 1, 0)
+    assert judges["test"] == "keywords against the gold answers >= 0.5"
+    assert sheet["responses"]["descriptions"] == len(store.descriptions()) == 8 + 2
+    assert sheet["evaluators"]["training"] == {"failed": 1, "passed": 1}
 
 
 def test_admin_flags_copies_and_other_languages(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import warnings
 from pathlib import Path
@@ -116,7 +117,12 @@ def test_da_reliability_in_admin_and_export(tmp_path: Path, db_url: str) -> None
     # the CLI writes the same
     out = tmp_path / "out"
     args = ["collect", "export", str(store.study.path), "--database", db_url, "--out", str(out)]
-    assert main([*args, "--weight", "reliability", "--min-reliability", str(floor)]) == 0
+    assert main([*args, "--weight", "reliability", "--min-reliability", str(floor), "--datasheet"]) == 0
+    sheet = json.loads((out / "datasheet.json").read_text("utf-8"))  # on SQLite and PostgreSQL alike
+    assert sheet["study"]["kind"] == "da" and sheet["evaluators"]["contributed"] == 9
+    checks = sheet["design"]["controls"]["judges"]
+    assert checks["checked"] == 9 and checks["flagged"] == sum(r["flagged"] == "True" for r in judges)
+    assert sheet["responses"]["ratings"] == sum(1 for _ in store.ratings())
     rows = list(csv.DictReader((out / "judgments.csv").open(encoding="utf-8")))
     assert "weight" in rows[0] and {r["judge"] for r in rows} == set(by_name) - dropped
     cli_judges = list(csv.DictReader((out / "judges.csv").open(encoding="utf-8")))
