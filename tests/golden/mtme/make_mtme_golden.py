@@ -21,7 +21,9 @@ from ngrameval import measure
 from ngrameval.meta.correlate import sentence_matrix
 
 HERE = Path(__file__).parent
-DATA = Path("/work/shared/data")
+sys.path.insert(0, str(HERE.parent))
+from wmt19 import DATA, read_wmt19  # noqa: E402  (tests/golden/wmt19.py, shared by the golden-making scripts)
+
 LPS19 = ("de-en", "fi-en", "gu-en", "kk-en", "lt-en", "ru-en", "zh-en")
 LPS17 = ("cs-en", "de-en", "fi-en", "lv-en", "ru-en", "tr-en", "zh-en")
 K, SEED, PVAL = 1000, 1, 0.05
@@ -33,12 +35,7 @@ def wmt19_scores() -> None:
         w = csv.writer(f, delimiter="\t", lineterminator="\n")
         w.writerow(["lp", "system", "BLEU", "chrF", "TER"])
         for lp in LPS19:
-            src, tgt = lp.split("-")
-            ref = (DATA / "wmt19" / lp / f"newstest2019-{src}{tgt}-ref.en").read_text(encoding="utf-8").split("\n")[:-1]
-            outs = {}
-            for p in sorted((DATA / "wmt19" / lp / "system-outputs").iterdir()):
-                name = p.name.removeprefix("newstest2019.").removesuffix(f".{lp}")
-                outs[name] = p.read_text(encoding="utf-8").split("\n")[:-1]
+            ref, outs = read_wmt19(lp)
             rows = measure(outs, [[r] for r in ref], "bleu,chrf,ter")
             for k, name in enumerate(outs):
                 w.writerow([lp, name, *(repr(float(r.corpus()[k])) for r in rows)])

@@ -23,7 +23,9 @@ from ngrameval import measure
 from ngrameval.meta.correlate import sentence_matrix
 
 HERE = Path(__file__).parent
-DATA = Path("/work/shared/data")
+sys.path.insert(0, str(HERE.parent))
+from wmt19 import DATA, read_wmt19  # noqa: E402  (tests/golden/wmt19.py, shared by the golden-making scripts)
+
 K, SEED = 1000, 1
 SUMMEVAL = ("relevance", "coherence")
 METRICS = ("bleu", "chrf", "rouge-l")
@@ -51,12 +53,7 @@ def summeval_scores() -> None:
 def wmt19_scores(lp: str) -> None:
     """system, segment, ngrameval's sentence chrF, BLEU and TER (negated: higher = better) of the WMT19 outputs
     of ``lp``."""
-    src, tgt = lp.split("-")
-    ref = (DATA / "wmt19" / lp / f"newstest2019-{src}{tgt}-ref.en").read_text(encoding="utf-8").split("\n")[:-1]
-    outs = {}
-    for p in sorted((DATA / "wmt19" / lp / "system-outputs").iterdir()):
-        name = p.name.removeprefix("newstest2019.").removesuffix(f".{lp}")
-        outs[name] = p.read_text(encoding="utf-8").split("\n")[:-1]
+    ref, outs = read_wmt19(lp)
     got = measure(outs, [[r] for r in ref], "chrf,bleu,ter")
     sent = [sentence_matrix(r.oriented()) for r in got]
     with gzip.open(HERE / f"wmt19-{lp}-seg.tsv.gz", "wt", newline="") as f:
