@@ -97,6 +97,27 @@ def fmt_tick(v: float) -> str:
 
 
 @dataclass(frozen=True)
+class Frame:
+    """Where a panel's plot area sits (left ``ox``, top ``oy``, size ``w`` x ``h`` in pixels) and the data ranges
+    it shows; marks draw themselves into it."""
+
+    ox: float
+    oy: float
+    w: float
+    h: float
+    x: tuple[float, float]
+    y: tuple[float, float]
+
+    def px(self, x: float) -> float:
+        """Pixel column of data ``x``."""
+        return self.ox + _scale(x, self.x[0], self.x[1], 0, self.w)
+
+    def py(self, y: float) -> float:
+        """Pixel row of data ``y`` (up is larger)."""
+        return self.oy + _scale(y, self.y[0], self.y[1], self.h, 0)
+
+
+@dataclass(frozen=True)
 class Points:
     """Markers at (x, y) in data units; ``tips`` are the hover texts."""
 
@@ -106,6 +127,17 @@ class Points:
     shape: str = "circle"
     tips: tuple[str, ...] = ()
     radius: float = 3.5
+
+    def svg(self, f: Frame) -> str:
+        """The markers, each with its hover text."""
+        out = []
+        for k, (x, y) in enumerate(zip(self.xs, self.ys)):
+            if not (math.isfinite(x) and math.isfinite(y)):
+                continue
+            opening = _marker(self.shape, f.px(x), f.py(y), self.radius, self.colour)
+            tip = f"<title>{_e(self.tips[k])}</title>" if k < len(self.tips) else ""
+            out.append(f'{opening[:-1]} class="pt">{tip}{_close(opening)}')
+        return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -118,6 +150,18 @@ class Line:
     label: str = ""
     width: float = 1.5
 
+    def svg(self, f: Frame) -> str:
+        """One polyline per run of finite points."""
+        runs: list[list[str]] = [[]]
+        for x, y in zip(self.xs, self.ys):
+            if math.isfinite(x) and math.isfinite(y):
+                runs[-1].append(f"{f.px(x):.1f},{f.py(y):.1f}")
+            elif runs[-1]:
+                runs.append([])
+        tip = f"<title>{_e(self.label)}</title>" if self.label else ""
+        return "".join(f'<polyline class="line" points="{" ".join(r)}" fill="none" stroke="{self.colour}" '
+                       f'stroke-width="{self.width:g}">{tip}</polyline>' for r in runs if r)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class HBars:
@@ -127,6 +171,14 @@ class HBars:
     highs: tuple[float, ...]
     ys: tuple[float, ...]
     colour: str = "#666666"
+
+    def svg(self, f: Frame) -> str:
+        """A bar with end ticks per finite interval."""
+        return "".join(
+            f'<path d="M{f.px(lo):.1f},{f.py(y):.1f}H{f.px(hi):.1f}M{f.px(lo):.1f},{f.py(y) - 3:.1f}v6M{f.px(hi):.1f},'
+            f'{f.py(y) - 3:.1f}v6" stroke="{self.colour}" fill="none"/>'
+            for lo, hi, y in zip(self.lows, self.highs, self.ys)
+            if math.isfinite(lo) and math.isfinite(hi))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -142,6 +194,11 @@ class Label:
     box: tuple[float, float, float, float]
     size: float = 9.0
 
+    def svg(self, f: Frame) -> str:
+        """The text at its offset from the point."""
+        return (f'<text class="label" x="{f.px(self.x) + self.dx:.1f}" y="{f.py(self.y) + self.dy:.1f}" '
+                f'font-size="{self.size:g}">{_e(self.text)}</text>')  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Cells:
@@ -152,6 +209,27 @@ class Cells:
     texts: tuple[tuple[str, ...], ...]
     tips: tuple[tuple[str, ...], ...]
     outline: tuple[int, int] | None = None
+
+    def svg(self, f: Frame) -> str:
+        """The cells filling the frame, their texts, and the outlined cell."""
+        rows, cols = len(self.colours), len(self.colours[0]) if self.colours else 0
+        cw, ch = f.w / max(cols, 1), f.h / max(rows, 1)
+        out = []
+        for i in range(rows):
+            for j in range(cols):
+                x, y, c = f.ox + j * cw, f.oy + i * ch, self.colours[i][j]
+                out.append(f'<rect class="cell" x="{x:.1f}" y="{y:.1f}" width="{cw:.1f}" height="{ch:.1f}" fill="{c}">'
+                           f"<title>{_e(self.tips[i][j])}</title></rect>")  # fmt: skip
+                if self.texts[i][j]:
+                    out.append(f'<text x="{x + cw / 2:.1f}" y="{y + ch / 2 + 3.5:.1f}" font-size="10" '
+                               f'text-anchor="middle" fill="{"#ffffff" if is_dark(c) else "#000000"}">'
+                               f"{_e(self.texts[i][j])}</text>")  # fmt: skip
+        if self.outline is not None:
+            i, j = self.outline
+            out.append(f'<rect class="best" x="{f.ox + j * cw + 1:.1f}" y="{f.oy + i * ch + 1:.1f}" '
+                       f'width="{cw - 2:.1f}" height="{ch - 2:.1f}" fill="none" stroke="#d00000" '
+                       'stroke-width="2.5"/>')  # fmt: skip
+        return "".join(out)
 
 
 Mark = Points | Line | HBars | Label | Cells
@@ -238,11 +316,8 @@ def _scale(v: float, low: float, high: float, a: float, b: float) -> float:
 
 
 def _panel_svg(p: Panel, ox: float, oy: float, w: float, h: float) -> str:
-    def px(x: float) -> float:
-        return ox + _scale(x, p.x.low, p.x.high, 0, w)
-
-    def py(y: float) -> float:
-        return oy + _scale(y, p.y.low, p.y.high, h, 0)
+    frame = Frame(ox, oy, w, h, (p.x.low, p.x.high), (p.y.low, p.y.high))
+    px, py = frame.px, frame.py
 
     out = [f'<g class="panel" data-title="{_e(p.title)}">']
     out.append(f'<text x="{ox + w / 2:.1f}" y="{oy - 8:.1f}" font-size="12" text-anchor="middle" '
@@ -267,7 +342,7 @@ def _panel_svg(p: Panel, ox: float, oy: float, w: float, h: float) -> str:
     out.append(f'<text class="ytitle" transform="translate({ox - 44:.1f},{oy + h / 2:.1f}) rotate(-90)" '
                f'font-size="{FONT:g}" text-anchor="middle">{_e(p.y.title)}</text>')  # fmt: skip
     for m in p.marks:
-        out.append(_mark_svg(m, px, py, ox, oy, w, h))
+        out.append(m.svg(frame))
     out.append("</g>")
     return "".join(out)
 
@@ -284,52 +359,6 @@ def _marker(shape: str, x: float, y: float, r: float, colour: str) -> str:
 
 def _close(opening: str) -> str:
     return "</" + opening[1:].split(" ", 1)[0] + ">"
-
-
-def _mark_svg(m: Mark, px, py, ox: float, oy: float, w: float, h: float) -> str:  # type: ignore[no-untyped-def]
-    if isinstance(m, Points):
-        out = []
-        for k, (x, y) in enumerate(zip(m.xs, m.ys)):
-            if not (math.isfinite(x) and math.isfinite(y)):
-                continue
-            opening = _marker(m.shape, px(x), py(y), m.radius, m.colour)
-            tip = f"<title>{_e(m.tips[k])}</title>" if k < len(m.tips) else ""
-            out.append(f'{opening[:-1]} class="pt">{tip}{_close(opening)}')
-        return "".join(out)
-    if isinstance(m, Line):
-        runs: list[list[str]] = [[]]
-        for x, y in zip(m.xs, m.ys):
-            if math.isfinite(x) and math.isfinite(y):
-                runs[-1].append(f"{px(x):.1f},{py(y):.1f}")
-            elif runs[-1]:
-                runs.append([])
-        tip = f"<title>{_e(m.label)}</title>" if m.label else ""
-        return "".join(f'<polyline class="line" points="{" ".join(r)}" fill="none" stroke="{m.colour}" '
-                       f'stroke-width="{m.width:g}">{tip}</polyline>' for r in runs if r)  # fmt: skip
-    if isinstance(m, HBars):
-        return "".join(
-            f'<path d="M{px(lo):.1f},{py(y):.1f}H{px(hi):.1f}M{px(lo):.1f},{py(y) - 3:.1f}v6M{px(hi):.1f},'
-            f'{py(y) - 3:.1f}v6" stroke="{m.colour}" fill="none"/>'
-            for lo, hi, y in zip(m.lows, m.highs, m.ys) if math.isfinite(lo) and math.isfinite(hi))  # fmt: skip
-    if isinstance(m, Label):
-        return (f'<text class="label" x="{px(m.x) + m.dx:.1f}" y="{py(m.y) + m.dy:.1f}" '
-                f'font-size="{m.size:g}">{_e(m.text)}</text>')  # fmt: skip
-    rows, cols = len(m.colours), len(m.colours[0]) if m.colours else 0
-    cw, ch = w / max(cols, 1), h / max(rows, 1)
-    out = []
-    for i in range(rows):
-        for j in range(cols):
-            x, y, c = ox + j * cw, oy + i * ch, m.colours[i][j]
-            out.append(f'<rect class="cell" x="{x:.1f}" y="{y:.1f}" width="{cw:.1f}" height="{ch:.1f}" fill="{c}">'
-                       f"<title>{_e(m.tips[i][j])}</title></rect>")  # fmt: skip
-            if m.texts[i][j]:
-                out.append(f'<text x="{x + cw / 2:.1f}" y="{y + ch / 2 + 3.5:.1f}" font-size="10" text-anchor="middle" '
-                           f'fill="{"#ffffff" if is_dark(c) else "#000000"}">{_e(m.texts[i][j])}</text>')  # fmt: skip
-    if m.outline is not None:
-        i, j = m.outline
-        out.append(f'<rect class="best" x="{ox + j * cw + 1:.1f}" y="{oy + i * ch + 1:.1f}" width="{cw - 2:.1f}" '
-                   f'height="{ch - 2:.1f}" fill="none" stroke="#d00000" stroke-width="2.5"/>')  # fmt: skip
-    return "".join(out)
 
 
 def _colourbar_svg(low: float, high: float, cmap: str, title: str, x: float, y: float, w: float) -> str:
