@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,24 @@ def test_cli_messages_are_the_same_bytes(tmp_path: Path, capsys: pytest.CaptureF
     for argv, err in runs:
         assert main(argv) == 2
         assert capsys.readouterr() == ("", err)
+
+
+@pytest.mark.slow  # a subprocess: the command line's own warning format
+def test_warnings_and_limits_say_the_option_on_the_command_line(tmp_path: Path) -> None:
+    assert in_flags("use at least 40 bootstrap resamples (n_resamples=40)") == (
+        "use at least 40 bootstrap resamples (--paired-bs-n 40)"
+    )
+    assert in_flags("use at least 12 AR trials (n_resamples=12)") == "use at least 12 AR trials (--paired-ar-n 12)"
+    assert in_flags("x; raise the bound with ngrameval.limits.set_max_cells()") == (
+        "x; raise the bound with --max-cells or ngrameval.limits.set_max_cells()"
+    )
+    for name, text in {"a": "the cat sat\na dog\n", "b": "the cat sat down\ndogs\n", "c": "a cat\nthe dog\n"}.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "ref").write_text("the cat sat on the mat\na dog barks\n")
+    systems = [str(tmp_path / n) for n in "abc"]
+    argv = ["compare", *systems, "-r", str(tmp_path / "ref"), "-m", "bleu", "--paired-bs", "--paired-bs-n", "10"]
+    done = subprocess.run([sys.executable, "-m", "ngrameval", *argv], capture_output=True, text=True, check=False)
+    warned = [line for line in done.stderr.splitlines() if "smallest reachable p" in line]
+    assert done.returncode == 0 and len(warned) == 1, done.stderr
+    assert warned[0].startswith("ngrameval: warning: with 10 bootstrap resamples and holm correction over 3 pairs")
+    assert warned[0].endswith("use at least 60 bootstrap resamples (--paired-bs-n 60)")  # 3 x 1/11 > 0.05

@@ -86,7 +86,7 @@ static int32_t max_id(const texts_t *t) {
 /* The bound on the cells of one alignment table / the skip-bigram units of one text (ngrameval.limits). */
 static uint64_t max_cells = 1ULL << 28;
 
-#define RAISE_HINT "raise the bound with --max-cells or ngrameval.limits.set_max_cells()"
+#define RAISE_HINT "raise the bound with ngrameval.limits.set_max_cells()"
 
 /* a * b, saturating at UINT64_MAX (the builtin where GCC/Clang have it; else a division test, e.g. MSVC). */
 static inline uint64_t mul_sat(uint64_t a, uint64_t b) {

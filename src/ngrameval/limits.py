@@ -3,7 +3,7 @@
 ``max_cells`` bounds the quadratic work of one text pair: the cells of an alignment table (ROUGE-W and
 summary-level ROUGE-L, one bit per cell; SE's edit distance, ``len(a) * len(b)``) and the skip-bigram units of
 one text (ROUGE-S/SU). An input above it stops with :class:`ngrameval.errors.LimitError` naming the
-segment, what it would need and how to raise the bound (``--max-cells`` or :func:`set_max_cells`).
+segment, what it would need and how to raise the bound (:func:`set_max_cells`; the command line's ``--max-cells``).
 Sentence-level ROUGE-L needs no table (bit-parallel LCS, linear memory) and is not bounded.
 
 >>> previous = set_max_cells(1000)
@@ -39,8 +39,9 @@ def set_max_cells(cells: int) -> int:
 
 
 def limit_message(where: str, what: str, need: int) -> str:
-    """The one-line message of a LimitError: the segment, what it would need and the option raising the bound."""
+    """The one-line message of a LimitError: the segment, what it would need and the call raising the bound (the
+    command line adds its option, ``--max-cells``)."""
     return (
         f"{where}: {what} needs {need} cells, above max_cells={_max_cells}; "
-        "raise the bound with --max-cells or ngrameval.limits.set_max_cells()"
+        "raise the bound with ngrameval.limits.set_max_cells()"
     )

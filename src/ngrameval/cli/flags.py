@@ -15,9 +15,15 @@ PARAMETER_FLAGS: tuple[tuple[str, str], ...] = (
     ("(judge= of read_judgments)", "(--judge-column)"),  # meta.agreement.judge_table
     ("give tier=None", "drop --tier"),  # corpus.select
     ("(source=)", "(--source / source=)"),  # api: PINC without source sentences
+    ("with ngrameval.limits.set_max_cells()", "with --max-cells or ngrameval.limits.set_max_cells()"),  # limits
+    ("bootstrap resamples (n_resamples=", "bootstrap resamples (--paired-bs-n "),  # meta.significance warning
+    ("AR trials (n_resamples=", "AR trials (--paired-ar-n "),  # meta.significance warning
 )
 
-_PATTERN = re.compile("|".join(rf"(?<![\w-]){re.escape(words)}(?![\w-])" for words, _ in PARAMETER_FLAGS))
+# words ending in "=" are followed by their value; others must not run on into a longer name
+_PATTERN = re.compile(
+    "|".join(rf"(?<![\w-]){re.escape(w)}" + ("" if w.endswith("=") else r"(?![\w-])") for w, _ in PARAMETER_FLAGS)
+)
 _FLAGS = dict(PARAMETER_FLAGS)
 
 

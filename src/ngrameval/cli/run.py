@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Exit status: 0 done, 2 bad input or options (one line on stderr, nothing written),
     130 interrupted (Ctrl-C), 1 an internal error (a bug: one line, the traceback with NGRAMEVAL_TRACEBACK=1)."""
     try:
-        warnings.formatwarning = lambda msg, cat, *a, **k: f"ngrameval: warning: {msg}\n"
+        warnings.formatwarning = lambda msg, cat, *a, **k: f"ngrameval: warning: {in_flags(str(msg))}\n"
         try:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version, or the one-line usage error already printed

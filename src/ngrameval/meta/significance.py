@@ -463,11 +463,12 @@ def _paired_test(
     floor = float(adjust_p(np.full(len(pairs), 1.0 / (n + 1)), correction).min()) if pairs else 0.0
     if floor > alpha:
         needed = math.ceil(floor * (n + 1) / alpha - 1e-9)  # the correction multiplies 1/(n+1) by a constant
-        what, option = ("AR trials", "--paired-ar-n") if test == "ar" else ("bootstrap resamples", "--paired-bs-n")
+        what = "AR trials" if test == "ar" else "bootstrap resamples"
+        more = f"AR trials (n_resamples={needed})" if test == "ar" else f"bootstrap resamples (n_resamples={needed})"
         warnings.warn(
             f"with {n} {what} and {correction} correction over {len(pairs)} pairs the smallest reachable p is "
             f"{floor:.3g} > the significance level {alpha:g}: no difference can be significant; use at least "
-            f"{needed} {what} ({option} {needed})",
+            f"{needed} {more}",
             UserWarning,
             stacklevel=3,
         )
