@@ -16,7 +16,7 @@ import pytest
 
 import ngrameval as ne
 from ngrameval.errors import ConfigError, InputError, InputTypeError
-from ngrameval.matrices import diversity, iter_pairwise, mbr, pairwise, self_scores
+from ngrameval.matrices import diversity, iter_pairwise, mbr, multi_reference_scores, pairwise, self_scores
 from ngrameval.matrices.matrix import cells_for, spec_of
 from ngrameval.matrices.profiles import profiles, shared_counts
 from ngrameval.ngrams.texts import Texts
@@ -211,6 +211,40 @@ def test_mbr_picks_the_best_mean_utility_and_ties_go_to_the_lowest_index() -> No
 
 
 @pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(("spec", "make"), [("bleu", BLEU), ("chrf", CHRF), ("ter", TER), ("chrf++", None)])
+def test_multi_reference_scores_are_sacrebleus_with_every_other_text_as_a_reference(spec: str, make: object) -> None:
+    metric = CHRF(word_order=2) if make is None else make()  # type: ignore[operator]
+    texts = generated(14, 5)
+    groups = [i % 3 for i in range(len(texts))]  # groups of 5, 5 and 4, interleaved
+    got = multi_reference_scores(texts, spec, groups)
+    for i, (t, g) in enumerate(zip(texts, groups)):
+        refs = [u for j, (u, h) in enumerate(zip(texts, groups)) if h == g and j != i]
+        assert got[i] * 100 == pytest.approx(metric.sentence_score(t, refs).score, abs=1e-9), i
+    pool = summeval()[:5]  # against pseudo-references: every text of a group against all of its group's others
+    hyps = generated(6, 9)
+    got = multi_reference_scores(hyps, spec, [0, 1] * 3, others=pool, other_groups=[0, 0, 1, 1, 1])
+    for i, h in enumerate(hyps):
+        refs = pool[:2] if i % 2 == 0 else pool[2:]
+        assert got[i] * 100 == pytest.approx(metric.sentence_score(h, refs).score, abs=1e-9), i
+    alone = multi_reference_scores(["a b", "c d", "a b c"], spec, ["x", "y", "x"])
+    assert math.isnan(alone[1]) and not math.isnan(alone[0])  # a text alone in its group has no reference
+    assert np.array_equal(self_scores(texts[:4], spec), multi_reference_scores(texts[:4], spec), equal_nan=True)
+
+
+def test_mbr_with_multi_reference_utility() -> None:
+    cands = ["a b c d", "a b c d e", "a b x d", "q", "a b c x e", "the cat sat", "the cat sat down", "cat"]
+    groups = [1, 1, 1, 1, 1, 2, 2, 2]
+    for spec, pick in (("bleu", np.argmax), ("chrf", np.argmax), ("ter", np.argmin)):
+        scores = multi_reference_scores(cands, spec, groups)
+        got = mbr(cands, spec, groups, multi_reference=True).choices
+        for choice, members in zip(got, ([0, 1, 2, 3, 4], [5, 6, 7])):
+            best = members[int(pick(scores[members]))]
+            assert (choice.index, choice.utility, choice.candidates) == (best, scores[best], len(members)), spec
+    with pytest.raises(ConfigError, match="go together"):
+        mbr(cands, "bleu", groups, others=cands, multi_reference=True)
+
+
+@pytest.mark.filterwarnings("ignore")
 def test_diversity_measures() -> None:
     texts = msvd()[:12] or generated(12, 9)
     d = diversity(texts, max_order=2).groups[0]
@@ -309,6 +343,14 @@ def test_cli_mbr_summary_matrix_and_diversity(cands: Path, tmp_path: Path, capsy
     assert code == 0 and head == "group,texts,distinct-1,distinct-2,self-BLEU,self-chrF,PINC"
     want = diversity(lines[:3]).groups[0]
     assert float(first.split(",")[4]) == pytest.approx(want.self_bleu * 100)
+    code, out, _ = run_cli(["pairwise", str(cands), "--group-size", "3", "--multi-reference", "-f", "json"], capsys)
+    want = multi_reference_scores(lines, "bleu", [i // 3 for i in range(6)])
+    assert code == 0 and [r["score"] for r in json.loads(out)] == pytest.approx(list(want * 100))
+    assert [r["line"] for r in json.loads(out)] == list(range(1, 7))
+    argv = ["pairwise", str(cands), "--group-size", "3", "--mbr", "--multi-reference", "-m", "chrf", "-f", "json"]
+    code, out, _ = run_cli(argv, capsys)
+    multi = mbr(lines, "chrf", [i // 3 for i in range(6)], multi_reference=True).choices
+    assert code == 0 and [p["line"] for p in json.loads(out)] == [c.index + 1 for c in multi]
     out_file = tmp_path / "mbr.txt"
     assert run_cli(["pairwise", str(cands), "--mbr", "-o", str(out_file)], capsys)[0] == 0
     assert "ties go to the lowest line" in out_file.read_text()
@@ -325,6 +367,8 @@ def test_cli_mbr_summary_matrix_and_diversity(cands: Path, tmp_path: Path, capsy
         (["--mbr", "--diversity"], "one of them"),
         (["--diversity", "--others", "{cands}"], "--others"),
         (["--other-group-size", "2"], "give --others too"),
+        (["--multi-reference", "--matrix"], "no --matrix"),
+        (["--multi-reference", "--diversity"], "no --diversity"),
         (["--others", "{missing}"], "missing.txt"),
         (["--group-size", "0"], "--group-size"),
         (["-o", "{cands}"], "-o"),

@@ -66,6 +66,9 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
         raise ConfigError("--diversity measures a group's own texts: no --others, no --matrix")
     if args.mbr and args.matrix:
         raise ConfigError("--mbr prints one choice per group: drop --matrix")
+    if args.multi_reference and (args.matrix or args.diversity):
+        raise ConfigError("--multi-reference scores each text once against all its references: no --matrix, "
+                          "no --diversity (Self-BLEU and self-chrF already are)")  # fmt: skip
     texts = read_lines(args.texts)
     labels = _labels(args.groups, args.group_size, len(texts), "texts", args.texts)
     others = read_lines(args.others) if args.others else None
@@ -85,13 +88,25 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
         emit(_render(head, rows, fmt, 1, "x100; distinct-n over the group's texts, self-BLEU/self-chrF: each text "
                       "against the others as references, PINC: mean over ordered pairs"), args.output)  # fmt: skip
         return 0
+    kw = {"others": others, "other_groups": other_labels, "jobs": args.jobs}
     if args.mbr:
-        kw = {"others": others, "other_groups": other_labels, "jobs": args.jobs}
         head = ["group", "line", "utility", "candidates", "text"]
         rows = [[c.group, c.index + 1, _num(c.utility, 100, digits, fmt), c.candidates, texts[c.index]]
-                for c in iter_mbr(texts, spec, labels, **kw)]  # fmt: skip
-        emit(_render(head, rows, fmt, 1, f"MBR with {spec.metric.display_name()}: expected utility x100 (mean "
-                      "against the group's other texts); ties go to the lowest line"), args.output)  # fmt: skip
+                for c in iter_mbr(texts, spec, labels, **kw, multi_reference=args.multi_reference)]  # fmt: skip
+        utility = ("score with all the group's other texts as references" if args.multi_reference
+                   else "mean against the group's other texts")  # fmt: skip
+        emit(_render(head, rows, fmt, 1, f"MBR with {spec.metric.display_name()}: expected utility x100 ({utility}"
+                      "); ties go to the lowest line"), args.output)  # fmt: skip
+        return 0
+    if args.multi_reference:
+        from ngrameval.matrices import multi_reference_scores
+
+        scores = multi_reference_scores(texts, spec, labels, **kw)
+        groups = labels if labels is not None else [None] * len(texts)
+        rows = [[g, i + 1, _num(float(v), 100, digits, fmt), t]
+                for i, (g, v, t) in enumerate(zip(groups, scores, texts))]  # fmt: skip
+        said = f"scores x100; {spec.metric.display_name()}, each text against all the others of its group at once"
+        emit(_render(["group", "line", "score", "text"], rows, fmt, 1, said + " (multi-reference)"), args.output)
         return 0
     mats = iter_pairwise(texts, others, spec, labels, other_labels, args.jobs)
     if args.matrix:
@@ -140,6 +155,8 @@ def add_parser(sub: Any) -> None:
     what.add_argument("--mbr", action="store_true", help="MBR: per group the text with the best mean utility "
                       "against the others, with that expected utility (ties: the lowest line)")  # fmt: skip
     what.add_argument("--diversity", action="store_true", help="distinct-n, Self-BLEU, self-chrF, mean PINC per group")
+    what.add_argument("--multi-reference", action="store_true", help="each text scored once with all the others of"
+                      " its group (or its group's --others) as references; with --mbr, the utility")  # fmt: skip
     p.add_argument("--distinct", type=_order, default=2, metavar="N", help="--diversity: distinct-1..N (default 2)")
     add_jobs(p)
     add_output_options(p)

@@ -12,6 +12,7 @@ from ngrameval.matrices.select import (
     diversity,
     iter_mbr,
     mbr,
+    multi_reference_scores,
     self_scores,
 )
 
@@ -27,6 +28,7 @@ __all__ = [
     "iter_mbr",
     "iter_pairwise",
     "mbr",
+    "multi_reference_scores",
     "pairwise",
     "self_scores",
 ]

@@ -432,7 +432,7 @@ def iter_pairwise(
     """The matrices of :func:`pairwise` one group at a time, in first-appearance order of the groups. Small groups
     of a profile metric (no ``others``) are counted in batches of up to :data:`BATCH_TEXTS` texts; at most
     ``2 * jobs`` groups or batches are held at once (on ``jobs`` threads; one group alone: its row blocks)."""
-    spec, texts, others, plan = _plan(texts, others, metric, groups, other_groups)
+    spec, texts, others, plan = plan_groups(texts, others, metric, groups, other_groups)
     n_jobs = resolve_jobs(jobs)
     inner = n_jobs if len(plan) == 1 else 1
     batched = fast and others is None and len(plan) > 1 and _profile_class(spec) is not None
@@ -493,7 +493,7 @@ def _batches(
         yield batch
 
 
-def _plan(
+def plan_groups(
     texts: Sequence[str],
     others: Sequence[str] | None,
     metric: str | MetricSpec,

@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ngrameval.api import measure
 from ngrameval.errors import ConfigError
 from ngrameval.io.tables import to_pandas
-from ngrameval.matrices.matrix import GroupMatrix, iter_pairwise, spec_of
+from ngrameval.matrices.matrix import GroupMatrix, group_index, iter_pairwise, plan_groups, spec_of
 from ngrameval.matrices.profiles import gram_occurrences
 from ngrameval.metrics.policy import FloatArray
 from ngrameval.metrics.registry import MetricSpec
@@ -86,12 +87,26 @@ def iter_mbr(
     others: Sequence[str] | None = None,
     other_groups: Sequence[Hashable] | None = None,
     jobs: int | None = 1,
+    multi_reference: bool = False,
 ) -> Iterator[MbrChoice]:
     """:func:`mbr` one group at a time (each matrix dropped once its choice is made)."""
     spec = spec_of(metric)
     higher = bool(getattr(spec.metric, "higher_is_better", True))
+    if multi_reference:
+        utility = multi_reference_scores(texts, spec, groups, others=others, other_groups=other_groups, jobs=jobs)
+        for label, members in group_index(groups, len(texts), "groups").items():
+            yield _best(label, members, utility[members], higher)
+        return
     for g in iter_pairwise(texts, others, spec, groups, other_groups, jobs):
         yield mbr_choice(g, higher)
+
+
+def _best(group: Hashable, members: NDArray[np.int64], utility: FloatArray, higher: bool) -> MbrChoice:
+    """The member with the best utility (the first on ties); NaN and the first member when none has one."""
+    if np.isnan(utility).all():
+        return MbrChoice(group, int(members[0]), float("nan"), len(members))
+    best = int(np.nanargmax(utility) if higher else np.nanargmin(utility))
+    return MbrChoice(group, int(members[best]), float(utility[best]), len(members))
 
 
 def mbr(
@@ -102,17 +117,21 @@ def mbr(
     others: Sequence[str] | None = None,
     other_groups: Sequence[Hashable] | None = None,
     jobs: int | None = 1,
+    multi_reference: bool = False,
 ) -> MbrResult:
     """Minimum-Bayes-risk selection: per group (``groups``: one label per candidate, e.g. its source segment) the
     candidate with the best mean utility against the group's other candidates (or against ``others``, the
-    pseudo-references, labelled by ``other_groups``). Ties: the lowest index.
+    pseudo-references, labelled by ``other_groups``). Ties: the lowest index. ``multi_reference``: the utility
+    is instead the candidate's score with all the others as its references at once
+    (:func:`multi_reference_scores`; for BLEU the consensus of the pool clips each n-gram).
 
     >>> r = mbr(["a cat sat", "the cat sat", "the cat sat down", "dogs"], "chrf", [0, 0, 0, 1])
     >>> [(c.index, round(c.utility, 3)) for c in r.choices]
     [(2, 0.733), (3, nan)]
     """
     spec = spec_of(metric)
-    choices = tuple(iter_mbr(texts, spec, groups, others=others, other_groups=other_groups, jobs=jobs))
+    choices = tuple(iter_mbr(texts, spec, groups, others=others, other_groups=other_groups, jobs=jobs,
+                             multi_reference=multi_reference))  # fmt: skip
     return MbrResult(spec.metric.display_name(), choices)
 
 
@@ -165,14 +184,44 @@ def distinct_n(texts: Sequence[str], max_order: int = 2, pre: Preprocess | None 
     return tuple(float(d / t) if t else 0.0 for d, t in zip(distinct, total))
 
 
-def self_scores(texts: Sequence[str], spec: MetricSpec) -> FloatArray:
+def self_scores(texts: Sequence[str], metric: str | MetricSpec = "bleu") -> FloatArray:
     """The sentence score of each text with every *other* text as its references (multi-reference; a text alone
-    has no reference: NaN)."""
-    if len(texts) < 2:
-        return np.full(len(texts), np.nan)
-    refs = [[t for j, t in enumerate(texts) if j != i] for i in range(len(texts))]
-    (rows,) = measure({"texts": list(texts)}, refs, [spec])
-    return np.asarray(rows.scorer(rows.values[0]), dtype=np.float64)
+    has no reference: NaN). :func:`multi_reference_scores` with one group."""
+    return multi_reference_scores(texts, metric)
+
+
+def multi_reference_scores(
+    texts: Sequence[str],
+    metric: str | MetricSpec = "bleu",
+    groups: Sequence[Hashable] | None = None,
+    *,
+    others: Sequence[str] | None = None,
+    other_groups: Sequence[Hashable] | None = None,
+    jobs: int | None = 1,
+) -> FloatArray:
+    """The sentence score of each text with all the *other* texts of its group as its references at once (or,
+    with ``others``, all of ``others`` in its group, labelled by ``other_groups``), scored as the metric scores
+    several references — BLEU clips each n-gram by its most frequent reference and takes the closest length,
+    chrF keeps the best reference, TER the fewest edits, ROUGE (``rouge155``) averages or takes the best as its
+    spec says, CIDEr-D's document frequencies are the group's. A text without a reference gets NaN. One
+    :func:`ngrameval.measure` per group, so the cost is that of counting every reference once per text.
+
+    >>> [round(float(x), 3) for x in multi_reference_scores(["the cat sat", "the cat sat down", "dogs"], "chrf")]
+    [0.66, 0.886, 0.092]
+    """
+    spec, texts, others, plan = plan_groups(texts, others, metric, groups, other_groups)
+    out = np.full(len(texts), np.nan)
+    for _, rows_of, cols in plan:
+        pool = [(texts if others is None else others)[j] for j in cols]
+        if others is None:  # each text against the rest of its group
+            refs = [pool[:k] + pool[k + 1 :] for k in range(len(rows_of))]
+        else:
+            refs = [pool] * len(rows_of)
+        if not refs or not refs[0]:
+            continue
+        (rows,) = measure({"texts": [texts[i] for i in rows_of]}, refs, [spec], jobs=jobs)
+        out[rows_of] = np.asarray(rows.scorer(rows.values[0]), dtype=np.float64)
+    return out
 
 
 def _mean_off_diagonal(g: GroupMatrix) -> float:
