@@ -3,6 +3,7 @@ names (the pages must escape it), ``[stopping]`` rules, and judges that answer t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ngrameval.collect.store import Store
@@ -50,8 +51,14 @@ def score_of(system: str) -> float:
     return {"good": 5.0, "bad": 2.0}.get(system, 1.0)
 
 
-def judge(store: Store, name: str) -> int:
-    """One invited judge who answers every trial they are given; their number of answers."""
+def clear_score(system: str) -> float:
+    """A judge who rates ``good`` 5, ``bad`` 3 and the third 1: every pair 2 points apart."""
+    return {"good": 5.0, "bad": 3.0}.get(system, 1.0)
+
+
+def judge(store: Store, name: str, score: Callable[[str], float] = score_of) -> int:
+    """One invited judge (``name`` only labels the call) who answers every trial they are given with ``score``
+    of its system; their number of answers."""
     (token,) = store.add_invites(1)
     aid = store.use_invite(token)
     assert aid is not None
@@ -59,7 +66,7 @@ def judge(store: Store, name: str) -> int:
     n = 0
     while (t := store.next_trial(aid)) is not None:
         assert t.lease is not None
-        assert store.submit_rating(aid, t.lease, {"fluency": score_of(t.system)}).outcome == "stored"
+        assert store.submit_rating(aid, t.lease, {"fluency": score(t.system)}).outcome == "stored"
         n += 1
     return n
 

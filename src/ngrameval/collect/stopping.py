@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ngrameval.collect.models import Meta, TrialRow
+from ngrameval.collect.models import Annotator, Meta, TrialRow
 from ngrameval.collect.repo import Repo
 from ngrameval.collect.settle import SCORINGS, Settlement, read_settlement
 from ngrameval.collect.study import Study
@@ -53,7 +53,7 @@ class StopState:
             "reason": self.reason,
             "detail": self.detail,
             "shown": self.shown,
-            "spent": self.spent,
+            "spent": round(self.spent, 6),
         }
 
 
@@ -145,3 +145,28 @@ def overview(repo: Repo) -> tuple[Settlement | None, StopState | None]:
         return None, None
     with repo.session() as s:
         return read_settlement(s, study), state(s, study)
+
+
+def halted(repo: Repo) -> StopState | None:
+    """The stopping state of a study with ``[stopping]`` rules (None without: nothing to read)."""
+    stop = repo.study.stopping
+    if stop.when != "settled" and stop.budget is None and stop.max_answers is None:
+        return None
+    with repo.session() as s:
+        return state(s, repo.study)
+
+
+def finished(repo: Repo) -> str:
+    """Why the study gives out no more work (one sentence), or ``""`` while it does."""
+    got = halted(repo)
+    return got.detail if got is not None and got.stopped else ""
+
+
+def closed_to(repo: Repo, platform: str, worker: str) -> bool:
+    """Whether a study that stopped turns this worker away at arrival: a worker it has not seen before (one it
+    knows may come back for a trial on their screen and their completion code)."""
+    if not finished(repo):
+        return False
+    with repo.session() as s:
+        known = s.scalar(select(Annotator.id).where(Annotator.platform == platform, Annotator.external_id == worker))
+    return known is None
