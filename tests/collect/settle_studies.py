@@ -35,11 +35,13 @@ seed = 4
 """
 
 
-def write_settle_study(root: Path, stopping: str = "", n_items: int = 6) -> Path:
-    """A rate study of :data:`SYSTEMS` on ``n_items`` items with the ``[stopping]`` table ``stopping``."""
+def write_settle_study(
+    root: Path, stopping: str = "", n_items: int = 6, systems: tuple[str, ...] = SYSTEMS
+) -> Path:
+    """A rate study of ``systems`` on ``n_items`` items with the ``[stopping]`` table ``stopping``."""
     root.mkdir(parents=True, exist_ok=True)
     rows = ["item,system,output,source"]
-    rows += [f"s{i},{s},output {k} of item {i},source {i}" for i in range(n_items) for k, s in enumerate(SYSTEMS)]
+    rows += [f"s{i},{s},output {k} of item {i},source {i}" for i in range(n_items) for k, s in enumerate(systems)]
     (root / "items.csv").write_text("\n".join(rows) + "\n")
     path = root / "study.toml"
     path.write_text(STUDY + (f"[stopping]\n{stopping}\n" if stopping else ""))
