@@ -35,9 +35,7 @@ seed = 4
 """
 
 
-def write_settle_study(
-    root: Path, stopping: str = "", n_items: int = 6, systems: tuple[str, ...] = SYSTEMS
-) -> Path:
+def write_settle_study(root: Path, stopping: str = "", n_items: int = 6, systems: tuple[str, ...] = SYSTEMS) -> Path:
     """A rate study of ``systems`` on ``n_items`` items with the ``[stopping]`` table ``stopping``."""
     root.mkdir(parents=True, exist_ok=True)
     rows = ["item,system,output,source"]

@@ -116,6 +116,10 @@ def test_stopping_needs_a_rating_study_and_a_paid_tier(tmp_path: Path) -> None:
     describe.write_text(describe.read_text() + '[stopping]\nwhen = "settled"\n')
     with pytest.raises(StudyError, match="stopping applies to rating studies"):
         load_study(describe)
+    one = rate_study(tmp_path / "one", 'when = "settled"')
+    (one.parent / "items.csv").write_text("item,system,output,source\ns1,A,an output,a source\n")
+    with pytest.raises(StudyError, match="key 'when' = 'settled' needs a ranking: at least 2 systems"):
+        load_study(one)
     ok = load_study(rate_study(tmp_path / "ok", 'when = "settled"\nmax_answers = 10'))
     assert ok.stopping.when == "settled" and ok.stopping.max_answers == 10 and ok.stopping.budget is None
 

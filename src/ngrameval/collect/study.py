@@ -487,8 +487,11 @@ def _quality(table: dict[str, Any], where: str, language: str) -> Rules:
     )
 
 
-def _stopping(raw: Any, where: str, kind: str, criteria: tuple[Criterion, ...], rates: dict[str, float]) -> Stopping:
-    """``[stopping]``, checked: a rating study's, a criterion it has, a budget its tiers can spend."""
+def _stopping(
+    raw: Any, where: str, kind: str, criteria: tuple[Criterion, ...], rates: dict[str, float], items: tuple[Item, ...]
+) -> Stopping:
+    """``[stopping]``, checked: a rating study's, a criterion it has, a budget its tiers can spend, systems to
+    rank."""
     if not isinstance(raw, dict):
         raise StudyError(f"{where}: 'stopping' must be a table ([stopping])")
     _unknown(raw, "stopping", where)
@@ -497,6 +500,8 @@ def _stopping(raw: Any, where: str, kind: str, criteria: tuple[Criterion, ...], 
     when = _get(raw, "when", where, str, "never")
     if when not in ("never", "settled"):
         raise StudyError(f"{where}: key 'when' must be 'settled' or 'never', got {when!r}")
+    if when == "settled" and len({i.system for i in items if i.expected is None}) < 2:
+        raise StudyError(f"{where}: key 'when' = 'settled' needs a ranking: at least 2 systems in the manifest")
     criterion = _get(raw, "criterion", where, str, "")
     names = [c.name for c in criteria]
     if criterion and names and criterion not in names:
@@ -654,7 +659,7 @@ def load_study(path: str | Path) -> Study:
         controls=controls,
         alpha=alpha,
         quality=rules,
-        stopping=_stopping(raw.get("stopping", {}), f"{p}: [stopping]", kind, criteria, rates),
+        stopping=_stopping(raw.get("stopping", {}), f"{p}: [stopping]", kind, criteria, rates, items),
     )
 
 
