@@ -71,8 +71,10 @@ def judge(store: Store, name: str, score: Callable[[str], float] = score_of) -> 
     return n
 
 
-def open_store(path: Path, url: str | None = None) -> Store:
+def open_store(path: Path, url: str | None = None, admin: bool = False) -> Store:
+    """The study's store, initialised; with ``admin``, an admin ``admin`` (password hashing takes a while)."""
     store = Store(load_study(path), url)
     store.init()
-    store.add_admin("admin", "correct horse")
+    if admin:
+        store.add_admin("admin", "correct horse")
     return store

@@ -20,7 +20,7 @@ pytestmark = [
 def test_admin_ranking_table(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     chromium = request.getfixturevalue("browser")
     path = write_settle_study(tmp_path, "planned = 20")
-    store = open_store(path)
+    store = open_store(path, admin=True)
     for k in range(12):  # 24 answers a system: good (5) is clear of the rest, bad (2) and the last (1) are not
         judge(store, f"j{k}")
     with serving(path) as url:

@@ -55,7 +55,7 @@ def test_status_of_a_describe_study_has_no_ranking(tmp_path: Path, capsys: pytes
 
 
 def test_admin_page_shows_the_ranking_escaped_behind_the_login(tmp_path: Path) -> None:
-    store = open_store(write_settle_study(tmp_path, 'when = "settled"'))
+    store = open_store(write_settle_study(tmp_path, 'when = "settled"'), admin=True)
     for k in range(2):
         judge(store, f"j{k}")
     client = TestClient(create_app(store), follow_redirects=True)
