@@ -41,3 +41,37 @@ def test_admin_ranking_table(request: pytest.FixtureRequest, tmp_path: Path) -> 
         page.locator("#settle").scroll_into_view_if_needed()
         _shot(page, "admin-ranking")
         page.context.close()
+
+
+def test_finished_pages(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """``max_answers = 1``: the first judge's trial on screen spends the budget. A second person arriving is told
+    the study has finished (and is not recorded); the first answers, and their completion page says it has
+    finished and gives their code; the admin page says why it stopped."""
+    chromium = request.getfixturevalue("browser")
+    path = write_settle_study(tmp_path, "max_answers = 1")
+    store = open_store(path, admin=True)
+    with serving(path) as url:
+        first = chromium.new_context(viewport={"width": 800, "height": 700}).new_page()
+        first.goto(f"{url}/start?PROLIFIC_PID=P1&STUDY_ID=S&SESSION_ID=X")
+        assert first.locator('input[name="trial"]').count() == 1  # a trial on screen
+        late = chromium.new_context(viewport={"width": 800, "height": 700}).new_page()
+        late.goto(f"{url}/start?PROLIFIC_PID=P2&STUDY_ID=S&SESSION_ID=Y")
+        assert "This study has finished" in late.inner_text("main")
+        assert late.locator('input[name="trial"]').count() == 0
+        _shot(late, "finished-newcomer")
+        assert len(store.annotators()) == 1
+        first.check('input[name="c_fluency"][value="4"]')
+        _submit(first)
+        assert "This study has finished" in first.inner_text("#study-finished")
+        assert first.inner_text("#completion-code") == "SETTLE"  # Prolific: the study's code
+        _shot(first, "finished-judge")
+        assert store.counts()["trials_answered"] == 1
+        admin = chromium.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        admin.goto(f"{url}/admin/login")
+        admin.fill("#username", "admin")
+        admin.fill("#password", "correct horse")
+        _submit(admin, "#login")
+        assert "the answer budget is spent (1 of max_answers = 1 trials given out)" in admin.inner_text("#stopped")
+        _shot(admin, "finished-admin")
+        for page in (first, late, admin):
+            page.context.close()
