@@ -19,6 +19,7 @@ from collect.test_app import TestClient, _field
 from ngrameval.cli import main
 from ngrameval.collect import stopping
 from ngrameval.collect.app import create_app
+from ngrameval.collect.datasheet import datasheet
 from ngrameval.collect.export import ledger_csv
 from ngrameval.collect.models import Meta, TrialRow
 from ngrameval.collect.settle import answers_of, settle
@@ -61,6 +62,9 @@ def test_no_trial_past_max_answers(tmp_path: Path) -> None:
     assert store.submit_rating(aid, second.lease, {"fluency": 3.0}).outcome == "stored"
     assert store.next_trial(aid) is None and store.counts()["trials"] == 6
     assert stopping.finished(store).startswith("the answer budget is spent (2 of max_answers = 2")
+    rules = datasheet(store)["design"]["stopping"]  # the datasheet records the rule and why it stopped
+    assert (rules["max_answers"], rules["stopped"], rules["reason"], rules["shown"]) == (2, True, "max_answers", 2)
+    assert rules["when"] == "never" and rules["criterion"] == "fluency" and "Howard" in rules["method"]
 
 
 @pytest.mark.slow
