@@ -182,6 +182,10 @@ def test_settling_is_recorded_once_by_racing_clients(tmp_path: Path, db_url: str
     assert settle(store.study, answers_of(store.ratings())).all_settled
     path.write_text(path.read_text().replace("planned = 20", 'planned = 20\nwhen = "settled"'))
     watched = Store(load_study(path), db_url)
+    _, before = stopping.overview(watched)  # not recorded yet, but the next request for work will stop: says so
+    assert before is not None and before.stopped and before.reason == "settled"
+    with watched.session() as s:
+        assert s.get(Meta, stopping.SETTLED) is None
     ids = []
     for _ in range(10):
         (token,) = watched.add_invites(1)

@@ -138,13 +138,18 @@ def admit(s: Session, study: Study, trial: TrialRow, sqlite: bool) -> bool:
 
 
 def overview(repo: Repo) -> tuple[Settlement | None, StopState | None]:
-    """The running ranking (None for a kind without one, or fewer than 2 systems) and the stopping state (None
-    for a study without stopping rules or ranking), for the admin page and ``collect status``."""
+    """The running ranking and the stopping state, for the admin page and ``collect status`` (both None for a
+    kind without a ranking, or fewer than 2 systems). Under ``when = "settled"`` a ranking settled since the
+    last request for work counts as stopped already: that request will record it and give out nothing."""
     study = repo.study
     if study.kind not in SCORINGS or len({i.system for i in study.items if i.expected is None}) < 2:
         return None, None
     with repo.session() as s:
-        return read_settlement(s, study), state(s, study)
+        got, now = read_settlement(s, study), state(s, study)
+    if study.stopping.when == "settled" and got.all_settled and now.reason != "settled":
+        why = f"after {got.answers} answers on {got.criterion}"
+        now = StopState(True, "settled", _detail(study, "settled", now.shown, now.spent, why), now.shown, now.spent)
+    return got, now
 
 
 def halted(repo: Repo) -> StopState | None:
