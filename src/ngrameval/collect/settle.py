@@ -26,7 +26,8 @@ What the intervals assume (stated in docs/guides/collect.md too):
 Other study kinds plug in through :data:`SCORINGS`: a kind maps to a :class:`Scoring` that names what can be
 ranked (its criteria), each one's score range, and how to read each system's count and sum of per-trial
 scores from the study database (a 0-100 ESA score; an MQM score from span weights, which needs a stated
-bound, e.g. a per-segment cap, to have a range).
+bound, e.g. a per-segment cap, to have a range; a side-by-side comparison can score 1, 1/2 or 0 for each of its
+two systems, a win rate in [0, 1], whose two scores of one comparison are not independent of each other).
 """
 
 from __future__ import annotations
