@@ -1,5 +1,5 @@
-"""``ngrameval collect``: init, serve, export, admin, invite, plan. The web dependencies are imported only when a
-``collect`` command runs (``pip install 'ngrameval[collect]'``)."""
+"""``ngrameval collect``: init, serve, export, admin, invite, status, plan. The web dependencies are imported
+only when a ``collect`` command runs (``pip install 'ngrameval[collect]'``)."""
 
 from __future__ import annotations
 
@@ -172,6 +172,43 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_status(args: argparse.Namespace) -> int:
+    """The study's counts, its running ranking (rating studies: intervals, clusters, settled pairs) and whether
+    it still gives out work, and why not."""
+    import json
+
+    from ngrameval.collect.settle import read_settlement
+    from ngrameval.collect.stopping import overview
+
+    store = _store(args)
+    store.init()
+    st = store.study
+    counts = store.counts()
+    settlement, stop = overview(store)
+    if args.criterion and settlement is not None:
+        with store.session() as s:
+            settlement = read_settlement(s, st, args.criterion)
+    if args.format == "json":
+        out = {
+            "study": st.name,
+            "kind": st.kind,
+            "counts": counts,
+            "ranking": settlement.as_dict() if settlement else None,
+            "stopping": stop.as_dict() if stop else None,
+        }
+        print(json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False))
+        return 0
+    answered = f"{counts['trials_answered']} of {counts['trials']} trials answered" if st.rating else (
+        f"{counts['descriptions']} descriptions, {counts['skips']} skips"
+    )  # fmt: skip
+    print(f"study {st.name!r} ({st.kind}): {counts['annotators']} annotators; {answered}")
+    if settlement is not None:
+        sys.stdout.write(settlement.table())
+    if stop is not None:
+        print(f"stopped: {stop.detail}" if stop.stopped else f"running{': ' + stop.detail if stop.detail else ''}")
+    return 0
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     """Simulate designs from a pilot and print the plan; ``--write`` puts it into STUDY.toml."""
     import tomllib
@@ -272,6 +309,14 @@ def add_collect_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore
         help="leave out of judgments.csv the judges whose mean reliability weight is below X (1 = an average judge)",
     )
     q.set_defaults(func=cmd_export)
+    q = csub.add_parser(
+        "status",
+        help="counts, the running ranking with always-valid intervals and settled pairs, and whether work is given out",
+    )
+    common(q)
+    q.add_argument("--criterion", help="rank this criterion (default: [stopping] criterion, else the first)")
+    q.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format (default text)")
+    q.set_defaults(func=cmd_status)
     q = csub.add_parser("backup", help="copy a SQLite study database safely while it is served")
     common(q)
     q.add_argument("out", help="the copy to write (a new SQLite file)")

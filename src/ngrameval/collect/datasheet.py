@@ -41,6 +41,26 @@ def _judges(store: Store) -> dict[str, Any]:
     }
 
 
+def _stopping(store: Store) -> dict[str, Any] | None:
+    """The ``[stopping]`` rules and whether (and why) they stopped the study; None without rules."""
+    from ngrameval.collect import stopping
+
+    state = stopping.halted(store)
+    if state is None:
+        return None
+    rules = store.study.stopping
+    return {
+        "when": rules.when,
+        "criterion": rules.criterion or (store.study.criteria[0].name if store.study.criteria else None),
+        "alpha": rules.alpha,
+        "planned_per_system": rules.planned,
+        "method": "normal-mixture confidence sequences (Howard et al. 2021), Bonferroni over systems",
+        "budget": rules.budget,
+        "max_answers": rules.max_answers,
+        **state.as_dict(),
+    }
+
+
 def datasheet(store: Store) -> dict[str, Any]:
     """The datasheet of ``store``'s study as a JSON-ready dict (see the module docstring)."""
     st = store.study
@@ -92,6 +112,7 @@ def datasheet(store: Store) -> dict[str, Any]:
             }
             if st.training_items
             else None,
+            "stopping": _stopping(store),
         },
         "evaluators": {
             "registered": len(people),

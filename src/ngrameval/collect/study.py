@@ -52,6 +52,13 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     language_confidence = 0.7    # flag another language identified with at least this probability
     language_min_words = 3       # ... in a description of at least this many words
     languages = ["en", "de"]     # what the identifier may answer (default: 45 widely written languages)
+    [stopping]                   # rate / da: the running ranking and when to stop (ngrameval.collect.settle)
+    when = "settled"             # "settled": no new work once every adjacent pair is settled; "never" (default)
+    criterion = "fluency"        # the criterion ranked (default: the first)
+    alpha = 0.05                 # chance of ever calling a pair of equal systems settled, however often one looks
+    planned = 100                # ratings per system at which the intervals are tightest
+    budget = 25.0                # no new work once answers paid plus trials on screen would cost more ([tiers])
+    max_answers = 2000           # ... or would be more answers than this
 """
 
 from __future__ import annotations
@@ -78,6 +85,19 @@ DA_QUESTION = "How much do you agree that the text to rate adequately expresses 
 
 class StudyError(InputError):
     """A malformed study file or manifest: the message names the file, the key or line, and what was expected."""
+
+
+@dataclass(frozen=True)
+class Stopping:
+    """``[stopping]``: which criterion the running ranking uses and when the study stops giving out work
+    (:mod:`ngrameval.collect.stopping`); ``budget`` is money in the ``[tiers]`` currency, None for no limit."""
+
+    when: str = "never"  # "never" | "settled"
+    criterion: str = ""  # "" : the first criterion
+    alpha: float = 0.05
+    planned: int = 100
+    budget: float | None = None
+    max_answers: int | None = None
 
 
 @dataclass(frozen=True)
@@ -147,6 +167,7 @@ class Study:
     controls: design.Controls = field(default_factory=design.Controls)
     alpha: float = 0.05
     quality: Rules = field(default_factory=Rules)
+    stopping: Stopping = field(default_factory=Stopping)
 
     @property
     def controls_gold(self) -> dict[str, tuple[str, ...]]:
@@ -208,6 +229,7 @@ _SECTIONS: dict[str, set[str]] = {
         "language_min_words",
         "languages",
     },
+    "stopping": {"when", "criterion", "alpha", "planned", "budget", "max_answers"},
 }
 
 
@@ -465,6 +487,44 @@ def _quality(table: dict[str, Any], where: str, language: str) -> Rules:
     )
 
 
+def _stopping(
+    raw: Any, where: str, kind: str, criteria: tuple[Criterion, ...], rates: dict[str, float], items: tuple[Item, ...]
+) -> Stopping:
+    """``[stopping]``, checked: a rating study's, a criterion it has, a budget its tiers can spend, systems to
+    rank."""
+    if not isinstance(raw, dict):
+        raise StudyError(f"{where}: 'stopping' must be a table ([stopping])")
+    _unknown(raw, "stopping", where)
+    if raw and kind in ("describe", "paraphrase"):
+        raise StudyError(f"{where}: stopping applies to rating studies (rate, da), not to kind {kind!r}")
+    when = _get(raw, "when", where, str, "never")
+    if when not in ("never", "settled"):
+        raise StudyError(f"{where}: key 'when' must be 'settled' or 'never', got {when!r}")
+    if when == "settled" and len({i.system for i in items if i.expected is None}) < 2:
+        raise StudyError(f"{where}: key 'when' = 'settled' needs a ranking: at least 2 systems in the manifest")
+    criterion = _get(raw, "criterion", where, str, "")
+    names = [c.name for c in criteria]
+    if criterion and names and criterion not in names:
+        raise StudyError(f"{where}: key 'criterion' must name a criterion ({', '.join(names)}), got {criterion!r}")
+    alpha = float(_get(raw, "alpha", where, (int, float), 0.05))
+    if not 0 < alpha < 1:
+        raise StudyError(f"{where}: key 'alpha' must be in (0, 1), got {alpha}")
+    planned = _get(raw, "planned", where, int, 100)
+    if planned < 1:
+        raise StudyError(f"{where}: key 'planned' must be at least 1 (ratings per system), got {planned}")
+    budget = raw.get("budget")
+    if budget is not None:
+        budget = float(_get(raw, "budget", where, (int, float)))
+        if not 0 < budget < float("inf"):
+            raise StudyError(f"{where}: key 'budget' must be a positive amount, got {budget}")
+        if not max(rates.values()) > 0:
+            raise StudyError(f"{where}: key 'budget' needs a paid tier ([tiers] tier1_rate or tier2_rate > 0)")
+    most = raw.get("max_answers")
+    if most is not None and _get(raw, "max_answers", where, int) < 1:
+        raise StudyError(f"{where}: key 'max_answers' must be at least 1, got {most}")
+    return Stopping(when, criterion, alpha, planned, budget, most)
+
+
 def load_study(path: str | Path) -> Study:
     """The study of ``path``; a TOML syntax error names the line, a schema error names the key."""
     p = Path(path)
@@ -599,6 +659,7 @@ def load_study(path: str | Path) -> Study:
         controls=controls,
         alpha=alpha,
         quality=rules,
+        stopping=_stopping(raw.get("stopping", {}), f"{p}: [stopping]", kind, criteria, rates, items),
     )
 
 

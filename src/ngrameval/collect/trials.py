@@ -13,7 +13,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ngrameval.collect import design
+from ngrameval.collect import design, stopping
 from ngrameval.collect.models import (
     Annotator,
     RatingRow,
@@ -163,7 +163,9 @@ class Trials(Repo):
 
     def next_trial(self, aid: int) -> TrialRow | None:
         """The judge's next unanswered trial, leased to the page that shows it (its form token and the server
-        time it was first shown are set once)."""
+        time it was first shown are set once); None when there is none, or when a trial not shown yet would be
+        new work in a study that has stopped (:func:`ngrameval.collect.stopping.admit`, decided in the same
+        transaction). A trial shown before is always given again: its answer is paid work."""
         with self.write() as s:
             t = s.scalar(
                 select(TrialRow)
@@ -172,6 +174,8 @@ class Trials(Repo):
                 .limit(1)
             )
             if t is not None and t.lease is None:
+                if not stopping.admit(s, self.study, t, self.sqlite):
+                    return None
                 t.lease, t.shown = secrets.token_urlsafe(24), self.clock()
             return t
 

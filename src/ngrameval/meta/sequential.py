@@ -91,26 +91,45 @@ def sequential_status(
     """The current ranking, its always-valid intervals and which adjacent pairs are settled (module docstring).
     ``ratings``: every system's scores so far, each within ``[low, high]``; ``t_opt``: the ratings per system
     at which the intervals should be tightest (the planned size)."""
-    if not 0 < alpha < 1:
-        raise ConfigError(f"alpha must lie strictly between 0 and 1, got {alpha}")
-    if not high > low:
-        raise ConfigError(f"the score range needs low < high, got [{low}, {high}]")
-    if t_opt < 1:
-        raise ConfigError(f"t_opt must be at least 1, got {t_opt}")
-    if len(ratings) < 2:
-        raise InputError("a ranking needs at least 2 systems")
-    a = alpha / len(ratings)
-    sigma = (high - low) / 2
-    rho = mixture_rho(t_opt, sigma, a)
-    rows = []
+    summary = {}
     for name, values in ratings.items():
         x = np.asarray(values, dtype=np.float64)
         if x.ndim != 1 or not np.isfinite(x).all():
             raise InputError(f"{name}: ratings must be a list of finite numbers")
         if len(x) and (x.min() < low or x.max() > high):
             raise InputError(f"{name}: a rating lies outside the stated range [{low}, {high}]")
-        n = len(x)
-        mean = float(x.mean()) if n else math.nan
+        summary[name] = (len(x), float(x.sum()))
+    return status_from_sums(summary, low, high, alpha, t_opt)
+
+
+def status_from_sums(
+    sums: Mapping[str, tuple[int, float]],
+    low: float,
+    high: float,
+    alpha: float = 0.05,
+    t_opt: int = 100,
+) -> SequentialStatus:
+    """:func:`sequential_status` from each system's number of ratings and their sum (the sufficient statistics
+    of the boundary: a running study keeps these, not the ratings); the ratings are taken to lie in
+    ``[low, high]`` (a sum whose mean does not is refused)."""
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha must lie strictly between 0 and 1, got {alpha}")
+    if not high > low:
+        raise ConfigError(f"the score range needs low < high, got [{low}, {high}]")
+    if t_opt < 1:
+        raise ConfigError(f"t_opt must be at least 1, got {t_opt}")
+    if len(sums) < 2:
+        raise InputError("a ranking needs at least 2 systems")
+    a = alpha / len(sums)
+    sigma = (high - low) / 2
+    rho = mixture_rho(t_opt, sigma, a)
+    rows = []
+    for name, (n, total) in sums.items():
+        if n < 0 or not math.isfinite(total):
+            raise InputError(f"{name}: needs a count >= 0 and a finite sum, got ({n}, {total})")
+        mean = total / n if n else math.nan
+        if n and not low - 1e-9 * (high - low) <= mean <= high + 1e-9 * (high - low):
+            raise InputError(f"{name}: the mean rating {mean} lies outside the stated range [{low}, {high}]")
         r = float(radius(n, sigma, rho, a)) if n else math.inf
         lo, hi = (max(low, mean - r), min(high, mean + r)) if n else (low, high)
         rows.append((name, mean, n, lo, hi))

@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-from ngrameval.collect import design, export, overview, security
+from ngrameval.collect import design, export, overview, security, stopping
 from ngrameval.collect.views.base import BadRequest, admin_required, checked_form, message, page, site
 
 PAGE = 100  # rows of an admin table per page
@@ -64,7 +64,11 @@ async def annotators(request: Request) -> Response:
         per_annotator = here.description_checks.per_annotator.get(a.id)
         rows.append((a, n, name, per_annotator, here.judge_checks.by_judge.get(name)))
     counts = await run_in_threadpool(store.counts)
-    return page(request, "admin.html", rows=rows, counts=counts, page=number, pages=pages, total=len(everyone))
+    settlement, stop = await run_in_threadpool(stopping.overview, store)
+    return page(
+        request, "admin.html", rows=rows, counts=counts, page=number, pages=pages, total=len(everyone),
+        settlement=settlement, stop=stop,
+    )  # fmt: skip
 
 
 async def progress(request: Request) -> Response:

@@ -9,10 +9,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 
-from ngrameval.collect import security
+from ngrameval.collect import security, stopping
 from ngrameval.collect.study import Criterion
 from ngrameval.collect.views.base import BadRequest, annotator_id, checked_form, message, page, site
 
+FINISHED = (
+    "This study has finished: it has the answers it needs and takes no new participants. Please return the task "
+    "(on MTurk or Prolific: “return”); nothing of yours was recorded."
+)
 MTURK_SUBMIT = ("https://www.mturk.com", "https://workersandbox.mturk.com")  # the only places a HIT is sent back to
 
 
@@ -67,6 +71,8 @@ async def start(request: Request) -> Response:
         platform, worker, group, external, info = "invite", token, inv.group, token, ""
     else:
         return message(request, "Open the study link you were given (it identifies you).", 400)
+    if await run_in_threadpool(stopping.closed_to, store, platform, worker):
+        return message(request, FINISHED)
     aid = await run_in_threadpool(store.annotator_for, platform, worker, info, group)
     asg = await run_in_threadpool(store.assignment_for, aid, platform, external)
     if asg is None:
@@ -115,7 +121,8 @@ async def task(request: Request) -> Response:
     if request.method == "POST":
         return await submit(request, aid)
     if study.rating:
-        await run_in_threadpool(store.assign_trials, aid)
+        if not await run_in_threadpool(stopping.finished, store):  # a study that stopped gives out no new rows
+            await run_in_threadpool(store.assign_trials, aid)
         trial = await run_in_threadpool(store.next_trial, aid)
         if trial is None:
             return RedirectResponse("/done", 303)
@@ -185,6 +192,7 @@ async def done(request: Request) -> Response:
         platform=request.session.get("platform", ""),
         turk_submit=request.session.get("turk_submit", ""),
         assignment=request.session.get("assignment", ""),
+        finished=await run_in_threadpool(stopping.finished, store),
     )
 
 
