@@ -245,7 +245,8 @@ def test_wmt17_all_pairs_ranking(wmt17: tuple[dict[str, list[str]], list[str]]) 
     with pytest.warns(UserWarning, match="smallest reachable p"):
         compare(systems, ref, "bleu", tokenize="none", n_resamples=2000, n_confidence=10)  # 120 x 1/2001 > 0.05
     # the bootstrap's p is (c + 1) / (n + 1) too: 1,000 resamples over 120 pairs cannot reach 0.05 (needs 2,400)
-    with pytest.warns(UserWarning, match=r"1000 bootstrap resamples .* use at least 2400 bootstrap resamples \(n_resamples=2400\)$"):
+    floor = r"1000 bootstrap resamples .* use at least 2400 bootstrap resamples \(n_resamples=2400\)$"
+    with pytest.warns(UserWarning, match=floor):
         compare(systems, ref, "bleu", tokenize="none", test="bs", n_resamples=1000)
     res = compare(systems, ref, "bleu", tokenize="none", n_confidence=200)
     m = res.metrics[0]
