@@ -156,6 +156,8 @@ async def export_csv(request: Request) -> Response:
         body = export.judgments(store, raw, weight, floor)[0]
     elif name == "judges.csv" and here.study.rating:
         body = export.judges_csv(export.judgments(store, raw, weight, floor)[1], floor)
+    elif name == "preferences.csv" and here.study.kind == "pairwise":
+        body = export.preferences_csv(store, raw)[0]
     elif name == "ledger.csv":
         body = export.ledger_csv(store, raw)
     elif name == "assignments.csv":
