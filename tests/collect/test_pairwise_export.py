@@ -14,6 +14,7 @@ import pytest
 from collect.test_crowd import _login
 from collect.test_pairwise import _client, _store
 from ngrameval.cli import main
+from ngrameval.collect.datasheet import datasheet
 from ngrameval.collect.export import annotator_json, export_all, ledger_csv, preferences_csv
 from ngrameval.collect.store import Store
 from ngrameval.io.preferences import read_preferences
@@ -74,5 +75,8 @@ def test_admin_serves_the_preferences_and_pays_for_them(tmp_path: Path) -> None:
     assert [int(row["submissions"]) for row in ledger] == [7, 7]  # 6 comparisons and a repeat each
     aid = store.annotator_for("invite", "j0")
     assert c.get(f"/admin/annotator/{aid}").status_code == 200
+    sheet = datasheet(store)
+    assert sheet["responses"]["trials_by_kind"] == {"normal": 12, "repeat": 2}
+    assert sheet["responses"]["comparisons"] == 14 and sheet["design"]["pairwise"]["ties"] is True
     mine = json.loads(annotator_json(store, aid))["preferences"]
     assert len(mine) == 7 and {p["kind"] for p in mine} == {"normal", "repeat"}
