@@ -99,6 +99,9 @@ def test_correlate_reads_preferences_as_system_scores(tmp_path: Path, capsys: py
     assert got["win-rate"] == pytest.approx(pearsonr(x, fit.win_rate).statistic, abs=1e-12)
 
 
+CORRELATE = ["correlate", "-j", "{good}", "--judgments-layout", "preferences", "--scores", "{scores}"]
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
@@ -108,34 +111,8 @@ def test_correlate_reads_preferences_as_system_scores(tmp_path: Path, capsys: py
         (["compare", "--preferences", "{good}", "sys.txt", "-r", "ref.txt"], "a system file does not apply"),
         (["compare", "--preferences", "{good}", "--baseline"], "--baseline does not apply"),
         (["compare", "--preferences", "{good}", "-o", "{good}"], "-o"),
-        (
-            [
-                "correlate",
-                "-j",
-                "{good}",
-                "--judgments-layout",
-                "preferences",
-                "--scores",
-                "{scores}",
-                "--where",
-                "x=1",
-            ],
-            "--where",
-        ),
-        (
-            [
-                "correlate",
-                "-j",
-                "{good}",
-                "--judgments-layout",
-                "preferences",
-                "--scores",
-                "{scores}",
-                "--segment-column",
-                "item",
-            ],
-            "system-level",
-        ),
+        ([*CORRELATE, "--where", "x=1"], "--where"),
+        ([*CORRELATE, "--segment-column", "item"], "system-level"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
