@@ -276,3 +276,4 @@ def test_concurrent_judges_and_double_submissions(tmp_path: Path, db_url: str) -
     assert rows == list(range(6))
     seen = Counter((t.item, t.system, p.system_b) for t, p, _ in store.preferences())
     assert len(seen) == 18 and set(seen.values()) == {2}  # every pair of every item, twice
+    assert store.rows_per_square() == 3 and store.squares() == [("", 6, 6, 2)]  # two complete rounds of judges

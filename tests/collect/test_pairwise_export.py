@@ -69,6 +69,9 @@ def test_admin_serves_the_preferences_and_pays_for_them(tmp_path: Path) -> None:
     assert "/admin/export/preferences.csv" in page
     for url in ("/admin", "/admin/progress", "/status"):
         assert c.get(url).status_code == 200, url
+    assert (
+        "3 rows make a complete square of 3 systems: together they compare every pair" in c.get("/admin/progress").text
+    )
     r = c.get("/admin/export/preferences.csv")
     assert r.status_code == 200 and r.text == preferences_csv(store)[0]
     ledger = list(csv.DictReader(io.StringIO(ledger_csv(store))))

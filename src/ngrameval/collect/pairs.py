@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from ngrameval.collect import design
 from ngrameval.collect.models import Annotator, PairRow, TrialRow
-from ngrameval.collect.pairwise import PairTrial, pair_schedule, winner_of
+from ngrameval.collect.pairwise import PairTrial, pair_schedule, system_pairs, winner_of
 from ngrameval.collect.repo import Submitted
 from ngrameval.collect.study import Study
 from ngrameval.collect.trials import Trials
@@ -52,6 +52,12 @@ class Pairs(Trials):
             s.add(row)
             s.flush()
             s.add(PairRow(trial_id=row.id, system_b=p.system_b, output_b=b_item.output, left=p.left, reason=""))
+
+    def rows_per_square(self) -> int:
+        """Pairwise: the ``P`` judges of a group that together compare every pair of every item once."""
+        if self.study.kind != "pairwise":
+            return super().rows_per_square()
+        return max(1, len(system_pairs(self.study.systems)))
 
     def pair_of(self, trial_id: int) -> PairRow | None:
         """The second side of a side-by-side trial (None: not one)."""

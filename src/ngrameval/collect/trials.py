@@ -212,10 +212,14 @@ class Trials(Repo):
                 q = q.where(TrialRow.annotator_id == aid)
             return [tuple(r) for r in s.execute(q).all()]  # type: ignore[misc]
 
+    def rows_per_square(self) -> int:
+        """Judges (rows) of a group that together rate every (item, system) once: the Williams design's rows."""
+        return len(design.williams_rows(max(1, len(self.study.systems))))
+
     def squares(self) -> list[tuple[str, int, int, int]]:
         """Per judge group: (group, judges holding a row, rows fully answered, complete squares). A square is
         ``k`` consecutive rows ``q*k .. q*k+k-1`` all answered, with ``k`` the number of Williams rows."""
-        k = len(design.williams_rows(max(1, len(self.study.systems))))
+        k = self.rows_per_square()
         with self.session() as s:
             rows = s.execute(
                 select(

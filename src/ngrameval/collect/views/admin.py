@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-from ngrameval.collect import design, export, overview, security
+from ngrameval.collect import export, overview, security
 from ngrameval.collect.views.base import BadRequest, admin_required, checked_form, message, page, site
 
 PAGE = 100  # rows of an admin table per page
@@ -89,7 +89,7 @@ async def progress(request: Request) -> Response:
         squares=squares,
         number=number,
         pages=pages,
-        rows_per_square=len(design.williams_rows(max(1, len(study.systems)))),
+        rows_per_square=store.rows_per_square(),
     )
 
 
