@@ -11,10 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from collect.collect_studies import items_csv
 from collect.test_app import TestClient, _field
+from collect.test_store import Clock
 from ngrameval.collect.app import create_app
 from ngrameval.collect.models import PairRow, TrialRow
 from ngrameval.collect.pairwise import pair_schedule, system_pairs, winner_of
@@ -230,6 +231,26 @@ def test_repeats_show_an_earlier_comparison_with_the_sides_swapped(tmp_path: Pat
         o, op = rows[t.of_position]  # type: ignore[index]
         assert (t.item, t.system, p.system_b) == (o.item, o.system, op.system_b) and p.left != op.left
         assert t.position > o.position
+
+
+def test_a_row_given_up_goes_to_the_next_judge_with_its_pairs(tmp_path: Path, db_url: str) -> None:
+    clock = Clock()
+    store = Store(load_study(write_pairwise(tmp_path / "sbs")), db_url, clock=clock)
+    store.init()
+    quitter = store.annotator_for("invite", "quitter")
+    store.assign_trials(quitter)
+    first = store.next_trial(quitter)  # shown, never answered
+    assert first is not None
+    clock.advance(store.study.lease_minutes + 1)
+    late = store.annotator_for("invite", "late")
+    store.assign_trials(late)
+    assert store.annotator(late).judge_index == 0  # type: ignore[union-attr]  # the quitter's row
+    with store.session() as s:  # the quitter's trials went with their pairs (no pair left without its trial)
+        assert s.scalar(select(func.count()).select_from(PairRow)) == 6
+        assert s.scalar(select(func.count()).where(TrialRow.annotator_id == quitter)) == 0
+    assert store.submit_preference(quitter, first.lease or "", "left").outcome == "foreign"
+    t = store.next_trial(late)
+    assert t is not None and store.submit_preference(late, t.lease or "", "tie").outcome == "stored"
 
 
 def _twice(store: Store, aid: int, lease: str) -> list[str]:

@@ -51,6 +51,8 @@ def test_export_reads_back_into_compare(tmp_path: Path, db_url: str, capsys: pyt
     assert {r["group"] for r in rows} == {"", "expert"} and all(r["rater"].startswith("W") for r in rows)
     repeats = list(csv.DictReader(io.StringIO((tmp_path / "out" / "preference_repeats.csv").read_text())))
     assert len(repeats) == 6
+    by_position = {(r["rater"], r["position"]): r["winner"] for r in rows}
+    assert all(r["original_winner"] == by_position[r["rater"], r["position"]] for r in repeats)
     prefs = read_preferences(str(path))
     expected = [(t.item, t.system, p.system_b, p.winner) for t, p, _ in store.preferences() if t.kind == "normal"]
     assert [(q.item, q.system_a, q.system_b, q.winner) for q in prefs] == expected

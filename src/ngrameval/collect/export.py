@@ -409,12 +409,16 @@ def preferences_csv(store: Store, raw_ids: bool = False) -> tuple[str, str]:
     winner`` in a|b|tie; ``ngrameval compare --preferences`` and ``correlate --judgments-layout preferences`` read
     it) plus the rater (pseudonymised), their group, the seconds taken, the reason, ``left`` (the system shown on
     the left, as "A"), the tier and the trial's position: (the comparisons, the repeat controls — a repeat shows
-    an earlier comparison of the judge, ``position`` its original's, with the sides swapped)."""
-    out: dict[bool, list[list[Any]]] = {False: [list(PREFERENCE_COLUMNS)], True: [list(PREFERENCE_COLUMNS)]}
-    for t, p, a in store.preferences():
+    an earlier comparison of the judge with the sides swapped; ``position`` is its original's and the last column,
+    ``original_winner``, the winner answered there, so a judge's consistency can be read off)."""
+    rows = store.preferences()
+    first: dict[tuple[int, int | None], str | None] = {(t.annotator_id, t.position): p.winner for t, p, _ in rows}
+    out: dict[bool, list[list[Any]]] = {False: [list(PREFERENCE_COLUMNS)],
+                                        True: [[*PREFERENCE_COLUMNS, "original_winner"]]}  # fmt: skip
+    for t, p, a in rows:
         repeat = t.kind == "repeat"
         left = t.system if p.left == "a" else p.system_b
-        out[repeat].append([t.item, t.system, p.system_b, p.winner, worker(store, a, raw_ids), a.group,
-                            round(t.seconds, 3), p.reason, left, t.tier,
-                            t.of_position if repeat else t.position])  # fmt: skip
+        row = [t.item, t.system, p.system_b, p.winner, worker(store, a, raw_ids), a.group, round(t.seconds, 3),
+               p.reason, left, t.tier, t.of_position if repeat else t.position]  # fmt: skip
+        out[repeat].append([*row, first.get((t.annotator_id, t.of_position))] if repeat else row)
     return _csv(out[False]), _csv(out[True])
