@@ -48,33 +48,53 @@ def test_compare_preferences_json_csv_and_text_equal_the_fit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     prefs = _write(tmp_path / "prefs.csv")
-    fit = bradley_terry(read_preferences(str(prefs)), 200, 7, 0.9)
-    code, out, err = run(["compare", "--preferences", str(prefs), "--confidence-n", "200", "--seed", "7", "--ci",
+    fit = bradley_terry(read_preferences(str(prefs)), 100, 7, 0.9)
+    code, out, err = run(["compare", "--preferences", str(prefs), "--confidence-n", "100", "--seed", "7", "--ci",
                           "0.9", "-f", "json"], capsys)  # fmt: skip
     assert code == 0, err
     got = json.loads(out)
-    assert (got["resamples"], got["seed"], got["confidence"], got["dropped"]) == (200, 7, 0.9, 0)
+    assert (got["resamples"], got["seed"], got["confidence"], got["dropped"]) == (100, 7, 0.9, 0)
     ranked = sorted(range(4), key=lambda k: -fit.theta[k])
     assert [s["system"] for s in got["systems"]] == [fit.systems[k] for k in ranked]
     assert [s["system"] for s in got["systems"]] == list(TRUE)  # 400 comparisons recover the true order
     for s, k in zip(got["systems"], ranked, strict=True):
         assert (s["theta"], s["low"], s["high"]) == (fit.theta[k], fit.low[k], fit.high[k])
         assert (s["win_rate"], s["comparisons"]) == (fit.win_rate[k], fit.comparisons[k])
-    code, out, _ = run(["compare", "--preferences", str(prefs), "--confidence-n", "200", "--seed", "7", "--ci",
+    code, out, _ = run(["compare", "--preferences", str(prefs), "--confidence-n", "100", "--seed", "7", "--ci",
                         "0.9", "-f", "csv"], capsys)  # fmt: skip
     rows = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and [r["system"] for r in rows] == list(TRUE)
     assert [float(r["theta"]) for r in rows] == [fit.theta[k] for k in ranked]
-    code, out, _ = run(["compare", "--preferences", str(prefs), "--confidence-n", "200", "--seed", "7", "--ci",
+    code, out, _ = run(["compare", "--preferences", str(prefs), "--confidence-n", "100", "--seed", "7", "--ci",
                         "0.9", "-w", "3"], capsys)  # fmt: skip
-    assert code == 0 and "400 comparisons, 4 systems" in out and "90% CI" in out and "200 resamples, seed 7" in out
+    assert code == 0 and "400 comparisons, 4 systems" in out and "90% CI" in out and "100 resamples, seed 7" in out
     first = next(line for line in out.splitlines() if line.startswith("1 "))
     k = ranked[0]
     assert first.split()[:3] == ["1", "sysA", f"{fit.theta[k]:+.3f}"]
     assert f"({fit.low[k]:+.3f}, {fit.high[k]:+.3f})" in first and f"{fit.win_rate[k]:.3f}" in first
     out_file = tmp_path / "bt.json"
-    assert run(["compare", "--preferences", str(prefs), "-f", "json", "-o", str(out_file)], capsys)[0] == 0
-    assert json.loads(out_file.read_text())["resamples"] == 1000  # the default
+    assert (
+        run(
+            [
+                "compare",
+                "--preferences",
+                str(prefs),
+                "-f",
+                "json",
+                "-o",
+                str(out_file),
+                "--seed",
+                "7",
+                "--ci",
+                "0.9",
+                "--confidence-n",
+                "100",
+            ],
+            capsys,
+        )[0]
+        == 0
+    )
+    assert json.loads(out_file.read_text())["systems"] == got["systems"]
 
 
 def test_no_resamples_gives_no_interval(tmp_path: Path) -> None:

@@ -270,6 +270,7 @@ def _twice(store: Store, aid: int, lease: str) -> list[str]:
     return got
 
 
+@pytest.mark.slow
 def test_concurrent_judges_and_double_submissions(tmp_path: Path, db_url: str) -> None:
     """Six judges answer at once, each sending every answer twice at the same moment: every judge gets their own
     row of the design (0..5: two complete rounds of the 3 pairs), and every comparison is stored once."""
