@@ -20,10 +20,13 @@ from ngrameval.cli.options import (
     seed_arg,
     sig_level_arg,
 )
+from ngrameval.cli.preferences import add_preferences_option, cmd_preferences
 from ngrameval.cli.score import check_one_machine_chunks, score_streamed
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    if args.preferences:
+        return cmd_preferences(args)
     check_one_machine_chunks(args)
     from ngrameval.meta.significance import paired_test
     from ngrameval.report.significance import render_comparison
@@ -81,6 +84,7 @@ def add_parser(sub: Any) -> None:
     cp.add_argument(
         "--baseline", action="store_true", help="compare each system with the first one only (sacreBLEU's layout)"
     )
+    add_preferences_option(cp)
     add_chunk_size(cp, "keeping every segment's summable statistics, not its text")
     add_scheduler(cp)
     add_text_options(cp)

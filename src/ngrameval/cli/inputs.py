@@ -181,6 +181,10 @@ def judgments_from(args: argparse.Namespace, dataset: str | None = None) -> list
         where[args.set_column] = dataset
     if args.judgments_layout in ("mqm", "esa"):
         return _span_judgments(args, where)
+    if args.judgments_layout == "preferences":
+        from ngrameval.cli.preferences import preference_judgments
+
+        return preference_judgments(args, where)
 
     return read_judgments(
         args.judgments,
@@ -261,7 +265,7 @@ def external_scores_from(args: argparse.Namespace, dataset: str | None = None) -
     return lower_is_better(found, [n.strip() for n in lower], "--lower-is-better")
 
 
-_INPUTS = ("systems", "refs", "source", "judgments", "segment_ids", "ratings", "corpus", "stopwords")
+_INPUTS = ("systems", "refs", "source", "judgments", "preferences", "segment_ids", "ratings", "corpus", "stopwords")
 
 
 def input_paths(args: argparse.Namespace) -> list[str]:

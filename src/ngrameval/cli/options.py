@@ -25,6 +25,7 @@ from ngrameval.text.sentences import SPLITTERS
 from ngrameval.text.tokenize import TOKENIZERS
 
 SPAN_LAYOUTS = ("mqm", "esa")  # error-span files (ngrameval.io.spans), scored by ngrameval.meta.mqm
+PREFERENCE_LAYOUT = "preferences"  # side-by-side preferences (ngrameval.io.preferences), Bradley-Terry scores
 # meta.agreement.KRIPPENDORFF_LEVELS, spelled out so that the parser does not import scipy (pinned by a test)
 KRIPPENDORFF_CHOICES = ("auto", "none", "interval", "ratio", "ordinal", "nominal")
 
@@ -391,12 +392,13 @@ def add_judgment_options(q: argparse.ArgumentParser, systems: bool = True, requi
     q.add_argument("--where", nargs="+", metavar="COL=VALUE", help="keep only judgment rows with these values")
     q.add_argument(
         "--judgments-layout",
-        choices=(*LAYOUTS, *SPAN_LAYOUTS),
+        choices=(*LAYOUTS, *SPAN_LAYOUTS, PREFERENCE_LAYOUT),
         default="auto",
         help="long (--criterion-column), wide (a column per criterion), systems (a column per system), slots "
         "(E2E: --system-column sys --score-columns quality reads sys1..K/quality1..K), summeval (SummEval's "
         "model_annotations JSONL); mqm, esa (error spans, Google's MQM TSV: one criterion mqm/esa per segment "
-        "doc:doc_id and rater; MQM penalties negated); auto (default): long with --criterion-column, "
+        "doc:doc_id and rater; MQM penalties negated); preferences (item, system_a, system_b, winner: "
+        "system-level criteria bradley-terry and win-rate); auto (default): long with --criterion-column, "
         "summeval/slots where nothing else fits, else wide",
     )
     q.add_argument(

@@ -8,6 +8,7 @@ nothing identifies a worker."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from collections import Counter
@@ -71,6 +72,8 @@ def datasheet(store: Store) -> dict[str, Any]:
     assignments = store.assignments()
     paid = [n for g, _, n in assignments if n >= st.min_answers]
     trials = {t.id: t for t, _, _ in ratings}  # a trial rated on several criteria is one answer
+    comparisons = store.preferences() if st.kind == "pairwise" else []
+    trials.update((t.id, t) for t, _, _ in comparisons)
     times = [t.shown for t in trials.values() if t.shown is not None] + [d.created for d, _, _ in descriptions]
     kinds = Counter(t.kind for t in trials.values())
     trials_by_kind = {k: kinds[k] for k in sorted(kinds)}
@@ -139,6 +142,9 @@ def datasheet(store: Store) -> dict[str, Any]:
         },
         "dates": {"created": _iso(min((a.created for a, _ in people), default=None)), "answers": _span(times)},
     }
+    if st.kind == "pairwise":
+        sheet["design"]["pairwise"] = {**dataclasses.asdict(st.pairwise), "schedule": "balanced pairs per judge"}
+        sheet["responses"]["comparisons"] = len(comparisons)
     if st.rating:
         sheet["design"]["controls"]["judges"] = _judges(store)
     elif st.controls_gold:

@@ -250,7 +250,7 @@ def ledger_csv(store: Store, raw_ids: bool = False) -> str:
         counts[a.id, d.tier] += 1
         people[a.id] = a
     seen: set[int] = set()
-    for t, _, a in store.ratings():
+    for t, a in [(t, a) for t, _, a in store.ratings()] + [(t, a) for t, _, a in store.preferences()]:
         if t.id not in seen:
             seen.add(t.id)
             counts[a.id, t.tier] += 1
@@ -288,6 +288,19 @@ def annotator_json(store: Store, aid: int) -> str:
             {"item": t.item, "system": t.system, "kind": t.kind, "criterion": r.criterion, "score": r.score}
             for t, r, _ in store.ratings(aid)
         ],
+        "preferences": [
+            {
+                "item": t.item,
+                "system_a": t.system,
+                "system_b": p.system_b,
+                "left": p.left,
+                "kind": t.kind,
+                "winner": p.winner,
+                "reason": p.reason,
+                "seconds": t.seconds,
+            }
+            for t, p, _ in store.preferences(aid)
+        ],
     }
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
@@ -309,7 +322,10 @@ def export_all(
         from ngrameval.collect.datasheet import datasheet_json
 
         files["datasheet.json"] = datasheet_json(store)
-    if store.study.rating:
+    if store.study.kind == "pairwise":
+        files["preferences.csv"], files["preference_repeats.csv"] = preferences_csv(store, raw_ids)
+        files.update({f"outputs/{k}": v for k, v in outputs(store).items()})
+    elif store.study.rating:
         text, summaries = judgments(store, raw_ids, weight, min_reliability)
         files["judgments.csv"] = text
         files["judges.csv"] = judges_csv(summaries, min_reliability)
@@ -382,3 +398,27 @@ def verify_codes(store: Store, text: str, name: str) -> tuple[str, int]:
         out.append(f"{where}: NOT VALID: {msg}")
     out.append(f"{len(rows) - bad} valid, {bad} not valid, of {len(rows)} code(s)")
     return "\n".join(out) + "\n", bad
+
+
+PREFERENCE_COLUMNS = ("item", "system_a", "system_b", "winner", "rater", "group", "seconds", "reason", "left",
+                      "tier", "position")  # fmt: skip
+
+
+def preferences_csv(store: Store, raw_ids: bool = False) -> tuple[str, str]:
+    """A side-by-side study's answers in :mod:`ngrameval.io.preferences`' layout (``item, system_a, system_b,
+    winner`` in a|b|tie; ``ngrameval compare --preferences`` and ``correlate --judgments-layout preferences`` read
+    it) plus the rater (pseudonymised), their group, the seconds taken, the reason, ``left`` (the system shown on
+    the left, as "A"), the tier and the trial's position: (the comparisons, the repeat controls — a repeat shows
+    an earlier comparison of the judge with the sides swapped; ``position`` is its original's and the last column,
+    ``original_winner``, the winner answered there, so a judge's consistency can be read off)."""
+    rows = store.preferences()
+    first: dict[tuple[int, int | None], str | None] = {(t.annotator_id, t.position): p.winner for t, p, _ in rows}
+    out: dict[bool, list[list[Any]]] = {False: [list(PREFERENCE_COLUMNS)],
+                                        True: [[*PREFERENCE_COLUMNS, "original_winner"]]}  # fmt: skip
+    for t, p, a in rows:
+        repeat = t.kind == "repeat"
+        left = t.system if p.left == "a" else p.system_b
+        row = [t.item, t.system, p.system_b, p.winner, worker(store, a, raw_ids), a.group, round(t.seconds, 3),
+               p.reason, left, t.tier, t.of_position if repeat else t.position]  # fmt: skip
+        out[repeat].append([*row, first.get((t.annotator_id, t.of_position))] if repeat else row)
+    return _csv(out[False]), _csv(out[True])

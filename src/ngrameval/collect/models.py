@@ -193,6 +193,21 @@ class RatingRow(Base):
     score: Mapped[float] = mapped_column(Float)
 
 
+class PairRow(Base):
+    """The second side of a side-by-side trial (kind ``pairwise``): the trial's ``system``/``output`` are system A,
+    these system B; ``left`` says which (``a``/``b``) the page shows on the left; ``winner`` (``a``, ``b``,
+    ``tie``) and the optional ``reason`` are set with the trial's ``token`` when it is answered."""
+
+    __tablename__ = "pair"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    trial_id: Mapped[int] = mapped_column(ForeignKey("trial.id", ondelete="CASCADE"), unique=True)
+    system_b: Mapped[str] = mapped_column(String(255))
+    output_b: Mapped[str] = mapped_column(Text)
+    left: Mapped[str] = mapped_column(String(1))
+    winner: Mapped[str | None] = mapped_column(String(4), nullable=True)
+    reason: Mapped[str] = mapped_column(Text, default="")
+
+
 # ---------------------------------------------------------------- engine and schema
 
 #: the execution option that makes a SQLite transaction ``BEGIN IMMEDIATE`` (take the write lock at once), so

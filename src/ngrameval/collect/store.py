@@ -45,9 +45,9 @@ from ngrameval.collect.models import (
     unreachable,
     upgrade,
 )
+from ngrameval.collect.pairs import Pairs
 from ngrameval.collect.repo import RETRIES, Submitted, completion_code
 from ngrameval.collect.study import StudyError
-from ngrameval.collect.trials import Trials
 from ngrameval.errors import InputError
 
 __all__ = [
@@ -78,7 +78,7 @@ def _answers_by(s: Session, by_description: Any, by_trial: Any) -> Counter[int]:
     return out
 
 
-class Store(Leases, Trials):
+class Store(Leases, Pairs):  # Pairs: side-by-side tasks on top of the rating tasks (Trials)
     """Repository functions over one study database."""
 
     # -------------------------------------------------------------- schema, secrets, manifest

@@ -4,7 +4,7 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
 
     [study]
     name = "msvd-pilot"
-    kind = "describe"            # describe | paraphrase | rate | da
+    kind = "describe"            # describe | paraphrase | rate | da | pairwise
     title = "Describe a short video"
     database = "sqlite:///study.db"   # relative to the study file; or postgresql+psycopg://...
     language = "English"         # the language annotators write in
@@ -40,6 +40,12 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     alpha = 0.05                 # da: level of the one-sided bad-reference test; init refuses a design whose
                                  # judges get fewer bad references than the test needs (5 at 0.05)
     seed = 1
+    [pairwise]                   # pairwise: two systems' outputs of one item side by side (no [[criteria]])
+    ties = true                  # offer "tie" beside "A better" / "B better"
+    reason = "optional"          # a free-text reason: off | optional | required
+    reason_length = 300          # its characters at most
+    trials = 0                   # comparisons per judge (0: one per item)
+    question = "Which output is better?"
     [quality]
     copy_pinc = 0.1              # paraphrase: PINC against the source below this marks a copy (0: no check)
     control_metric = "bleu"      # attention checks (manifest column control = "gold 1 | gold 2"): bleu | keywords
@@ -74,10 +80,11 @@ from typing import Any
 import tomllib
 
 from ngrameval.collect import design
+from ngrameval.collect.pairwise import PairwiseSettings, read_settings
 from ngrameval.collect.quality import CONTROL_METRICS, Rules, language_code, min_pairs
 from ngrameval.errors import InputError
 
-KINDS = ("describe", "paraphrase", "rate", "da")
+KINDS = ("describe", "paraphrase", "rate", "da", "pairwise")
 STIMULUS_KINDS = ("video", "image", "text")
 MAX_TEXT = 4000
 DA_QUESTION = "How much do you agree that the text to rate adequately expresses the meaning of the reference?"
@@ -175,10 +182,12 @@ class Study:
         return {x.key: x.control for x in self.stimuli if x.control}
 
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    pairwise: PairwiseSettings = field(default_factory=PairwiseSettings)  # kind pairwise: [pairwise]
 
     @property
     def rating(self) -> bool:
-        return self.kind in ("rate", "da")
+        """Whether judges get trials of an items manifest (rate, da; pairwise: two outputs a trial)."""
+        return self.kind in ("rate", "da", "pairwise")
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -215,6 +224,7 @@ _SECTIONS: dict[str, set[str]] = {
     "instructions": {"text", "good", "bad"},
     "tiers": {"tier1_rate", "tier2_rate", "currency"},
     "rating": {"repeats", "bad_references", "seed", "batch_size", "alpha"},
+    "pairwise": {"ties", "reason", "reason_length", "trials", "question"},
     "criteria": {"name", "scale", "points", "labels", "question"},
     "quality": {
         "copy_pinc",
@@ -589,7 +599,9 @@ def load_study(path: str | Path) -> Study:
     mpath = (p.parent / manifest) if not Path(manifest).is_absolute() else Path(manifest)
     if not mpath.is_file():
         raise StudyError(f"{w}: key 'manifest': {mpath}: no such file")
-    if kind in ("rate", "da"):
+    if kind == "pairwise":
+        items, criteria = _pairwise_items(mpath, criteria, p)
+    elif kind in ("rate", "da"):
         items = read_items(mpath)
         if not criteria:
             if kind == "da":
@@ -660,7 +672,32 @@ def load_study(path: str | Path) -> Study:
         alpha=alpha,
         quality=rules,
         stopping=_stopping(raw.get("stopping", {}), f"{p}: [stopping]", kind, criteria, rates, items),
+        pairwise=_pairwise_settings(raw.get("pairwise", {}), p, kind),
     )
+
+
+def _pairwise_items(mpath: Path, criteria: tuple[Criterion, ...], p: Path) -> tuple[tuple[Item, ...], tuple[()]]:
+    """A pairwise study's items (every item an output of every system, at least two systems, no known answers)."""
+    if criteria:
+        raise StudyError(f"{p}: a 'pairwise' study asks which output is better: no [[criteria]] (see [pairwise])")
+    items = read_items(mpath)
+    if len({i.system for i in items}) < 2:
+        raise StudyError(f"{mpath}: a 'pairwise' study compares systems: the manifest needs at least two")
+    if any(i.expected is not None for i in items):
+        raise StudyError(f"{mpath}: column 'expected' (known-answer items) does not apply to a 'pairwise' study")
+    return items, ()
+
+
+def _pairwise_settings(table: Any, p: Path, kind: str) -> PairwiseSettings:
+    """``[pairwise]`` (only in a pairwise study)."""
+    if not isinstance(table, dict):
+        raise StudyError(f"{p}: 'pairwise' must be a table ([pairwise])")
+    if table and kind != "pairwise":
+        raise StudyError(f"{p}: [pairwise] is for kind = 'pairwise' studies")
+    try:
+        return read_settings(table, f"{p}: [pairwise]")
+    except InputError as exc:
+        raise StudyError(str(exc)) from None
 
 
 _TABLE = re.compile(r"^\s*\[")

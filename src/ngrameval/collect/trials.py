@@ -104,14 +104,7 @@ class Trials(Repo):
         first = int(s.scalar(select(func.count()).where(TrialRow.annotator_id == aid)) or 0)
         if first > (st.training_items if a.trained == "passed" else 0):
             return  # a concurrent request of this judge did it
-        if a.judge_index is None:
-            if not self.sqlite:  # one row assignment per group at a time (SQLite's write lock does this)
-                key = int.from_bytes(hashlib.sha256(f"square:{a.group}".encode()).digest()[:8], "big", signed=True)
-                s.execute(select(func.pg_advisory_xact_lock(key)))
-            a.judge_index, a.square = self._row(s, a, self.clock()), a.group
-            s.flush()  # the unique (square, row) key is checked here
-        judge = a.judge_index
-        assert judge is not None
+        judge = self._judge_row(s, a)
         tier = 2 if a.status == "qualified" else 1
         rng = np.random.default_rng([st.seed, judge])
         normal = [i for i in st.items if i.expected is None]
@@ -141,6 +134,17 @@ class Trials(Repo):
                     tier=tier,
                 )
             )
+
+    def _judge_row(self, s: Session, a: Annotator) -> int:
+        """Judge ``a``'s row in their group's design, numbered on first use (a clash raises IntegrityError)."""
+        if a.judge_index is None:
+            if not self.sqlite:  # one row assignment per group at a time (SQLite's write lock does this)
+                key = int.from_bytes(hashlib.sha256(f"square:{a.group}".encode()).digest()[:8], "big", signed=True)
+                s.execute(select(func.pg_advisory_xact_lock(key)))
+            a.judge_index, a.square = self._row(s, a, self.clock()), a.group
+            s.flush()  # the unique (square, row) key is checked here
+        assert a.judge_index is not None
+        return a.judge_index
 
     def _judge_training(self, s: Session, aid: int) -> None:
         """Once every training trial of ``aid`` is answered: passed when the mean absolute error of the scores
@@ -212,10 +216,14 @@ class Trials(Repo):
                 q = q.where(TrialRow.annotator_id == aid)
             return [tuple(r) for r in s.execute(q).all()]  # type: ignore[misc]
 
+    def rows_per_square(self) -> int:
+        """Judges (rows) of a group that together rate every (item, system) once: the Williams design's rows."""
+        return len(design.williams_rows(max(1, len(self.study.systems))))
+
     def squares(self) -> list[tuple[str, int, int, int]]:
         """Per judge group: (group, judges holding a row, rows fully answered, complete squares). A square is
         ``k`` consecutive rows ``q*k .. q*k+k-1`` all answered, with ``k`` the number of Williams rows."""
-        k = len(design.williams_rows(max(1, len(self.study.systems))))
+        k = self.rows_per_square()
         with self.session() as s:
             rows = s.execute(
                 select(

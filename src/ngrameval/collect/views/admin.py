@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-from ngrameval.collect import design, export, overview, security, stopping
+from ngrameval.collect import export, overview, security, stopping
 from ngrameval.collect.views.base import BadRequest, admin_required, checked_form, message, page, site
 
 PAGE = 100  # rows of an admin table per page
@@ -93,7 +93,7 @@ async def progress(request: Request) -> Response:
         squares=squares,
         number=number,
         pages=pages,
-        rows_per_square=len(design.williams_rows(max(1, len(study.systems)))),
+        rows_per_square=store.rows_per_square(),
     )
 
 
@@ -160,6 +160,8 @@ async def export_csv(request: Request) -> Response:
         body = export.judgments(store, raw, weight, floor)[0]
     elif name == "judges.csv" and here.study.rating:
         body = export.judges_csv(export.judgments(store, raw, weight, floor)[1], floor)
+    elif name == "preferences.csv" and here.study.kind == "pairwise":
+        body = export.preferences_csv(store, raw)[0]
     elif name == "ledger.csv":
         body = export.ledger_csv(store, raw)
     elif name == "assignments.csv":

@@ -11,6 +11,7 @@ from starlette.responses import FileResponse, PlainTextResponse, RedirectRespons
 
 from ngrameval.collect import security, stopping
 from ngrameval.collect.study import Criterion
+from ngrameval.collect.views import pairwise
 from ngrameval.collect.views.base import BadRequest, annotator_id, checked_form, message, page, site
 
 FINISHED = (
@@ -118,6 +119,8 @@ async def task(request: Request) -> Response:
         person = await run_in_threadpool(store.annotator, aid)
         if person is None or person.consented is None:
             return RedirectResponse("/consent", 303)
+    if study.kind == "pairwise":
+        return await pairwise.task(request, aid)
     if request.method == "POST":
         return await submit(request, aid)
     if study.rating:
