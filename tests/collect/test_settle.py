@@ -114,7 +114,7 @@ def test_stopping_needs_a_rating_study_and_a_paid_tier(tmp_path: Path) -> None:
         load_study(free)
     describe = write_study(tmp_path / "d", "describe")
     describe.write_text(describe.read_text() + '[stopping]\nwhen = "settled"\n')
-    with pytest.raises(StudyError, match="stopping applies to rating studies"):
+    with pytest.raises(StudyError, match="stopping applies to rating and side-by-side studies"):
         load_study(describe)
     one = rate_study(tmp_path / "one", 'when = "settled"')
     (one.parent / "items.csv").write_text("item,system,output,source\ns1,A,an output,a source\n")

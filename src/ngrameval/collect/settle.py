@@ -26,8 +26,11 @@ What the intervals assume (stated in docs/guides/collect.md too):
 Other study kinds plug in through :data:`SCORINGS`: a kind maps to a :class:`Scoring` that names what can be
 ranked (its criteria), each one's score range, and how to read each system's count and sum of per-trial
 scores from the study database (a 0-100 ESA score; an MQM score from span weights, which needs a stated
-bound, e.g. a per-segment cap, to have a range; a side-by-side comparison can score 1, 1/2 or 0 for each of its
-two systems, a win rate in [0, 1], whose two scores of one comparison are not independent of each other).
+bound, e.g. a per-segment cap, to have a range). A side-by-side study ranks **win rates**: a comparison scores
+1, 1/2 (a tie) or 0 for each of its two systems, so a system's scores lie in [0, 1]. The two scores of one
+comparison depend on each other, but each system's interval holds on its own (the Bonferroni union over
+systems needs no independence between them); a system's mean is its win rate against the opponents the
+schedule gives it, which a balanced schedule makes the same mix for every system.
 """
 
 from __future__ import annotations
@@ -40,8 +43,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ngrameval.collect.models import RatingRow, TrialRow
-from ngrameval.collect.study import Study
+from ngrameval.collect.models import PairRow, RatingRow, TrialRow
+from ngrameval.collect.study import WIN_RATE, Study
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.meta.sequential import SequentialStatus, status_from_sums
 
@@ -94,8 +97,29 @@ def _rating_tallies(s: Session, criterion: str) -> dict[str, Tally]:
 
 RATINGS = Scoring(_criteria, _scale, _rating_tallies)
 
+
+def _pair_tallies(s: Session, criterion: str) -> dict[str, Tally]:
+    """Each system's answered normal comparisons and its wins in them, a tie half a win for both sides: the
+    win rate's count and sum (a comparison scores 1, 1/2 or 0 for each of its two systems)."""
+    rows = s.execute(
+        select(TrialRow.system, PairRow.system_b, PairRow.winner, func.count())
+        .join(PairRow, PairRow.trial_id == TrialRow.id)
+        .where(TrialRow.kind == "normal", TrialRow.token.is_not(None), PairRow.winner.is_not(None))
+        .group_by(TrialRow.system, PairRow.system_b, PairRow.winner)
+    ).all()
+    out: dict[str, Tally] = {}
+    for a, b, winner, k in rows:
+        won = {"a": 1.0, "b": 0.0}.get(str(winner), 0.5)
+        for system, share in ((a, won), (b, 1.0 - won)):
+            n, total = out.get(system, (0, 0.0))
+            out[system] = (n + int(k), total + share * int(k))
+    return out
+
+
+PAIRS = Scoring(lambda study: (WIN_RATE,), lambda study, criterion: (0.0, 1.0), _pair_tallies)
+
 #: study kind -> how its answers are scored for the running ranking
-SCORINGS: dict[str, Scoring] = {"rate": RATINGS, "da": RATINGS}
+SCORINGS: dict[str, Scoring] = {"rate": RATINGS, "da": RATINGS, "pairwise": PAIRS}
 
 
 @dataclass(frozen=True)

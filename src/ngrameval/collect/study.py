@@ -84,6 +84,8 @@ from ngrameval.collect.pairwise import PairwiseSettings, read_settings
 from ngrameval.collect.quality import CONTROL_METRICS, Rules, language_code, min_pairs
 from ngrameval.errors import InputError
 
+#: what a side-by-side study's running ranking ranks (:mod:`ngrameval.collect.settle`)
+WIN_RATE = "win-rate"
 KINDS = ("describe", "paraphrase", "rate", "da", "pairwise")
 STIMULUS_KINDS = ("video", "image", "text")
 MAX_TEXT = 4000
@@ -506,14 +508,16 @@ def _stopping(
         raise StudyError(f"{where}: 'stopping' must be a table ([stopping])")
     _unknown(raw, "stopping", where)
     if raw and kind in ("describe", "paraphrase"):
-        raise StudyError(f"{where}: stopping applies to rating studies (rate, da), not to kind {kind!r}")
+        raise StudyError(
+            f"{where}: stopping applies to rating and side-by-side studies (rate, da, pairwise), not to kind {kind!r}"
+        )
     when = _get(raw, "when", where, str, "never")
     if when not in ("never", "settled"):
         raise StudyError(f"{where}: key 'when' must be 'settled' or 'never', got {when!r}")
     if when == "settled" and len({i.system for i in items if i.expected is None}) < 2:
         raise StudyError(f"{where}: key 'when' = 'settled' needs a ranking: at least 2 systems in the manifest")
     criterion = _get(raw, "criterion", where, str, "")
-    names = [c.name for c in criteria]
+    names = [WIN_RATE] if kind == "pairwise" else [c.name for c in criteria]
     if criterion and names and criterion not in names:
         raise StudyError(f"{where}: key 'criterion' must name a criterion ({', '.join(names)}), got {criterion!r}")
     alpha = float(_get(raw, "alpha", where, (int, float), 0.05))
