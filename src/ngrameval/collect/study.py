@@ -4,7 +4,7 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
 
     [study]
     name = "msvd-pilot"
-    kind = "describe"            # describe | paraphrase | rate | da
+    kind = "describe"            # describe | paraphrase | rate | da | esa | mqm
     title = "Describe a short video"
     database = "sqlite:///study.db"   # relative to the study file; or postgresql+psycopg://...
     language = "English"         # the language annotators write in
@@ -14,6 +14,7 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     lease_minutes = 20           # a task shown to an annotator is reserved for them this long
     min_answers = 1              # real answers (not skips) before an assignment gets its completion code
     manifest = "stimuli.csv"     # id,kind,src,start,end,text[,control] ; rate/da: item,system,output,source[,expected]
+                                 # esa/mqm: item,system,output,source[,reference,doc]
     [consent]
     text = "I agree that my answers are used for research ..."   # optional: a consent page before the task
     source_label = "Reference"   # rate/da: what the page calls the source column (e.g. "Source", "Original sentence")
@@ -52,6 +53,14 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     language_confidence = 0.7    # flag another language identified with at least this probability
     language_min_words = 3       # ... in a description of at least this many words
     languages = ["en", "de"]     # what the identifier may answer (default: 45 widely written languages)
+    [spans]                      # esa / mqm: error spans (see :mod:`ngrameval.collect.spans`)
+    severities = ["Major", "Minor", "Neutral"]   # mqm (esa: always minor, major)
+    allow_overlap = false
+    show_reference = false       # show the manifest's column 'reference' beside the source
+    max_spans = 50
+    [spans.categories]           # mqm: the category tree, a list of subcategories per category
+    Accuracy = ["Addition", "Omission", "Mistranslation", "Untranslated text"]
+    Terminology = []
 """
 
 from __future__ import annotations
@@ -68,9 +77,11 @@ import tomllib
 
 from ngrameval.collect import design
 from ngrameval.collect.quality import CONTROL_METRICS, Rules, language_code, min_pairs
+from ngrameval.collect.span_rules import ESA_QUESTION, SPAN_KEYS, SpanRules, span_rules
 from ngrameval.errors import InputError
 
-KINDS = ("describe", "paraphrase", "rate", "da")
+KINDS = ("describe", "paraphrase", "rate", "da", "esa", "mqm")
+SPAN_KINDS = ("esa", "mqm")  # error-span studies: rating trials whose answers are spans (collect.spans)
 STIMULUS_KINDS = ("video", "image", "text")
 MAX_TEXT = 4000
 DA_QUESTION = "How much do you agree that the text to rate adequately expresses the meaning of the reference?"
@@ -112,6 +123,8 @@ class Item:
     output: str
     source: str = ""
     expected: float | None = None
+    reference: str = ""  # esa / mqm: a reference translation, shown when ``[spans] show_reference``
+    doc: str = ""  # esa / mqm: the document the item belongs to (the span export's ``doc``)
 
 
 @dataclass(frozen=True)
@@ -147,6 +160,7 @@ class Study:
     controls: design.Controls = field(default_factory=design.Controls)
     alpha: float = 0.05
     quality: Rules = field(default_factory=Rules)
+    spans: SpanRules | None = None  # esa / mqm: the span settings of ``[spans]``
 
     @property
     def controls_gold(self) -> dict[str, tuple[str, ...]]:
@@ -157,7 +171,7 @@ class Study:
 
     @property
     def rating(self) -> bool:
-        return self.kind in ("rate", "da")
+        return self.kind in ("rate", "da", *SPAN_KINDS)
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -208,6 +222,7 @@ _SECTIONS: dict[str, set[str]] = {
         "language_min_words",
         "languages",
     },
+    "spans": SPAN_KEYS,
 }
 
 
@@ -362,7 +377,11 @@ def read_items(path: Path) -> tuple[Item, ...]:
                 raise StudyError(f"{where}: column 'expected' must be a number, got {r['expected']!r}") from None
         if len(r["output"]) > MAX_TEXT or len(r.get("source", "")) > MAX_TEXT:
             raise StudyError(f"{where}: text longer than {MAX_TEXT} characters")
-        out.append(Item(key[0], key[1], r["output"], r.get("source", ""), expected))
+        if len(r.get("reference", "")) > MAX_TEXT:
+            raise StudyError(f"{where}: text longer than {MAX_TEXT} characters")
+        out.append(
+            Item(key[0], key[1], r["output"], r.get("source", ""), expected, r.get("reference", ""), r.get("doc", ""))
+        )
     systems = dict.fromkeys(i.system for i in out)
     items = dict.fromkeys(i.item for i in out)
     have = {(i.item, i.system) for i in out}
@@ -465,6 +484,16 @@ def _quality(table: dict[str, Any], where: str, language: str) -> Rules:
     )
 
 
+def _spans(table: dict[str, Any], where: str, kind: str) -> SpanRules | None:
+    """The ``[spans]`` settings of an esa / mqm study (None for other kinds)."""
+    if kind not in SPAN_KINDS:
+        return None
+    try:
+        return span_rules(table, kind)
+    except InputError as exc:
+        raise StudyError(f"{where}: {exc}") from None
+
+
 def load_study(path: str | Path) -> Study:
     """The study of ``path``; a TOML syntax error names the line, a schema error names the key."""
     p = Path(path)
@@ -480,7 +509,7 @@ def load_study(path: str | Path) -> Study:
     if unknown:
         raise StudyError(f"{p}: unknown table(s) {', '.join(unknown)}; expected {', '.join(sorted(_SECTIONS))}")
     tables = {}
-    for name in ("study", "consent", "training", "instructions", "tiers", "rating", "quality"):
+    for name in ("study", "consent", "training", "instructions", "tiers", "rating", "quality", "spans"):
         t = raw.get(name, {})
         if not isinstance(t, dict):
             raise StudyError(f"{p}: {name!r} must be a table ([{name}])")
@@ -512,7 +541,7 @@ def load_study(path: str | Path) -> Study:
     code = _get(s, "completion_code", w, str, "")
     if len(code) > 40 or any(not (c.isalnum() or c in "-_") for c in code):
         raise StudyError(f"{w}: key 'completion_code' must be at most 40 letters, digits, '-' or '_', got {code!r}")
-    source_label = _get(s, "source_label", w, str, "Reference").strip()
+    source_label = _get(s, "source_label", w, str, "Source" if kind in SPAN_KINDS else "Reference").strip()
     if not 1 <= len(source_label) <= 64:
         raise StudyError(f"{w}: key 'source_label' must be 1..64 characters, got {source_label!r}")
     rates = {}
@@ -529,9 +558,15 @@ def load_study(path: str | Path) -> Study:
     mpath = (p.parent / manifest) if not Path(manifest).is_absolute() else Path(manifest)
     if not mpath.is_file():
         raise StudyError(f"{w}: key 'manifest': {mpath}: no such file")
-    if kind in ("rate", "da"):
+    if kind in SPAN_KINDS:
+        if raw.get("criteria"):
+            raise StudyError(f"{p}: [[criteria]] is for rate and da studies; an {kind!r} study asks for spans")
+        criteria = (Criterion("esa", "slider", 101, question=ESA_QUESTION),) if kind == "esa" else ()
+    elif tables["spans"]:
+        raise StudyError(f"{p}: [spans] is for esa and mqm studies, not {kind!r}")
+    if kind in ("rate", "da", *SPAN_KINDS):
         items = read_items(mpath)
-        if not criteria:
+        if not criteria and kind in ("rate", "da"):
             if kind == "da":
                 criteria = (Criterion("adequacy", "slider", 101, question=DA_QUESTION),)
             else:
@@ -599,6 +634,7 @@ def load_study(path: str | Path) -> Study:
         controls=controls,
         alpha=alpha,
         quality=rules,
+        spans=_spans(tables["spans"], f"{p}: [spans]", kind),
     )
 
 
