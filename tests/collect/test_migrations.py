@@ -1,6 +1,6 @@
 """A study survives an upgrade of ngrameval: a database made by revision 0001, with work in it, is upgraded by
-`collect init` (to 0002, the crowd revision: the work carried over) and by `collect serve` when a later revision
-ships (a throw-away revision 0003 in a copy of the migrations folder), on SQLite and PostgreSQL; a database from a
+`collect init` (to head: 0002, the crowd revision, carries the work over) and by `collect serve` when a later
+revision ships (a throw-away revision 9999 after head, in a copy of the migrations folder), on SQLite and PostgreSQL; a database from a
 newer ngrameval is a clear error."""
 
 from __future__ import annotations
@@ -23,17 +23,19 @@ from ngrameval.collect import models as store_module
 from ngrameval.collect.store import Store
 from ngrameval.collect.study import load_study
 
-REVISION_3 = '''"""a later schema: a note per annotator
+HEAD = "0003"  # the newest revision this ngrameval ships
+LATER = "9999"  # a throw-away revision after it
+REVISION_LATER = f'''"""a later schema: a note per annotator
 
-Revision ID: 0003
-Revises: 0002
+Revision ID: {LATER}
+Revises: {HEAD}
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003"
-down_revision = "0002"
+revision = "{LATER}"
+down_revision = "{HEAD}"
 branch_labels = None
 depends_on = None
 
@@ -83,20 +85,21 @@ def _revision(store: Store) -> str:
 
 
 def _later_migrations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process's ngrameval now ships revision 0003 (a copy of the migrations plus one file)."""
+    """This process's ngrameval now ships revision 9999 (a copy of the migrations plus one file)."""
     mig = tmp_path / "migrations"
     shutil.copytree(store_module.MIGRATIONS, mig, ignore=shutil.ignore_patterns("__pycache__"))
-    (mig / "versions" / "0003_annotator_note.py").write_text(REVISION_3)
+    (mig / "versions" / f"{LATER}_annotator_note.py").write_text(REVISION_LATER)
     monkeypatch.setattr(store_module, "MIGRATIONS", mig)
 
 
-def _upgraded(store: Store, revision: str = "0003") -> None:
+def _upgraded(store: Store, revision: str = LATER) -> None:
     assert _revision(store) == revision
     d, s, a = store.descriptions()[0]
     assert (d.text, d.token, a.external_id, s.key) == ("a cat plays", "tok-before-upgrade", "early-bird", "txt1")
     assert store.lease_of(a.id, s.id) is not None  # carried over: shown to them, never again
     assert {r.key: r.done for r, _ in store.stimulus_progress()}["txt1"] == 1
-    if revision == "0002":
+    assert "span" in inspect(store.engine).get_table_names()  # 0003: ESA / MQM spans
+    if revision != LATER:
         return
     columns = {c["name"] for c in inspect(store.engine).get_columns("annotator")}
     assert "note" in columns
@@ -107,8 +110,8 @@ def _upgraded(store: Store, revision: str = "0003") -> None:
 def test_init_upgrades_an_old_database(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     study, store = _old_database(tmp_path, db_url)
     assert _revision(store) == "0001"
-    assert main(["collect", "init", str(study), "--database", db_url]) == 0  # 0001 -> 0002 with the work
-    _upgraded(store, "0002")
+    assert main(["collect", "init", str(study), "--database", db_url]) == 0  # 0001 -> head with the work
+    _upgraded(store, HEAD)
     aid = store.annotator_for("invite", "early-bird")
     seen = set()
     while (got := store.lease_stimulus(aid)) is not None:
@@ -141,15 +144,15 @@ def test_database_from_a_newer_version_is_a_clear_error(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'study.db'}"
     study, store = _old_database(tmp_path, url)
-    with monkeypatch.context() as m:  # a newer ngrameval upgraded it to 0003 ...
+    with monkeypatch.context() as m:  # a newer ngrameval upgraded it to 9999 ...
         _later_migrations(tmp_path, m)
         store_module.upgrade(url)
-    assert _revision(store) == "0003"
-    # ... and this older one (which knows only 0002) is started on it
+    assert _revision(store) == LATER
+    # ... and this older one (which knows only up to HEAD) is started on it
     assert main(["collect", "serve", str(study), "--database", url]) != 0
     err = capsys.readouterr().err
-    assert "newer ngrameval" in err and "0003" in err and "Traceback" not in err
-    assert _revision(store) == "0003"
+    assert "newer ngrameval" in err and LATER in err and "Traceback" not in err
+    assert _revision(store) == LATER
 
 
 def test_init_does_not_print_a_database_password(
