@@ -1,7 +1,7 @@
 """A study survives an upgrade of ngrameval: a database made by revision 0001, with work in it, is upgraded by
 `collect init` (to head: 0002, the crowd revision, carries the work over) and by `collect serve` when a later
-revision ships (a throw-away revision 9999 after head, in a copy of the migrations folder), on SQLite and PostgreSQL; a database from a
-newer ngrameval is a clear error."""
+revision ships (a throw-away revision 9999 after head, in a copy of the migrations folder), on SQLite and
+PostgreSQL; a database from a newer ngrameval is a clear error."""
 
 from __future__ import annotations
 

@@ -192,7 +192,7 @@ def test_judges_at_the_same_moment(tmp_path: Path, db_url: str) -> None:
     assert errors == []
     got = answers(store)
     assert store.counts()["trials_answered"] == store.counts()["trials"] == 6 * 4
-    for t, a, marks, score in got:
+    for t, _, marks, score in got:
         k = int(score or 0) // 10
         assert marks == (Mark(k % 5, k % 5 + 3, "minor"), Mark(len(t.output) - 1, len(t.output), "major"))
     assert len(got) == 6 * 4 and len({a.id for _, a, _, _ in got}) == 6

@@ -1,6 +1,7 @@
 """Exports of a study: descriptions in the MSVD corpus layout (``ngrameval corpus stats|export|baseline`` read
 them), ratings as a long judgments CSV (``ngrameval correlate|agreement|plane`` read it) with the system outputs
-as text files, the payment ledger, and everything of one annotator. Worker ids are pseudonymised (a keyed HMAC,
+as text files, ESA / MQM error spans as Google's MQM TSV (``--judgments-layout mqm|esa`` reads it), the payment
+ledger, and everything of one annotator. Worker ids are pseudonymised (a keyed HMAC,
 stable within the study) unless ``raw_ids``."""
 
 from __future__ import annotations
@@ -309,11 +310,14 @@ def export_all(
         from ngrameval.collect.datasheet import datasheet_json
 
         files["datasheet.json"] = datasheet_json(store)
-    if store.study.rating:
+    if store.study.rating and store.study.criteria:  # an mqm study has spans only
         text, summaries = judgments(store, raw_ids, weight, min_reliability)
         files["judgments.csv"] = text
         files["judges.csv"] = judges_csv(summaries, min_reliability)
+    if store.study.rating:
         files.update({f"outputs/{k}": v for k, v in outputs(store).items()})
+    if store.study.spans is not None:
+        files.update(span_files(store, raw_ids))
     else:
         files["descriptions.csv"] = descriptions_csv(store, raw_ids)
     written = []
@@ -323,6 +327,17 @@ def export_all(
         write_atomic(str(path), text)
         written.append(path)
     return written
+
+
+def span_files(store: Store, raw_ids: bool = False) -> dict[str, str]:
+    """An esa / mqm study's ``spans.tsv`` (Google's MQM layout, :func:`ngrameval.collect.spans.spans_tsv`) and
+    ``outputs/segments.txt`` naming each item ``doc:doc_id`` as the span file does (for ``--segment-ids``)."""
+    from ngrameval.collect.spans import segment_names, spans_tsv
+
+    return {
+        "spans.tsv": spans_tsv(store, lambda a: worker(store, a, raw_ids)),
+        "outputs/segments.txt": "".join(f"{name}\n" for name in segment_names(store.study)),
+    }
 
 
 def assignments_csv(store: Store, raw_ids: bool = False) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ngrameval.collect.export import cell
 from ngrameval.collect.models import Annotator, RatingRow, SpanRow, TrialRow
 from ngrameval.collect.repo import Submitted
 from ngrameval.collect.span_rules import SpanRules
@@ -29,6 +30,7 @@ from ngrameval.errors import InputError
 MISSING = "[missing]"  # how the page and the export's target show an omission
 NO_ERROR = "No-error"  # Google's MQM category and severity of a segment a rater found no error in
 COLUMNS = ("system", "doc", "doc_id", "item", "rater", "source", "target", "category", "severity", "start", "end")
+TARGET = COLUMNS.index("target")
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,8 @@ def marked(text: str, m: Mark) -> str:
 def spans_tsv(store: Trials, rater: Callable[[Annotator], str]) -> str:
     """The answers as Google's MQM TSV (columns :data:`COLUMNS`, ESA adds ``score``): one row per mark, a trial
     without marks one row of severity ``No-error`` (MQM) or an empty one (ESA); ``rater`` names an annotator.
-    Rows in the order system, doc, doc_id, rater (manifest order)."""
+    Rows in the order system, doc, doc_id, rater (manifest order). Cells that a spreadsheet would run get a
+    leading quote (:func:`ngrameval.collect.export.cell`), but for the target, which the offsets point into."""
     st = store.study
     esa = st.kind == "esa"
     seg = segments([(i.item, i.doc) for i in st.items if i.expected is None])
@@ -197,5 +200,5 @@ def spans_tsv(store: Trials, rater: Callable[[Annotator], str]) -> str:
             cells = [t.system, doc, str(doc_id), t.item, who, source, marked(target, m), m.category]
             cells += [m.severity, "" if m.start is None else str(m.start), "" if m.end is None else str(m.end)]
             cells += [f"{score:g}" if score is not None else ""] if esa else []
-            lines.append("\t".join(_flat(c) for c in cells))
+            lines.append("\t".join(_flat(c if j == TARGET else str(cell(c))) for j, c in enumerate(cells)))
     return "\n".join(lines) + "\n"

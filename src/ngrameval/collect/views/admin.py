@@ -160,6 +160,8 @@ async def export_csv(request: Request) -> Response:
         body = export.ledger_csv(store, raw)
     elif name == "assignments.csv":
         body = export.assignments_csv(store, raw)
+    elif name == "spans.tsv" and here.study.spans is not None:
+        body = export.span_files(store, raw)[name]
     else:
         return PlainTextResponse("not found", 404)
     return Response(
