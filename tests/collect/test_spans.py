@@ -115,6 +115,8 @@ def test_store_keeps_spans_once(tmp_path: Path, db_url: str) -> None:
     ((trial, who, marks, score),) = answers(store)
     assert trial.id == t.id and who.id == aid and score is None
     assert marks == (Mark(bear, bear + 1, "Minor", "Other"), Mark(None, None, "Major", "Accuracy/Omission"))
+    ((_, rating, _),) = store.ratings()
+    assert (rating.criterion, rating.score) == ("mqm", -6.0)  # Minor 1 + Major 5 (Google's weights)
     store.delete_annotator(aid)  # their spans go with their trials
     from sqlalchemy import func, select
 

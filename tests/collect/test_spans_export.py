@@ -4,6 +4,7 @@ agreeing with the offsets, a No-error row for a clean segment), read back by ``r
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from collect.test_spans import _j, _store
-from ngrameval.collect.export import span_files
+from ngrameval.collect.export import annotator_json, span_files
 from ngrameval.collect.spans import Mark, parse_marks, submit_marks
 from ngrameval.collect.store import Store
 from ngrameval.collect.study import load_study
@@ -88,6 +89,14 @@ def test_export_round_trip(tmp_path: Path, kind: str, capsys: pytest.CaptureFixt
             {k: -sum(v) / len(v) for k, v in expect.items()}
         )
         assert any(g.score == -25 for g in got)  # a major non-translation weighs 25
+        # judgments.csv: each rater's MQM score of each trial (minus the penalty), as for any rating
+        with (out / "judgments.csv").open(encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        assert sorted((r["system"], r["segment"], float(r["score"])) for r in rows) == sorted(
+            (system, item, 0.0 - math.fsum(span_weight(m.severity, m.category) for m in marks))
+            for item, system, marks, _ in sent
+        )
+        assert {r["criterion"] for r in rows} == {"mqm"}
     else:
         got = esa_segment_scores(spans)
         expect = {}
@@ -98,6 +107,10 @@ def test_export_round_trip(tmp_path: Path, kind: str, capsys: pytest.CaptureFixt
     assert len(got) == len(expect) and set(system_scores(got)) == {"A", "B", "C"}
     n_marks = sum(max(1, len(m)) for _, _, m, _ in sent)
     assert len(spans) == n_marks
+    with (out / "ledger.csv").open(encoding="utf-8") as f:  # every answered trial is paid, controls included
+        assert sum(int(r["submissions"]) for r in csv.DictReader(f)) == store.counts()["trials_answered"] == 16
+    person = json.loads(annotator_json(store, store.annotators()[0][0].id))
+    assert len(person["spans"]) == 4 and all(set(x) == {"item", "system", "kind", "marks"} for x in person["spans"])
     clean = [s for s in spans if not s.is_error]
     assert clean and all(s.start is None and s.category == ("" if kind == "esa" else "No-error") for s in clean)
     # correlate and agreement read the export

@@ -7,6 +7,7 @@ stable within the study) unless ``raw_ids``."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -290,6 +291,13 @@ def annotator_json(store: Store, aid: int) -> str:
             for t, r, _ in store.ratings(aid)
         ],
     }
+    if store.study.spans is not None:
+        from ngrameval.collect.spans import answers
+
+        data["spans"] = [
+            {"item": t.item, "system": t.system, "kind": t.kind, "marks": [dataclasses.asdict(m) for m in marks]}
+            for t, _, marks, _ in answers(store, aid, controls=True)
+        ]
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -310,11 +318,10 @@ def export_all(
         from ngrameval.collect.datasheet import datasheet_json
 
         files["datasheet.json"] = datasheet_json(store)
-    if store.study.rating and store.study.criteria:  # an mqm study has spans only
+    if store.study.rating:
         text, summaries = judgments(store, raw_ids, weight, min_reliability)
         files["judgments.csv"] = text
         files["judges.csv"] = judges_csv(summaries, min_reliability)
-    if store.study.rating:
         files.update({f"outputs/{k}": v for k, v in outputs(store).items()})
     if store.study.spans is not None:
         files.update(span_files(store, raw_ids))

@@ -10,6 +10,7 @@ with ``Array.from``, which iterates code points) — and ``end`` is exclusive.""
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from ngrameval.collect.span_rules import SpanRules
 from ngrameval.collect.study import Study
 from ngrameval.collect.trials import Trials
 from ngrameval.errors import InputError
+from ngrameval.meta.mqm import span_weight
 
 MISSING = "[missing]"  # how the page and the export's target show an omission
 NO_ERROR = "No-error"  # Google's MQM category and severity of a segment a rater found no error in
@@ -108,7 +110,9 @@ def submit_marks(
 ) -> Submitted:
     """Answer the trial of form token ``lease`` with the marks of ``raw`` (checked against that trial's output:
     an :class:`InputError`, nothing stored) and ``scores`` (ESA: ``{"esa": 0..100}``), in one transaction and
-    once, as :meth:`~ngrameval.collect.trials.Trials.submit_rating` answers a rating."""
+    once, as :meth:`~ngrameval.collect.trials.Trials.submit_rating` answers a rating. An MQM answer also gets
+    the rating ``mqm`` = :func:`mqm_score` of its marks, so that judgments.csv, the judge checks (repeats), the
+    ledger and the datasheet count it as they count any rating."""
     rules = store.study.spans
     if rules is None:
         raise InputError(f"a {store.study.kind!r} study has no spans")
@@ -119,23 +123,33 @@ def submit_marks(
             SpanRow(trial_id=t.id, position=k, start=m.start, end=m.end, severity=m.severity, category=m.category)
             for k, m in enumerate(marks)
         )
+        if store.study.kind == "mqm":
+            s.add(RatingRow(trial_id=t.id, criterion="mqm", score=mqm_score(marks)))
 
     return store.submit_rating(aid, lease, scores, assignment, extra=add)
+
+
+def mqm_score(marks: Sequence[Mark]) -> float:
+    """One rater's MQM score of a segment: minus the sum of the weights of its marks (Google's weights,
+    :data:`ngrameval.meta.mqm.MQM_WEIGHTS`; 0 for no error, higher is better)."""
+    return 0.0 - math.fsum(span_weight(m.severity, m.category) for m in marks)
 
 
 Answer = tuple[TrialRow, Annotator, tuple[Mark, ...], float | None]
 
 
-def answers(store: Trials) -> list[Answer]:
-    """Every answered normal trial (controls left out) with its annotator, its marks (in the annotator's order)
-    and its ESA score (None in MQM)."""
+def answers(store: Trials, aid: int | None = None, controls: bool = False) -> list[Answer]:
+    """Every answered normal trial (of annotator ``aid``; with ``controls`` also repeats and other controls) with
+    its annotator, its marks (in the annotator's order) and its ESA score (None in MQM)."""
     with store.session() as s:
-        rows = s.execute(
+        q = (
             select(TrialRow, Annotator)
             .join(Annotator, Annotator.id == TrialRow.annotator_id)
-            .where(TrialRow.token.is_not(None), TrialRow.kind == "normal")
+            .where(TrialRow.token.is_not(None))
             .order_by(TrialRow.annotator_id, TrialRow.position)
-        ).all()
+        )
+        q = q if controls else q.where(TrialRow.kind == "normal")
+        rows = s.execute(q if aid is None else q.where(TrialRow.annotator_id == aid)).all()
         marks: dict[int, list[Mark]] = defaultdict(list)
         for r in s.scalars(select(SpanRow).order_by(SpanRow.trial_id, SpanRow.position)):
             marks[r.trial_id].append(Mark(r.start, r.end, r.severity, r.category))
