@@ -1,7 +1,8 @@
 """ESA and MQM pages in a real browser (Debian's headless Chromium through Playwright) against a real server: a
 span selected with the mouse, another with the keyboard (across an emoji: the page counts code points as Python
 does), a severity edited, a mark removed, an overlap refused, an omission marked, the score given, submitted —
-and what the database holds. Set NGRAMEVAL_SHOTS=DIR to keep a screenshot of every step."""
+and what the database holds. Set NGRAMEVAL_SHOTS=DIR to keep a screenshot of every step (mqm.png and esa.png
+are the pictures of docs/collect)."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def test_mark_edit_remove_and_submit(browser, tmp_path: Path, kind: str) -> None
         for _ in range(7):
             page.keyboard.press("Shift+ArrowRight")
         assert "\u201c🐻 läuft\u201d" in page.inner_text("#selection")
-        _shot(page, f"{kind}-2-keyboard")
+        _shot(page, kind if mqm else f"{kind}-2-keyboard")  # docs/collect/mqm.png
         page.keyboard.press("Enter")
         sev = _row(page, 1).locator("select.severity")
         assert sev.evaluate("e => e === document.activeElement")  # the new mark's severity has the focus
@@ -100,7 +101,7 @@ def test_mark_edit_remove_and_submit(browser, tmp_path: Path, kind: str) -> None
             page.focus("#c_esa")
             for _ in range(20):
                 page.keyboard.press("ArrowRight")  # 50 -> 70
-        _shot(page, f"{kind}-4-ready")
+        _shot(page, f"{kind}-4-ready" if mqm else kind)  # docs/collect/esa.png
         _submit(page)
         assert page.locator("#span-data").count() == 1 and "Progress: 1 of" in page.inner_text("main")
         _shot(page, f"{kind}-5-next")
