@@ -67,7 +67,7 @@ def test_export_round_trip(tmp_path: Path, kind: str, capsys: pytest.CaptureFixt
     out = tmp_path / "export"
     from ngrameval.cli import main
 
-    assert main(["collect", "export", str(store.study.path), "--out", str(out)]) == 0
+    assert main(["collect", "export", str(store.study.path), "--out", str(out), "--datasheet"]) == 0
     capsys.readouterr()
     spans = read_spans(str(out / "spans.tsv"))
     # every submitted mark is a row with its offsets; the <v> marks in the target agree with them
@@ -109,6 +109,9 @@ def test_export_round_trip(tmp_path: Path, kind: str, capsys: pytest.CaptureFixt
     assert len(spans) == n_marks
     with (out / "ledger.csv").open(encoding="utf-8") as f:  # every answered trial is paid, controls included
         assert sum(int(r["submissions"]) for r in csv.DictReader(f)) == store.counts()["trials_answered"] == 16
+    sheet = json.loads((out / "datasheet.json").read_text(encoding="utf-8"))
+    assert sheet["error_spans"]["severities"] == list(store.study.spans.severities)  # type: ignore[union-attr]
+    assert sheet["responses"]["trials_by_kind"] == {"normal": 16} and sheet["responses"]["ratings"] == 16
     person = json.loads(annotator_json(store, store.annotators()[0][0].id))
     assert len(person["spans"]) == 4 and all(set(x) == {"item", "system", "kind", "marks"} for x in person["spans"])
     clean = [s for s in spans if not s.is_error]
@@ -149,6 +152,9 @@ def test_admin_download_and_formula_cells(tmp_path: Path) -> None:
     page = c.get("/admin/login").text
     c.post("/admin/login", data={"csrf": _field(page, "csrf"), "username": "admin", "password": "correct horse"})
     assert "/admin/export/spans.tsv" in c.get("/admin").text
+    aid = store.annotators()[0][0].id
+    assert c.get("/admin/progress").status_code == 200
+    assert "<td>mqm</td><td>-1.0</td>" in c.get(f"/admin/annotator/{aid}").text  # Minor Style: 1
     r = c.get("/admin/export/spans.tsv")
     assert r.status_code == 200 and r.text == span_files(store)["spans.tsv"]
     rows = [line.split("\t") for line in r.text.splitlines()[1:]]

@@ -71,3 +71,11 @@ def test_spans_table_only_for_span_kinds(tmp_path: Path) -> None:
     path.write_text(path.read_text() + "[spans]\nmax_spans = 3\n")
     with pytest.raises(StudyError, match=r"\[spans\] is for esa and mqm studies, not 'rate'"):
         load_study(path)
+
+
+def test_show_reference_needs_references(tmp_path: Path) -> None:
+    path = write_span_study(tmp_path, "esa", "[spans]\nshow_reference = true\n")
+    items = tmp_path / "items.csv"
+    items.write_text(items.read_text(encoding="utf-8").replace("Der Bär läuft über die Straße.", ""), encoding="utf-8")
+    with pytest.raises(StudyError, match=r"\[spans\]: key 'show_reference' needs references"):
+        load_study(path)

@@ -118,6 +118,15 @@ def datasheet(store: Store) -> dict[str, Any]:
         },
         "dates": {"created": _iso(min((a.created for a, _ in people), default=None)), "answers": _span(times)},
     }
+    if st.spans is not None:  # ESA / MQM: how responses were elicited
+        sheet["error_spans"] = {
+            "severities": list(st.spans.severities),
+            "categories": list(st.spans.leaves),
+            "allow_overlap": st.spans.allow_overlap,
+            "reference_shown": st.spans.show_reference,
+            "max_spans": st.spans.max_spans,
+            "omissions": "[missing] marks without offsets",
+        }
     if st.rating:
         sheet["design"]["controls"]["judges"] = _judges(store)
     elif st.controls_gold:

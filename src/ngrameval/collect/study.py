@@ -484,14 +484,17 @@ def _quality(table: dict[str, Any], where: str, language: str) -> Rules:
     )
 
 
-def _spans(table: dict[str, Any], where: str, kind: str) -> SpanRules | None:
+def _spans(table: dict[str, Any], where: str, kind: str, items: tuple[Item, ...]) -> SpanRules | None:
     """The ``[spans]`` settings of an esa / mqm study (None for other kinds)."""
     if kind not in SPAN_KINDS:
         return None
     try:
-        return span_rules(table, kind)
+        rules = span_rules(table, kind)
     except InputError as exc:
         raise StudyError(f"{where}: {exc}") from None
+    if rules.show_reference and not any(i.reference.strip() for i in items):
+        raise StudyError(f"{where}: key 'show_reference' needs references: the manifest has no column 'reference'")
+    return rules
 
 
 def load_study(path: str | Path) -> Study:
@@ -634,7 +637,7 @@ def load_study(path: str | Path) -> Study:
         controls=controls,
         alpha=alpha,
         quality=rules,
-        spans=_spans(tables["spans"], f"{p}: [spans]", kind),
+        spans=_spans(tables["spans"], f"{p}: [spans]", kind, items),
     )
 
 
