@@ -55,6 +55,17 @@ def test_mark_edit_remove_and_submit(browser, tmp_path: Path, kind: str) -> None
         text = page.evaluate("JSON.parse(document.getElementById('span-data').textContent).text")
         bear, cafe = text.index("🐻"), text.index("café")
         _shot(page, f"{kind}-0-start")
+        # 0. a double-click takes a word; Ctrl+Shift+arrow extends by words; Esc clears
+        cell = page.locator(f"#target .ch[data-i='{bear + 3}']")  # in "läuft"
+        cell.dblclick()
+        assert page.inner_text("#selection").startswith("Selected: \u201cläuft\u201d")
+        page.focus("#target")
+        page.keyboard.press("Home")
+        page.keyboard.press("Control+Shift+ArrowRight")
+        page.keyboard.press("Control+Shift+ArrowRight")
+        assert page.inner_text("#selection").startswith("Selected: \u201cDer Bär\u201d (characters 0\u20137)")
+        page.keyboard.press("Escape")
+        assert page.inner_text("#selection") == "Nothing selected."
         # 1. the mouse: "Bär" (characters 4..6)
         _drag(page, 4, 6)
         assert page.inner_text("#selection").startswith("Selected: \u201cBär\u201d")
