@@ -105,6 +105,10 @@ def test_export_round_trip(tmp_path: Path, kind: str, capsys: pytest.CaptureFixt
         assert {(g.system, g.segment): g.score for g in got} == {k: sum(v) / len(v) for k, v in expect.items()}
         assert (out / "judgments.csv").exists()  # the ESA scores as judgments too
     assert len(got) == len(expect) and set(system_scores(got)) == {"A", "B", "C"}
+    per_segment = {k: (-1 if kind == "mqm" else 1) * sum(v) / len(v) for k, v in expect.items()}
+    for name, value in system_scores(got).items():  # a system's score: the mean of its segments'
+        mine = [v for (system, _), v in per_segment.items() if system == name]
+        assert value == pytest.approx(sum(mine) / len(mine))
     n_marks = sum(max(1, len(m)) for _, _, m, _ in sent)
     assert len(spans) == n_marks
     with (out / "ledger.csv").open(encoding="utf-8") as f:  # every answered trial is paid, controls included
@@ -128,7 +132,8 @@ def test_export_round_trip(tmp_path: Path, kind: str, capsys: pytest.CaptureFixt
     assert report["spans"][0]["rater_pairs"] >= 1
     cmd = ["correlate", *args, "--scores", str(scores), "--segment-column", "segment", "--level", "system"]
     assert main(cmd) == 0, capsys.readouterr().err
-    assert json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all((r["criterion"], r["level"], r["n"], r["undefined"]) == (kind, "system", 3, 0) for r in rows)
 
 
 def test_admin_download_and_formula_cells(tmp_path: Path) -> None:
