@@ -104,30 +104,32 @@ def test_mqm_page_shows_reference_and_escapes(tmp_path: Path, db_url: str) -> No
     assert got == (Mark(end - 10, end - 1, "Minor", "Fluency/Spelling"),)
 
 
-@pytest.mark.parametrize(
-    ("marks", "message"),
-    [
-        (_j({"start": 0, "end": 999, "severity": "Major", "category": "Other"}), "not a span of the text"),
-        (_j({"start": 0, "end": 3, "severity": "Critical", "category": "Other"}), "choose a severity"),
-        (_j({"start": 0, "end": 3, "severity": "Major", "category": "Accuracy"}), "choose a category"),
-        (
-            _j(
-                {"start": 0, "end": 5, "severity": "Major", "category": "Other"},
-                {"start": 3, "end": 8, "severity": "Minor", "category": "Other"},
-            ),
-            "overlap",
+REFUSED = [
+    (_j({"start": 0, "end": 999, "severity": "Major", "category": "Other"}), "not a span of the text"),
+    (_j({"start": 0, "end": 3, "severity": "Critical", "category": "Other"}), "choose a severity"),
+    (_j({"start": 0, "end": 3, "severity": "Major", "category": "Accuracy"}), "choose a category"),
+    (
+        _j(
+            {"start": 0, "end": 5, "severity": "Major", "category": "Other"},
+            {"start": 3, "end": 8, "severity": "Minor", "category": "Other"},
         ),
-        ("not json", "not readable"),
-        (_j(*({"missing": True, "severity": "Minor", "category": "Other"} for _ in range(51))), "at most 50"),
-    ],
-)
-def test_refused_marks_store_nothing(tmp_path: Path, marks: str, message: str) -> None:
+        "overlap",
+    ),
+    ("not json", "not readable"),
+    (_j(*({"missing": True, "severity": "Minor", "category": "Other"} for _ in range(51))), "at most 50"),
+]
+
+
+def test_refused_marks_store_nothing(tmp_path: Path) -> None:
     store = _store(tmp_path, "mqm")
     c = _client(store)
     page = _arrive(store, c)
-    r = c.post("/task", data=_form(page, marks))
-    assert r.status_code == 400 and message in html.unescape(r.text) and 'href="/task"' in r.text
+    for marks, message in REFUSED:  # one form, refused each time: nothing is stored, the page links back
+        r = c.post("/task", data=_form(page, marks))
+        assert r.status_code == 400 and message in html.unescape(r.text) and 'href="/task"' in r.text, message
     assert store.counts()["trials_answered"] == 0 and answers(store) == []
+    assert c.post("/task", data=_form(page, "[]")).status_code == 200  # the same form, now valid: stored
+    assert store.counts()["trials_answered"] == 1
 
 
 def test_forged_and_cross_site_posts(tmp_path: Path, db_url: str) -> None:
