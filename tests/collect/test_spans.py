@@ -12,7 +12,7 @@ import pytest
 
 from collect.span_studies import output, write_span_study
 from ngrameval.collect.span_rules import MQM_SEVERITIES, SpanRules
-from ngrameval.collect.spans import Mark, answers, parse_marks, submit_marks
+from ngrameval.collect.spans import Mark, answers, parse_marks, pieces, submit_marks
 from ngrameval.collect.store import Store
 from ngrameval.collect.study import load_study
 from ngrameval.errors import InputError
@@ -146,3 +146,10 @@ def test_migration_0003_adds_and_drops_the_span_table(tmp_path: Path, db_url: st
     command.downgrade(cfg, "0002")
     assert "span" not in inspect(engine).get_table_names()
     engine.dispose()
+
+
+def test_pieces_colour_the_output_for_review() -> None:
+    marks = [Mark(1, 3, "major"), Mark(None, None, "minor"), Mark(2, 5, "Minor", "Other"), Mark(6, 7, "Neutral")]
+    got = pieces("ab🐻def g", marks)
+    assert got == [("a", ""), ("b", "m-major"), ("🐻de", "m-minor"), ("f", ""), (" ", "m-other"), ("g", "")]
+    assert "".join(p for p, _ in got) == "ab🐻def g" and pieces("", marks[1:2]) == []

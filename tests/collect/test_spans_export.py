@@ -159,7 +159,11 @@ def test_admin_download_and_formula_cells(tmp_path: Path) -> None:
     assert "/admin/export/spans.tsv" in c.get("/admin").text
     aid = store.annotators()[0][0].id
     assert c.get("/admin/progress").status_code == 200
-    assert "<td>mqm</td><td>-1.0</td>" in c.get(f"/admin/annotator/{aid}").text  # Minor Style: 1
+    person = c.get(f"/admin/annotator/{aid}").text
+    assert "<td>mqm</td><td>-1.0</td>" in person  # Minor Style: 1
+    assert person.count('id="marks"') == 1 and '<main class="wide">' in person  # the review table, once
+    assert person.count('<mark class="m-minor">') == 4  # each of the judge's 4 trials: characters 0-4, minor
+    assert '<mark class="m-minor">=Der</mark>' in person and "Minor · Style: “=Der” (0–4)" in person
     r = c.get("/admin/export/spans.tsv")
     assert r.status_code == 200 and r.text == span_files(store)["spans.tsv"]
     rows = [line.split("\t") for line in r.text.splitlines()[1:]]

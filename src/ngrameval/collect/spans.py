@@ -159,6 +159,28 @@ def answers(store: Trials, aid: int | None = None, controls: bool = False) -> li
     return [(t, a, tuple(marks[t.id]), score.get(t.id)) for t, a in rows]
 
 
+def tone(severity: str) -> str:
+    """The page's colour class of a severity: ``m-major``, ``m-minor`` or ``m-other``."""
+    low = severity.lower()
+    return f"m-{low}" if low in ("major", "minor") else "m-other"
+
+
+def pieces(text: str, marks: Sequence[Mark]) -> list[tuple[str, str]]:
+    """``text`` cut where its marks begin and end: (piece, colour class of the last mark covering it, or "")
+    in order (for the admin's review; the pieces join to ``text``)."""
+    cls = [""] * len(text)
+    for m in marks:
+        if m.start is not None and m.end is not None:
+            cls[m.start : m.end] = [tone(m.severity)] * (m.end - m.start)
+    out: list[tuple[str, str]] = []
+    for k, ch in enumerate(text):
+        if out and out[-1][1] == cls[k]:
+            out[-1] = (out[-1][0] + ch, cls[k])
+        else:
+            out.append((ch, cls[k]))
+    return out
+
+
 def segments(items: Sequence[tuple[str, str]]) -> dict[str, tuple[str, int]]:
     """Item -> (doc, doc_id) of the export: the manifest's ``doc`` with the item's 1-based place among that doc's
     items (manifest order); an item without a doc is a document of its own (doc = the item, doc_id = 1)."""

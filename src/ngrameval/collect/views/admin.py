@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 from ngrameval.collect import design, export, overview, security
+from ngrameval.collect.views import spans
 from ngrameval.collect.views.base import BadRequest, admin_required, checked_form, message, page, site
 
 PAGE = 100  # rows of an admin table per page
@@ -106,7 +107,9 @@ async def annotator(request: Request) -> Response:
         await run_in_threadpool(here.description_checks.refresh)
     per_desc = here.description_checks.per_description
     descs = [(d, s, per_desc.get(d.id)) for d, s, _ in store.descriptions(aid)]
-    return page(request, "annotator.html", a=a, pseudonym=store.pseudonym(a), descs=descs, ratings=store.ratings(aid))
+    marks = spans.review(store, aid) if here.study.spans is not None else []
+    return page(request, "annotator.html", a=a, pseudonym=store.pseudonym(a), descs=descs, ratings=store.ratings(aid),
+                marks=marks)  # fmt: skip
 
 
 async def annotator_action(request: Request) -> Response:

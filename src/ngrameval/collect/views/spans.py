@@ -14,7 +14,8 @@ from starlette.responses import Response
 from ngrameval.collect.models import TrialRow
 from ngrameval.collect.repo import Submitted
 from ngrameval.collect.span_rules import OMISSION, label
-from ngrameval.collect.spans import MISSING, submit_marks
+from ngrameval.collect.spans import MISSING, Mark, answers, pieces, submit_marks
+from ngrameval.collect.trials import Trials
 from ngrameval.collect.views.base import BadRequest, page, site
 from ngrameval.errors import InputError
 
@@ -55,3 +56,9 @@ async def submit(request: Request, aid: int, token: str, form: dict[str, str], s
         return await run_in_threadpool(submit_marks, store, aid, token, form.get("spans", ""), scores, asg)
     except InputError as exc:
         raise BadRequest(str(exc)) from None
+
+
+def review(store: Trials, aid: int) -> list[tuple[TrialRow, list[tuple[str, str]], tuple[Mark, ...], float | None]]:
+    """Every answered trial of annotator ``aid`` (controls too) for the admin's page: the trial, its output in
+    pieces coloured by the marks (:func:`ngrameval.collect.spans.pieces`), the marks and the ESA score."""
+    return [(t, pieces(t.output, marks), marks, score) for t, _, marks, score in answers(store, aid, controls=True)]
