@@ -1,7 +1,7 @@
 """A study survives an upgrade of ngrameval: a database made by revision 0001, with work in it, is upgraded by
-`collect init` (to the newest revision: 0002's crowd tables with the work carried over, 0004's side-by-side table)
-and by `collect serve` when a later revision ships (a throw-away revision 9999 in a copy of the migrations folder),
-on SQLite and PostgreSQL; a database from a newer ngrameval is a clear error."""
+`collect init` (to the newest revision: 0002's crowd tables with the work carried over, 0003's error spans, 0004's
+side-by-side table) and by `collect serve` when a later revision ships (a throw-away revision 9999 in a copy of the
+migrations folder), on SQLite and PostgreSQL; a database from a newer ngrameval is a clear error."""
 
 from __future__ import annotations
 
@@ -110,6 +110,7 @@ def _upgraded(store: Store, revision: str = LATER) -> None:
     assert (d.text, d.token, a.external_id, s.key) == ("a cat plays", "tok-before-upgrade", "early-bird", "txt1")
     assert store.lease_of(a.id, s.id) is not None  # carried over: shown to them, never again
     assert {r.key: r.done for r, _ in store.stimulus_progress()}["txt1"] == 1
+    assert "span" in inspect(store.engine).get_table_names()  # 0003: ESA / MQM spans
     if revision != LATER:
         return
     columns = {c["name"] for c in inspect(store.engine).get_columns("annotator")}

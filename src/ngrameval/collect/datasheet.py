@@ -145,6 +145,15 @@ def datasheet(store: Store) -> dict[str, Any]:
     if st.kind == "pairwise":
         sheet["design"]["pairwise"] = {**dataclasses.asdict(st.pairwise), "schedule": "balanced pairs per judge"}
         sheet["responses"]["comparisons"] = len(comparisons)
+    if st.spans is not None:  # ESA / MQM: how responses were elicited
+        sheet["error_spans"] = {
+            "severities": list(st.spans.severities),
+            "categories": list(st.spans.leaves),
+            "allow_overlap": st.spans.allow_overlap,
+            "reference_shown": st.spans.show_reference,
+            "max_spans": st.spans.max_spans,
+            "omissions": "[missing] marks without offsets",
+        }
     if st.rating:
         sheet["design"]["controls"]["judges"] = _judges(store)
     elif st.controls_gold:

@@ -1,11 +1,13 @@
 """Exports of a study: descriptions in the MSVD corpus layout (``ngrameval corpus stats|export|baseline`` read
 them), ratings as a long judgments CSV (``ngrameval correlate|agreement|plane`` read it) with the system outputs
-as text files, the payment ledger, and everything of one annotator. Worker ids are pseudonymised (a keyed HMAC,
+as text files, ESA / MQM error spans as Google's MQM TSV (``--judgments-layout mqm|esa`` reads it), the payment
+ledger, and everything of one annotator. Worker ids are pseudonymised (a keyed HMAC,
 stable within the study) unless ``raw_ids``."""
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -302,6 +304,13 @@ def annotator_json(store: Store, aid: int) -> str:
             for t, p, _ in store.preferences(aid)
         ],
     }
+    if store.study.spans is not None:
+        from ngrameval.collect.spans import answers
+
+        data["spans"] = [
+            {"item": t.item, "system": t.system, "kind": t.kind, "marks": [dataclasses.asdict(m) for m in marks]}
+            for t, _, marks, _ in answers(store, aid, controls=True)
+        ]
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -330,6 +339,8 @@ def export_all(
         files["judgments.csv"] = text
         files["judges.csv"] = judges_csv(summaries, min_reliability)
         files.update({f"outputs/{k}": v for k, v in outputs(store).items()})
+    if store.study.spans is not None:
+        files.update(span_files(store, raw_ids))
     else:
         files["descriptions.csv"] = descriptions_csv(store, raw_ids)
     written = []
@@ -339,6 +350,17 @@ def export_all(
         write_atomic(str(path), text)
         written.append(path)
     return written
+
+
+def span_files(store: Store, raw_ids: bool = False) -> dict[str, str]:
+    """An esa / mqm study's ``spans.tsv`` (Google's MQM layout, :func:`ngrameval.collect.spans.spans_tsv`) and
+    ``outputs/segments.txt`` naming each item ``doc:doc_id`` as the span file does (for ``--segment-ids``)."""
+    from ngrameval.collect.spans import segment_names, spans_tsv
+
+    return {
+        "spans.tsv": spans_tsv(store, lambda a: worker(store, a, raw_ids)),
+        "outputs/segments.txt": "".join(f"{name}\n" for name in segment_names(store.study)),
+    }
 
 
 def assignments_csv(store: Store, raw_ids: bool = False) -> str:

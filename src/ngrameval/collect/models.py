@@ -208,6 +208,22 @@ class PairRow(Base):
     reason: Mapped[str] = mapped_column(Text, default="")
 
 
+class SpanRow(Base):
+    """One error span of an ESA / MQM trial (:mod:`ngrameval.collect.spans`): ``start``/``end`` character offsets
+    into the trial's output (Python ``str`` indices, end exclusive), both None for an omission (``[missing]``);
+    ``category`` is empty in ESA; ``position`` the span's place in the annotator's list."""
+
+    __tablename__ = "span"
+    __table_args__ = (UniqueConstraint("trial_id", "position", name="uq_span_position"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    trial_id: Mapped[int] = mapped_column(ForeignKey("trial.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    start: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    end: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    severity: Mapped[str] = mapped_column(String(64))
+    category: Mapped[str] = mapped_column(String(160), default="")
+
+
 # ---------------------------------------------------------------- engine and schema
 
 #: the execution option that makes a SQLite transaction ``BEGIN IMMEDIATE`` (take the write lock at once), so

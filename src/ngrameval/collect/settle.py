@@ -25,8 +25,9 @@ What the intervals assume (stated in docs/guides/collect.md too):
 
 Other study kinds plug in through :data:`SCORINGS`: a kind maps to a :class:`Scoring` that names what can be
 ranked (its criteria), each one's score range, and how to read each system's count and sum of per-trial
-scores from the study database (a 0-100 ESA score; an MQM score from span weights, which needs a stated
-bound, e.g. a per-segment cap, to have a range). A side-by-side study ranks **win rates**: a comparison scores
+scores from the study database. An ESA study ranks its 0-100 segment scores (stored as the criterion ``esa``,
+as a DA study's slider); an MQM score from span weights has no upper bound on its penalty, so an MQM study has
+no running ranking (it stops by budget). A side-by-side study ranks **win rates**: a comparison scores
 1, 1/2 (a tie) or 0 for each of its two systems, so a system's scores lie in [0, 1]. The two scores of one
 comparison depend on each other, but each system's interval holds on its own (the Bonferroni union over
 systems needs no independence between them); a system's mean is its win rate against the opponents the
@@ -119,7 +120,7 @@ def _pair_tallies(s: Session, criterion: str) -> dict[str, Tally]:
 PAIRS = Scoring(lambda study: (WIN_RATE,), lambda study, criterion: (0.0, 1.0), _pair_tallies)
 
 #: study kind -> how its answers are scored for the running ranking
-SCORINGS: dict[str, Scoring] = {"rate": RATINGS, "da": RATINGS, "pairwise": PAIRS}
+SCORINGS: dict[str, Scoring] = {"rate": RATINGS, "da": RATINGS, "esa": RATINGS, "pairwise": PAIRS}
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
 
     [study]
     name = "msvd-pilot"
-    kind = "describe"            # describe | paraphrase | rate | da | pairwise
+    kind = "describe"            # describe | paraphrase | rate | da | pairwise | esa | mqm
     title = "Describe a short video"
     database = "sqlite:///study.db"   # relative to the study file; or postgresql+psycopg://...
     language = "English"         # the language annotators write in
@@ -14,6 +14,7 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     lease_minutes = 20           # a task shown to an annotator is reserved for them this long
     min_answers = 1              # real answers (not skips) before an assignment gets its completion code
     manifest = "stimuli.csv"     # id,kind,src,start,end,text[,control] ; rate/da: item,system,output,source[,expected]
+                                 # esa/mqm: item,system,output,source[,reference,doc]
     [consent]
     text = "I agree that my answers are used for research ..."   # optional: a consent page before the task
     source_label = "Reference"   # rate/da: what the page calls the source column (e.g. "Source", "Original sentence")
@@ -58,13 +59,21 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     language_confidence = 0.7    # flag another language identified with at least this probability
     language_min_words = 3       # ... in a description of at least this many words
     languages = ["en", "de"]     # what the identifier may answer (default: 45 widely written languages)
-    [stopping]                   # rate / da: the running ranking and when to stop (ngrameval.collect.settle)
+    [stopping]                   # rate/da/pairwise/esa: the running ranking, when to stop (ngrameval.collect.settle)
     when = "settled"             # "settled": no new work once every adjacent pair is settled; "never" (default)
     criterion = "fluency"        # the criterion ranked (default: the first)
     alpha = 0.05                 # chance of ever calling a pair of equal systems settled, however often one looks
     planned = 100                # ratings per system at which the intervals are tightest
     budget = 25.0                # no new work once answers paid plus trials on screen would cost more ([tiers])
     max_answers = 2000           # ... or would be more answers than this
+    [spans]                      # esa / mqm: error spans (see :mod:`ngrameval.collect.spans`)
+    severities = ["Major", "Minor", "Neutral"]   # mqm (esa: always minor, major)
+    allow_overlap = false
+    show_reference = false       # show the manifest's column 'reference' beside the source
+    max_spans = 50
+    [spans.categories]           # mqm: the category tree, a list of subcategories per category
+    Accuracy = ["Addition", "Omission", "Mistranslation", "Untranslated text"]
+    Terminology = []
 """
 
 from __future__ import annotations
@@ -82,11 +91,13 @@ import tomllib
 from ngrameval.collect import design
 from ngrameval.collect.pairwise import PairwiseSettings, read_settings
 from ngrameval.collect.quality import CONTROL_METRICS, Rules, language_code, min_pairs
+from ngrameval.collect.span_rules import ESA_QUESTION, SPAN_KEYS, SpanRules, span_rules
 from ngrameval.errors import InputError
 
 #: what a side-by-side study's running ranking ranks (:mod:`ngrameval.collect.settle`)
 WIN_RATE = "win-rate"
-KINDS = ("describe", "paraphrase", "rate", "da", "pairwise")
+KINDS = ("describe", "paraphrase", "rate", "da", "pairwise", "esa", "mqm")
+SPAN_KINDS = ("esa", "mqm")  # error-span studies: rating trials whose answers are spans (collect.spans)
 STIMULUS_KINDS = ("video", "image", "text")
 MAX_TEXT = 4000
 DA_QUESTION = "How much do you agree that the text to rate adequately expresses the meaning of the reference?"
@@ -141,6 +152,8 @@ class Item:
     output: str
     source: str = ""
     expected: float | None = None
+    reference: str = ""  # esa / mqm: a reference translation, shown when ``[spans] show_reference``
+    doc: str = ""  # esa / mqm: the document the item belongs to (the span export's ``doc``)
 
 
 @dataclass(frozen=True)
@@ -177,6 +190,7 @@ class Study:
     alpha: float = 0.05
     quality: Rules = field(default_factory=Rules)
     stopping: Stopping = field(default_factory=Stopping)
+    spans: SpanRules | None = None  # esa / mqm: the span settings of ``[spans]``
 
     @property
     def controls_gold(self) -> dict[str, tuple[str, ...]]:
@@ -188,8 +202,8 @@ class Study:
 
     @property
     def rating(self) -> bool:
-        """Whether judges get trials of an items manifest (rate, da; pairwise: two outputs a trial)."""
-        return self.kind in ("rate", "da", "pairwise")
+        """Whether judges get trials of an items manifest (rate, da, esa, mqm; pairwise: two outputs a trial)."""
+        return self.kind in ("rate", "da", "pairwise", *SPAN_KINDS)
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -242,6 +256,7 @@ _SECTIONS: dict[str, set[str]] = {
         "languages",
     },
     "stopping": {"when", "criterion", "alpha", "planned", "budget", "max_answers"},
+    "spans": SPAN_KEYS,
 }
 
 
@@ -396,7 +411,11 @@ def read_items(path: Path) -> tuple[Item, ...]:
                 raise StudyError(f"{where}: column 'expected' must be a number, got {r['expected']!r}") from None
         if len(r["output"]) > MAX_TEXT or len(r.get("source", "")) > MAX_TEXT:
             raise StudyError(f"{where}: text longer than {MAX_TEXT} characters")
-        out.append(Item(key[0], key[1], r["output"], r.get("source", ""), expected))
+        if len(r.get("reference", "")) > MAX_TEXT:
+            raise StudyError(f"{where}: text longer than {MAX_TEXT} characters")
+        out.append(
+            Item(key[0], key[1], r["output"], r.get("source", ""), expected, r.get("reference", ""), r.get("doc", ""))
+        )
     systems = dict.fromkeys(i.system for i in out)
     items = dict.fromkeys(i.item for i in out)
     have = {(i.item, i.system) for i in out}
@@ -514,6 +533,11 @@ def _stopping(
     when = _get(raw, "when", where, str, "never")
     if when not in ("never", "settled"):
         raise StudyError(f"{where}: key 'when' must be 'settled' or 'never', got {when!r}")
+    if when == "settled" and kind == "mqm":
+        raise StudyError(
+            f"{where}: key 'when' = 'settled' needs scores in a known range, and MQM penalties have no upper bound; "
+            "stop an MQM study with 'budget' or 'max_answers'"
+        )
     if when == "settled" and len({i.system for i in items if i.expected is None}) < 2:
         raise StudyError(f"{where}: key 'when' = 'settled' needs a ranking: at least 2 systems in the manifest")
     criterion = _get(raw, "criterion", where, str, "")
@@ -539,6 +563,19 @@ def _stopping(
     return Stopping(when, criterion, alpha, planned, budget, most)
 
 
+def _spans(table: dict[str, Any], where: str, kind: str, items: tuple[Item, ...]) -> SpanRules | None:
+    """The ``[spans]`` settings of an esa / mqm study (None for other kinds)."""
+    if kind not in SPAN_KINDS:
+        return None
+    try:
+        rules = span_rules(table, kind)
+    except InputError as exc:
+        raise StudyError(f"{where}: {exc}") from None
+    if rules.show_reference and not any(i.reference.strip() for i in items):
+        raise StudyError(f"{where}: key 'show_reference' needs references: the manifest has no column 'reference'")
+    return rules
+
+
 def load_study(path: str | Path) -> Study:
     """The study of ``path``; a TOML syntax error names the line, a schema error names the key."""
     p = Path(path)
@@ -554,7 +591,7 @@ def load_study(path: str | Path) -> Study:
     if unknown:
         raise StudyError(f"{p}: unknown table(s) {', '.join(unknown)}; expected {', '.join(sorted(_SECTIONS))}")
     tables = {}
-    for name in ("study", "consent", "training", "instructions", "tiers", "rating", "quality"):
+    for name in ("study", "consent", "training", "instructions", "tiers", "rating", "quality", "spans"):
         t = raw.get(name, {})
         if not isinstance(t, dict):
             raise StudyError(f"{p}: {name!r} must be a table ([{name}])")
@@ -586,7 +623,7 @@ def load_study(path: str | Path) -> Study:
     code = _get(s, "completion_code", w, str, "")
     if len(code) > 40 or any(not (c.isalnum() or c in "-_") for c in code):
         raise StudyError(f"{w}: key 'completion_code' must be at most 40 letters, digits, '-' or '_', got {code!r}")
-    source_label = _get(s, "source_label", w, str, "Reference").strip()
+    source_label = _get(s, "source_label", w, str, "Source" if kind in SPAN_KINDS else "Reference").strip()
     if not 1 <= len(source_label) <= 64:
         raise StudyError(f"{w}: key 'source_label' must be 1..64 characters, got {source_label!r}")
     rates = {}
@@ -603,11 +640,17 @@ def load_study(path: str | Path) -> Study:
     mpath = (p.parent / manifest) if not Path(manifest).is_absolute() else Path(manifest)
     if not mpath.is_file():
         raise StudyError(f"{w}: key 'manifest': {mpath}: no such file")
+    if kind in SPAN_KINDS:
+        if raw.get("criteria"):
+            raise StudyError(f"{p}: [[criteria]] is for rate and da studies; an {kind!r} study asks for spans")
+        criteria = (Criterion("esa", "slider", 101, question=ESA_QUESTION),) if kind == "esa" else ()
+    elif tables["spans"]:
+        raise StudyError(f"{p}: [spans] is for esa and mqm studies, not {kind!r}")
     if kind == "pairwise":
         items, criteria = _pairwise_items(mpath, criteria, p)
-    elif kind in ("rate", "da"):
+    elif kind in ("rate", "da", *SPAN_KINDS):
         items = read_items(mpath)
-        if not criteria:
+        if not criteria and kind in ("rate", "da"):
             if kind == "da":
                 criteria = (Criterion("adequacy", "slider", 101, question=DA_QUESTION),)
             else:
@@ -677,6 +720,7 @@ def load_study(path: str | Path) -> Study:
         quality=rules,
         stopping=_stopping(raw.get("stopping", {}), f"{p}: [stopping]", kind, criteria, rates, items),
         pairwise=_pairwise_settings(raw.get("pairwise", {}), p, kind),
+        spans=_spans(tables["spans"], f"{p}: [spans]", kind, items),
     )
 
 

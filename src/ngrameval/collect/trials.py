@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import secrets
+from collections.abc import Callable
 
 import numpy as np
 from sqlalchemy import delete, func, select
@@ -183,9 +184,18 @@ class Trials(Repo):
                 t.lease, t.shown = secrets.token_urlsafe(24), self.clock()
             return t
 
-    def submit_rating(self, aid: int, lease: str, scores: dict[str, float], assignment: int | None = None) -> Submitted:
+    def submit_rating(
+        self,
+        aid: int,
+        lease: str,
+        scores: dict[str, float],
+        assignment: int | None = None,
+        extra: Callable[[Session, TrialRow], None] | None = None,
+    ) -> Submitted:
         """Answer the trial leased by form token ``lease`` of this judge, once; ``foreign`` for a trial that is
-        not theirs or was never shown (nobody answers another judge's trial). Time from the server's clock."""
+        not theirs or was never shown (nobody answers another judge's trial). Time from the server's clock.
+        ``extra(session, trial)`` stores more of the answer in the same transaction (an exception it raises
+        stores nothing)."""
         at = self.clock()
         try:
             with self.write() as s:
@@ -197,6 +207,8 @@ class Trials(Repo):
                 seconds = (at - t.shown).total_seconds() if t.shown else 0.0
                 t.token, t.seconds, t.answered, t.assignment_id = lease, seconds, at, assignment
                 s.add_all(RatingRow(trial_id=t.id, criterion=c, score=v) for c, v in scores.items())
+                if extra is not None:
+                    extra(s, t)
                 if t.kind == "training":
                     s.flush()
                     self._judge_training(s, aid)

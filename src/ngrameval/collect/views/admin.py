@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 from ngrameval.collect import export, overview, security, stopping
+from ngrameval.collect.views import spans
 from ngrameval.collect.views.base import BadRequest, admin_required, checked_form, message, page, site
 
 PAGE = 100  # rows of an admin table per page
@@ -110,7 +111,9 @@ async def annotator(request: Request) -> Response:
         await run_in_threadpool(here.description_checks.refresh)
     per_desc = here.description_checks.per_description
     descs = [(d, s, per_desc.get(d.id)) for d, s, _ in store.descriptions(aid)]
-    return page(request, "annotator.html", a=a, pseudonym=store.pseudonym(a), descs=descs, ratings=store.ratings(aid))
+    marks = spans.review(store, aid) if here.study.spans is not None else []
+    return page(request, "annotator.html", a=a, pseudonym=store.pseudonym(a), descs=descs, ratings=store.ratings(aid),
+                marks=marks)  # fmt: skip
 
 
 async def annotator_action(request: Request) -> Response:
@@ -166,6 +169,8 @@ async def export_csv(request: Request) -> Response:
         body = export.ledger_csv(store, raw)
     elif name == "assignments.csv":
         body = export.assignments_csv(store, raw)
+    elif name == "spans.tsv" and here.study.spans is not None:
+        body = export.span_files(store, raw)[name]
     else:
         return PlainTextResponse("not found", 404)
     return Response(

@@ -11,7 +11,7 @@ from starlette.responses import FileResponse, PlainTextResponse, RedirectRespons
 
 from ngrameval.collect import security, stopping
 from ngrameval.collect.study import Criterion
-from ngrameval.collect.views import pairwise
+from ngrameval.collect.views import pairwise, spans
 from ngrameval.collect.views.base import BadRequest, annotator_id, checked_form, message, page, site
 
 FINISHED = (
@@ -130,6 +130,8 @@ async def task(request: Request) -> Response:
         if trial is None:
             return RedirectResponse("/done", 303)
         done, total = await run_in_threadpool(store.progress, aid)
+        if study.spans is not None:
+            return spans.show(request, trial, done, total)
         return page(request, "rate.html", trial=trial, token=trial.lease, done=done, total=total)
     got = await run_in_threadpool(store.lease_stimulus, aid)
     if got is None:
@@ -153,7 +155,10 @@ async def submit(request: Request, aid: int) -> Response:
     asg = asg if isinstance(asg, int) else None
     if study.rating:
         scores = {c.name: rating(c, form.get(f"c_{c.name}", "")) for c in study.criteria}
-        res = await run_in_threadpool(store.submit_rating, aid, token, scores, asg)
+        if study.spans is not None:
+            res = await spans.submit(request, aid, token, form, scores, asg)
+        else:
+            res = await run_in_threadpool(store.submit_rating, aid, token, scores, asg)
     else:
         skipped = "skip" in form
         text = " ".join(form.get("description", "").split())

@@ -1,7 +1,7 @@
 """side-by-side (pairwise) studies: the second system of a trial, the side shown left, the winner and reason
 
 Revision ID: 0004
-Revises: 0002 (the lead re-chains it after 0003 at merge)
+Revises: 0003
 Create Date: 2026-11-26
 
 A new table only: existing studies are unchanged.
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004"
-down_revision = "0002"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
