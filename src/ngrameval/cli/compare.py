@@ -21,6 +21,7 @@ from ngrameval.cli.options import (
     sig_level_arg,
 )
 from ngrameval.cli.score import check_one_machine_chunks, score_streamed
+from ngrameval.cli.stats import stored_rows
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -39,7 +40,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         "confidence": args.ci,
         "jobs": resample_jobs(args),
     }
-    if args.scheduler:
+    if (kept := stored_rows(args)) is not None:  # a stats file given where the system files go
+        names, rows = kept
+        result = paired_test(rows, names, baseline=names[0] if args.baseline else None, **options)
+    elif args.scheduler:
         from ngrameval.cli import scheduler as commands
 
         result = commands.compare(args, metric_specs(args, args.metrics), system_namer(args), args.baseline, **options)

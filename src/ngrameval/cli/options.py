@@ -29,6 +29,10 @@ SPAN_LAYOUTS = ("mqm", "esa")  # error-span files (ngrameval.io.spans), scored b
 KRIPPENDORFF_CHOICES = ("auto", "none", "interval", "ratio", "ordinal", "nominal")
 
 
+class Unset(str):
+    """An option's default that knows it was not typed (a stats file scored without ``-m``: every metric it holds)."""
+
+
 class CommandParser(argparse.ArgumentParser):
     """argparse without prefix abbreviations (``-t`` is not ``-tok``) whose errors are one line with exit 2,
     like every other error of the command line."""
@@ -236,7 +240,7 @@ def add_scoring_options(p: argparse.ArgumentParser) -> None:
         help="an empty reference line/field is a missing reference (variable number per segment)",
     )
     p.add_argument("--source", help="source sentences, one a line (needed by pinc)")
-    p.add_argument("-m", "--metrics", default="bleu", help=f"comma-separated metric specs ({valid_names()})")
+    p.add_argument("-m", "--metrics", default=Unset("bleu"), help=f"comma-separated metric specs ({valid_names()})")
     add_max_cells(p)
     add_jobs(p)
     g = p.add_argument_group("ROUGE (defaults of every rouge-* spec; a spec's own options win)")

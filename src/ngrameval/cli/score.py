@@ -32,6 +32,7 @@ from ngrameval.cli.options import (
     level_arg,
     seed_arg,
 )
+from ngrameval.cli.stats import stored_rows
 from ngrameval.errors import InputError
 from ngrameval.io.read import STDIN
 from ngrameval.report.render import TABLE_FORMATS, render, score_only
@@ -56,6 +57,14 @@ def _with_intervals(results: Scores, ci: list[tuple[Any, Any]], n_metrics: int, 
     return out
 
 
+def _confidence(args: argparse.Namespace, results: Scores, rows: list[Any]) -> Scores:
+    """``--confidence``: ``results`` with the bootstrap interval of each score, resampled from ``rows``."""
+    from ngrameval.meta.significance import intervals
+
+    ci = intervals(rows, n_resamples=args.confidence_n, seed=args.seed, confidence=args.ci, jobs=resample_jobs(args))
+    return _with_intervals(results, ci, len(rows), f"bs:{args.confidence_n}|seed:{args.seed}")
+
+
 def check_one_machine_chunks(args: argparse.Namespace) -> None:
     """``--chunk-size`` streams on one machine: refused with ``--scheduler`` rather than silently ignored."""
     if args.scheduler and args.chunk_size is not None:
@@ -68,8 +77,14 @@ def cmd_score(args: argparse.Namespace) -> int:
     check_one_machine_chunks(args)
     sentence = args.sentence and not args.scheduler  # on Dask, the workers write them (--shard-output)
     streamed = None
-    if args.scheduler and not args.confidence:
-        results = _score_on_dask(args)
+    kept = stored_rows(args)  # a stats file given where the system files go
+    if kept is not None:
+        names, rows = kept
+        results = scores_of(rows, names, sentence)
+        if args.confidence:
+            results = _confidence(args, results, rows)
+    elif args.scheduler and not args.confidence:
+        results = Scores(_score_on_dask(args))
     else:
         if args.scheduler:  # the bootstrap needs every segment's rows: gathered from the workers
             from ngrameval.cli import scheduler as commands
@@ -83,11 +98,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             names, rows = list(systems), measure(systems, refs, specs, source, args.jobs)
         results = scores_of(rows, names, sentence and streamed is None)
         if args.confidence:
-            from ngrameval.meta.significance import intervals
-
-            ci = intervals(rows, n_resamples=args.confidence_n, seed=args.seed, confidence=args.ci,
-                           jobs=resample_jobs(args))  # fmt: skip
-            results = _with_intervals(results, ci, len(rows), f"bs:{args.confidence_n}|seed:{args.seed}")
+            results = _confidence(args, results, rows)
     if streamed is not None and sentence:
         from ngrameval.report.sentences import write_output
 

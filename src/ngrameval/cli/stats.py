@@ -1,0 +1,88 @@
+"""``ngrameval stats``: count once, keep the statistics (a Parquet stats file, :mod:`ngrameval.scale.stored`); and
+what ``score`` and ``compare`` do with a stats file given where the system files go."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ngrameval.cli.inputs import metric_specs, scoring_inputs
+from ngrameval.cli.options import (
+    Unset,
+    add_naming_options,
+    add_scoring_options,
+    add_text_options,
+)
+from ngrameval.errors import InputError
+from ngrameval.io.read import read_lines, read_refs
+from ngrameval.io.stats import is_stats_file
+from ngrameval.ngrams.stats import MetricRows
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from ngrameval.scale import stored
+
+    paths = list(args.systems or [])
+    if args.merge:
+        if args.refs or args.source:
+            raise InputError("--merge reads stats files only: give the shards, no -r/--source")
+        if not paths:
+            raise InputError("--merge: give the stats files of the shards, in corpus order")
+        run = stored.merge_stats([stored.read_stats(p) for p in paths], paths)
+    else:
+        given = next((p for p in paths if is_stats_file(p)), None)
+        if given is not None:
+            raise InputError(f"{given}: a stats file, not system output (merge shards with ngrameval stats --merge)")
+        specs, refs, systems, source = scoring_inputs(args)
+        run = stored.count_stats(systems, refs, specs, source, args.jobs)
+    stored.write_stats(run, args.output)
+    return 0
+
+
+def stored_rows(args: argparse.Namespace) -> tuple[list[str], list[MetricRows]] | None:
+    """The systems and rows of a stats file given as the only system file of ``score``/``compare`` (None: the
+    inputs are text). ``-r``/``--source``, when given, must be the texts it was counted on, and ``-m``, when given,
+    metrics it holds (an InputError naming what differs, both values)."""
+    paths = list(args.systems or [])
+    given = [p for p in paths if is_stats_file(p)]
+    if not given:
+        return None
+    if len(paths) > 1:
+        raise InputError(f"{given[0]}: a stats file is read alone (merge shards first: ngrameval stats --merge)")
+    for option, value in (("--scheduler", args.scheduler), ("--chunk-size", args.chunk_size), ("--names", args.names)):
+        if value:
+            raise InputError(f"{option} does not apply to a stats file ({given[0]}): its systems are counted")
+    from ngrameval.scale import stored
+
+    path = given[0]
+    run = stored.read_stats(path)
+    refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs) if args.refs else None
+    if refs is not None and args.sentence_separator:
+        refs = [[r.replace(args.sentence_separator, "\n") for r in rs] for rs in refs]
+    source = read_lines(args.source) if args.source else None
+    refs_name = args.refs[0] if args.refs else ""
+    stored.check_texts(run, path, refs, refs_name, source, args.source or "")
+    if not isinstance(args.metrics, Unset):
+        run = stored.select(run, path, metric_specs(args, args.metrics))
+    return list(run.systems), list(run.rows)
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "stats",
+        help="count the per-segment statistics of every metric once and keep them (a Parquet file)",
+        description="Write the per-segment sufficient statistics of every metric asked for (with the texts' "
+        "fingerprints and the metrics' signatures) to a Parquet file that score and compare read instead of "
+        "text, with the same output; --merge joins the files of shards of one corpus (needs pyarrow: pip install "
+        "'ngrameval[stats]').",
+    )
+    add_scoring_options(p)
+    add_naming_options(p)
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="the files given are stats files of shards of one corpus, in order: write them as one",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", required=True, help="the stats file to write (atomically)")
+    add_text_options(p)
+    p.set_defaults(func=cmd_stats)
