@@ -167,6 +167,11 @@ def _bad(path: str | Path, what: str) -> InputError:
     return InputError(f"{path}: {what}")
 
 
+def _damaged(path: str | Path, exc: Exception) -> InputError:
+    """pyarrow's reason, on one line."""
+    return _bad(path, f"a damaged or truncated Parquet file ({' '.join(str(exc).split())})")
+
+
 def _digests_of(column: Any) -> Digests:
     """A ``fixed_size_binary(16)`` column as an array (segments x 16) of bytes."""
     parts = []
@@ -222,9 +227,9 @@ def read_table(path: str | Path) -> StatsTable:
     except OSError as exc:
         if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError):
             raise
-        raise _bad(path, f"a damaged or truncated Parquet file ({exc})") from None
+        raise _damaged(path, exc) from None
     except pa.ArrowException as exc:
-        raise _bad(path, f"a damaged or truncated Parquet file ({exc})") from None
+        raise _damaged(path, exc) from None
     systems, n, blocks = _checked_header(path, header)
     k = len(systems)
     if arrow.num_rows != n * k:

@@ -318,16 +318,16 @@ def _same(path: str, what: str, name: str, stored: Digests, given: Digests) -> N
 
 def select(run: RunStats, path: str, specs: Sequence[MetricSpec]) -> RunStats:
     """The statistics of ``specs`` (as ``-m`` asks for them; named as a run of these specs alone names them), or an
-    InputError naming the signature asked for and the stored one of the same metric (or every stored one)."""
+    InputError naming the signature asked for and the stored one nearest to it (the most fields in common)."""
     by_sig = {_unversioned(r.signature): k for k, r in enumerate(run.rows)}
     picked = []
     for spec in specs:
         want = signature(spec, run.n_refs)
         k = by_sig.get(_unversioned(want))
         if k is None:
-            same = [r.signature for r in run.rows if r.signature.split("|")[0] == want.split("|")[0]]
-            held = same[0] if same else "; ".join(r.signature for r in run.rows)
-            raise InputError(f"{path}: no statistics of {want} (it holds {held})")
+            fields = set(want.split("|"))
+            held = max((r.signature for r in run.rows), key=lambda sig: len(fields & set(sig.split("|"))))
+            raise InputError(f"{path}: no statistics of {want} (the nearest it holds: {held})")
         picked.append(k)
     rows = named([run.rows[k] for k in picked], specs, run.n_refs)
     if run.written_by != f"ngrameval-{__version__}":
