@@ -263,3 +263,22 @@ def test_stats_writes_atomically_and_never_over_an_input(
     code, _, err = run(["score", str(stats_file), str(files / "A.txt")], capsys)
     assert code == 2 and "a stats file is read alone" in err
     assert sorted(p.name for p in files.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+
+
+@pytest.mark.slow  # two correlations with intervals, twice
+def test_correlate_gives_the_same_output_from_a_stats_file(
+    files: Path, stats_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = random.Random(5)
+    judged = files / "judgments.jsonl"
+    judged.write_text("".join(json.dumps({"system": name, "seg": str(i), "quality": rng.randint(1, 5)}) + "\n"
+                              for name in ("A.txt", "B.txt") for i in range(1, 61)))  # fmt: skip
+    judge = ["-j", str(judged), "--segment-column", "seg", "--score-columns", "quality", "--confidence-n", "50"]
+    for extra in (["--level", "segment"], ["--level", "segment", "--matrix", "--coefficients", "pearson"]):
+        metrics = ["-m", "bleu,chrf,rouge-l,ter"]
+        code, from_text, _ = run(["correlate", *_inputs(files), *metrics, *judge, *extra, "-q"], capsys)
+        assert code == 0
+        code, from_stats, err = run(["correlate", str(stats_file), *metrics, *judge, *extra, "-q"], capsys)
+        assert (code, err) == (0, "") and from_stats == from_text
+    code, _, err = run(["correlate", str(stats_file), *judge, "--given", "bleu"], capsys)
+    assert code == 2 and "--given counts a metric on the text: give system files, not a stats file" in err

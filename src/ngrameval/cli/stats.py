@@ -49,15 +49,15 @@ def stored_rows(args: argparse.Namespace) -> tuple[list[str], list[MetricRows]] 
         return None
     if len(paths) > 1:
         raise InputError(f"{given[0]}: a stats file is read alone (merge shards first: ngrameval stats --merge)")
-    for option, value in (("--scheduler", args.scheduler), ("--chunk-size", args.chunk_size), ("--names", args.names)):
-        if value:
+    for option in ("--scheduler", "--chunk-size", "--names", "--strip-names"):
+        if getattr(args, option[2:].replace("-", "_"), None):
             raise InputError(f"{option} does not apply to a stats file ({given[0]}): its systems are counted")
     from ngrameval.scale import stored
 
     path = given[0]
     run = stored.read_stats(path)
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs) if args.refs else None
-    if refs is not None and args.sentence_separator:
+    if refs is not None and getattr(args, "sentence_separator", None):
         refs = [[r.replace(args.sentence_separator, "\n") for r in rs] for rs in refs]
     source = read_lines(args.source) if args.source else None
     refs_name = args.refs[0] if args.refs else ""
