@@ -80,25 +80,27 @@ def _encoded(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+def _as_array(digests: list[bytes]) -> Digests:
+    return np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), DIGEST)
+
+
 def line_digests(lines: Sequence[str]) -> Digests:
     """The digest of every line (a system's outputs, the source): BLAKE2b-128 of its UTF-8 bytes."""
-    out = np.empty((len(lines), DIGEST), dtype=np.uint8)
-    for i, line in enumerate(lines):
-        out[i] = np.frombuffer(hashlib.blake2b(_encoded(line), digest_size=DIGEST).digest(), dtype=np.uint8)
-    return out
+    blake = hashlib.blake2b
+    return _as_array([blake(_encoded(line), digest_size=DIGEST).digest() for line in lines])
 
 
 def reference_digests(seg_refs: Sequence[Sequence[str]]) -> Digests:
     """The digest of every segment's references: BLAKE2b-128 of their number and each one's length and bytes."""
-    out = np.empty((len(seg_refs), DIGEST), dtype=np.uint8)
-    for i, refs in enumerate(seg_refs):
+    out = []
+    for refs in seg_refs:
         h = hashlib.blake2b(len(refs).to_bytes(8, "little"), digest_size=DIGEST)
         for ref in refs:
             data = _encoded(ref)
             h.update(len(data).to_bytes(8, "little"))
             h.update(data)
-        out[i] = np.frombuffer(h.digest(), dtype=np.uint8)
-    return out
+        out.append(h.digest())
+    return _as_array(out)
 
 
 def fingerprint(digests: Digests) -> str:
@@ -222,8 +224,9 @@ def read_table(path: str | Path) -> StatsTable:
         with open(path, "rb") as fh:
             if fh.read(len(MAGIC)) != MAGIC:
                 raise _bad(path, "not a Parquet file of ngrameval statistics (it does not begin with PAR1)")
-        header = _header(path, pq.read_schema(path))
-        arrow = pq.read_table(path)
+        parquet = pq.ParquetFile(path)
+        header = _header(path, parquet.schema_arrow)
+        arrow = parquet.read()
     except OSError as exc:
         if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError):
             raise
@@ -239,9 +242,9 @@ def read_table(path: str | Path) -> StatsTable:
     missing = [c for c in want if c not in names]
     if missing:
         raise _bad(path, f"column {missing[0]!r} is missing (expected the columns its metadata lists)")
-    system = arrow.column("system").to_pylist()
-    segment = arrow.column("segment").to_numpy()
-    if system != [s for s in systems for _ in range(n)] or not np.array_equal(segment, np.tile(np.arange(n), k)):
+    expected = pa.array(np.repeat(np.array(systems, dtype=object), n), pa.string())
+    same = arrow.column("system").cast(pa.string()).combine_chunks().equals(expected)
+    if not same or not np.array_equal(arrow.column("segment").to_numpy(), np.tile(np.arange(n), k)):
         raise _bad(path, "its rows are not every segment of every system in order (system-major)")
 
     def per_system(digests: NDArray[Any]) -> tuple[NDArray[Any], ...]:
