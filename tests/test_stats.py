@@ -282,3 +282,34 @@ def test_correlate_gives_the_same_output_from_a_stats_file(
         assert (code, err) == (0, "") and from_stats == from_text
     code, _, err = run(["correlate", str(stats_file), *judge, "--given", "bleu"], capsys)
     assert code == 2 and "--given counts a metric on the text: give system files, not a stats file" in err
+
+
+def test_reference_cache_skips_counting_the_references(
+    files: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--ref-cache: the first system counts NIST's reference n-grams and keeps them; the next system against the
+    same references reads them (counting would fail here) and prints what scoring without a cache prints."""
+    from ngrameval.scale import refspill
+
+    refs = ["-r", str(files / "ref0.txt"), str(files / "ref1.txt")]
+    cache = tmp_path / "cache"
+    opts = ["-m", "nist,bleu,nist:profile=plain", "--chunk-size", "13", "-q"]
+    code, first, _ = run(["score", str(files / "A.txt"), *refs, *opts, "--ref-cache", str(cache)], capsys)
+    assert code == 0 and first == run(["score", str(files / "A.txt"), *refs, *opts], capsys)[1]
+    (entry,) = cache.iterdir()
+    assert entry.name.startswith("nist-") and (entry / "meta.json").is_file()
+    expected = run(["score", str(files / "B.txt"), *refs, *opts], capsys)[1]
+
+    def no_counting(*args: object) -> None:
+        raise AssertionError("the references were counted again")
+
+    monkeypatch.setattr(refspill.SpilledCounts, "add", no_counting)
+    code, second, err = run(["score", str(files / "B.txt"), *refs, *opts, "--ref-cache", str(cache)], capsys)
+    assert (code, err) == (0, "") and second == expected
+    # other references, or another chunk size (the weights are kept chunk by chunk): another entry, counted
+    monkeypatch.undo()
+    run(["score", str(files / "B.txt"), *refs, *opts[:-2], "7", "-q", "--ref-cache", str(cache)], capsys)
+    assert len(list(cache.iterdir())) == 2
+    (entry / "tables.npz").write_bytes(b"damaged")
+    code, _, err = run(["score", str(files / "B.txt"), *refs, *opts, "--ref-cache", str(cache)], capsys)
+    assert code == 2 and err.count("\n") == 1 and f"{entry}: a damaged reference cache entry" in err

@@ -330,6 +330,13 @@ def add_chunk_size(p: argparse.ArgumentParser, what: str) -> None:
         help=f"stream the files N segments at a time {what}; default: streamed 50,000 at a time when the inputs "
         "exceed 256 MB, else read whole; the numbers never change; not with --scheduler (see --blocksize)",
     )
+    p.add_argument(
+        "--ref-cache",
+        metavar="DIR",
+        help="keep NIST's reference counts in DIR, keyed by the references' fingerprint, text settings, order and "
+        "chunk size: scoring another system against the same references reads them instead of counting again "
+        "(streams the files: 50,000 segments a chunk unless --chunk-size)",
+    )
 
 
 def _bytes(text: str) -> int:

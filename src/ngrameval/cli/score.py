@@ -66,11 +66,14 @@ def _confidence(args: argparse.Namespace, results: Scores, rows: list[Any]) -> S
 
 
 def check_one_machine_chunks(args: argparse.Namespace) -> None:
-    """``--chunk-size`` streams on one machine: refused with ``--scheduler`` rather than silently ignored."""
+    """``--chunk-size`` and ``--ref-cache`` stream on one machine: refused with ``--scheduler`` rather than silently
+    ignored."""
     if args.scheduler and args.chunk_size is not None:
         raise InputError(
             "--chunk-size streams files on one machine; with --scheduler, --blocksize sizes the partitions"
         )
+    if args.scheduler and args.ref_cache:
+        raise InputError("--ref-cache keeps the counts of files streamed on one machine: not with --scheduler")
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -126,6 +129,8 @@ def score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool) ->
     paths = list(args.systems or [STDIN])
     probe_files = streaming.Files({p: p for p in paths}, list(args.refs), args.source)
     size = streaming.auto_chunk(probe_files, probe, args.chunk_size)
+    if size is None and args.ref_cache:
+        size = streaming.DEFAULT_CHUNK  # the cache holds the counts of a streamed first pass
     if size is None:
         return None
     specs = metric_specs(args, args.metrics)
@@ -135,7 +140,7 @@ def score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool) ->
         list(args.refs), args.source, args.tsv, args.missing_empty_refs, args.sentence_separator,
         "" if args.systems else STDIN_HINT,
     )  # fmt: skip
-    return streaming.score_files(files, specs, size, args.jobs, sentence, keep_rows=keep_rows)
+    return streaming.score_files(files, specs, size, args.jobs, sentence, keep_rows=keep_rows, ref_cache=args.ref_cache)
 
 
 def add_parser(sub: Any) -> None:

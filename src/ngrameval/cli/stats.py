@@ -49,7 +49,7 @@ def stored_rows(args: argparse.Namespace) -> tuple[list[str], list[MetricRows]] 
         return None
     if len(paths) > 1:
         raise InputError(f"{given[0]}: a stats file is read alone (merge shards first: ngrameval stats --merge)")
-    for option in ("--scheduler", "--chunk-size", "--names", "--strip-names"):
+    for option in ("--scheduler", "--chunk-size", "--ref-cache", "--names", "--strip-names"):
         if getattr(args, option[2:].replace("-", "_"), None):
             raise InputError(f"{option} does not apply to a stats file ({given[0]}): its systems are counted")
     from ngrameval.scale import stored

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -110,6 +112,14 @@ def _digest(tokens: IntArray, off: IntArray) -> bytes:
     h.update(tokens.astype(np.int64).tobytes())
     h.update((off - off[0]).astype(np.int64).tobytes())
     return h.digest()
+
+
+def _link(src: str, dst: str) -> None:
+    """``dst`` as a hard link to ``src``, or a copy where the file system has none (or another device)."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
 
 
 def _disk_error(path: str, exc: OSError) -> LimitError:
@@ -338,6 +348,44 @@ class SpilledWeights:
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None
+
+    def save(self, path: str) -> None:
+        """Keep these weights in the new directory ``path``: the weight files hard-linked (copied across file
+        systems), the unigram counts and tables in ``tables.npz``, the vocabulary (in id order), the chunks' digests
+        and the totals in ``meta.json``; :meth:`load` gives them back without counting the references again."""
+        assert self._dir is not None
+        os.mkdir(path)
+        for n in range(2, self.max_order + 1):
+            _link(os.path.join(self._dir.name, f"info{n}.bin"), os.path.join(path, f"info{n}.bin"))
+        tables = {f"table{n}": t for n, t in enumerate(self._tables, start=2)}
+        np.savez(os.path.join(path, "tables.npz"), unigrams=self.unigrams, **tables)  # type: ignore[arg-type]
+        meta = {"format": 1, "max_order": self.max_order, "total_words": self.total_words, "vocab": list(self.vocab),
+                "digests": [d.hex() for d in self._digests]}  # fmt: skip
+        with open(os.path.join(path, "meta.json"), "w", encoding="utf-8") as fh:
+            json.dump(meta, fh)
+
+    @classmethod
+    def load(cls, path: str) -> SpilledWeights:
+        """The weights :meth:`save` kept in ``path`` (their files linked into a temporary directory that
+        :meth:`close` removes); an InputError naming ``path`` when it is damaged."""
+        tmp = tempfile.TemporaryDirectory(prefix="ngrameval-nist-")
+        try:
+            with open(os.path.join(path, "meta.json"), encoding="utf-8") as fh:
+                meta = json.load(fh)
+            order = int(meta["max_order"])
+            with np.load(os.path.join(path, "tables.npz"), allow_pickle=False) as arrays:
+                unigrams = arrays["unigrams"]
+                tables = [arrays[f"table{n}"] for n in range(2, order + 1)]
+            for n in range(2, order + 1):
+                _link(os.path.join(path, f"info{n}.bin"), os.path.join(tmp.name, f"info{n}.bin"))
+            vocab = {str(w): i for i, w in enumerate(meta["vocab"])}
+            digests = [bytes.fromhex(d) for d in meta["digests"]]
+            if meta.get("format") != 1 or len(vocab) != len(meta["vocab"]) or len(unigrams) != len(vocab):
+                raise ValueError("its parts disagree")
+            return cls(order, int(meta["total_words"]), vocab, unigrams, tmp, tables, digests)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            tmp.cleanup()
+            raise InputError(f"{path}: a damaged reference cache entry ({exc}); remove it to count again") from None
 
     def chunk(self, index: int, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> ChunkWeights:
         """The weights of chunk ``index`` (0-based, the chunks of :meth:`SpilledCounts.add` in its order), whose
