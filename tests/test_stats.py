@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -216,13 +218,26 @@ def test_mismatched_references_source_or_signature_is_an_error(
     assert code == 2 and "case:lc" in err and "case:mixed" in err
 
 
-def _future(path: Path, out: Path) -> None:
+def _edited(path: Path, out: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """``path`` written to ``out`` with its ngrameval.stats metadata changed by ``edit``."""
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
     header = json.loads(table.schema.metadata[b"ngrameval.stats"])
-    header["schema"] = SCHEMA_VERSION + 1
+    edit(header)
     pq.write_table(table.replace_schema_metadata({b"ngrameval.stats": json.dumps(header).encode()}), out)
+
+
+def _future(header: dict[str, Any]) -> None:
+    header["schema"] = SCHEMA_VERSION + 1
+
+
+def _other_order(header: dict[str, Any]) -> None:
+    header["metrics"][0]["fields"]["max_order"] = 3  # BLEU-3 in a record signed BLEU (n:4)
+
+
+def _no_signature(header: dict[str, Any]) -> None:
+    del header["metrics"][1]["signature"]
 
 
 def test_bad_stats_files_are_one_line_and_exit_2(
@@ -235,12 +250,15 @@ def test_bad_stats_files_are_one_line_and_exit_2(
     (tmp_path / "cut.parquet").write_bytes(data[: len(data) // 2])
     (tmp_path / "flip.parquet").write_bytes(data[:4] + bytes(64) + data[68:])
     pq.write_table(pa.table({"x": [1.0]}), tmp_path / "other.parquet")
-    _future(stats_file, tmp_path / "future.parquet")
+    for name, edit in (("future", _future), ("order", _other_order), ("nosig", _no_signature)):
+        _edited(stats_file, tmp_path / f"{name}.parquet", edit)
     expected = {
         "cut.parquet": "a damaged or truncated Parquet file",
         "flip.parquet": "a damaged or truncated Parquet file",
         "other.parquet": "a Parquet file, but not ngrameval statistics",
         "future.parquet": f"statistics of schema {SCHEMA_VERSION + 1} (written by ngrameval-",
+        "order.parquet": "metric BLEU smooth:exp rebuilt with signature BLEU-3|nrefs:2|",
+        "nosig.parquet": "its metrics' metadata is damaged (no or a bad 'signature')",
     }
     for name, said in expected.items():
         for command in ("score", "compare"):

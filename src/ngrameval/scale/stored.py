@@ -212,24 +212,36 @@ def from_table(path: str | Path, table: StatsTable) -> RunStats:
         raise InputError(f"{path}: its metadata lists no metrics (not written by ngrameval stats?)")
     blocks = {b.name: b for b in table.blocks}
     rows, specs = [], []
-    for record in records:
-        if not isinstance(record, dict) or record.get("block") not in blocks:
-            raise InputError(f"{path}: a metric's record names no block of the file (damaged?)")
-        spec = _spec_of(path, record)
-        sig = str(record["signature"])
-        mine = signature(spec, [int(n) for n in n_refs])
-        if _unversioned(mine) != _unversioned(sig):
-            raise InputError(f"{path}: metric {record['name']} rebuilt with signature {mine}, but the file says {sig}")
-        values = blocks[record["block"]].values
-        try:
-            rebuilt = _rows_of(spec, values)
-        except ValueError as exc:
-            raise InputError(f"{path}: metric {record['name']}: its block does not fit it ({exc})") from None
-        rows.append(MetricRows(str(record["name"]), sig, spec.fraction, values, rebuilt.scorer, rebuilt.details,
-                               bool(record["higher_is_better"])))  # fmt: skip
-        specs.append(spec)
-    return RunStats(table.systems, tuple(rows), tuple(specs), tuple(int(n) for n in n_refs), table.refs, table.hyps,
-                    table.source, str(table.header.get("written_by", "?")))  # fmt: skip
+    try:
+        counts = [int(n) for n in n_refs]
+        for record in records:
+            if not isinstance(record, dict) or record.get("block") not in blocks:
+                raise InputError(f"{path}: a metric's record names no block of the file (damaged?)")
+            spec = _spec_of(path, record)
+            rows.append(_stored_rows(path, record, spec, blocks[record["block"]].values, counts))
+            specs.append(spec)
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{path}: its metrics' metadata is damaged (no or a bad {exc})") from None
+    return RunStats(table.systems, tuple(rows), tuple(specs), tuple(counts), table.refs, table.hyps, table.source,
+                    str(table.header.get("written_by", "?")))  # fmt: skip
+
+
+def _stored_rows(
+    path: str | Path, record: dict[str, Any], spec: MetricSpec, values: tuple[Any, ...], n_refs: list[int]
+) -> MetricRows:
+    """The rows of one metric's record, its signature checked against the rebuilt metric's."""
+    sig, name = str(record["signature"]), str(record["name"])
+    mine = signature(spec, n_refs)
+    if _unversioned(mine) != _unversioned(sig):
+        raise InputError(f"{path}: metric {name} rebuilt with signature {mine}, but the file says {sig}")
+    try:
+        rebuilt = _rows_of(spec, values)
+    except ValueError as exc:
+        raise InputError(f"{path}: metric {name}: its block does not fit it ({exc})") from None
+    return MetricRows(name, sig, spec.fraction, values, rebuilt.scorer, rebuilt.details,
+                      bool(record["higher_is_better"]))  # fmt: skip
 
 
 def read_stats(path: str | Path) -> RunStats:
