@@ -269,10 +269,9 @@ def merge_stats(runs: Sequence[RunStats], names: Sequence[str] | None = None) ->
     for lab, run in zip(label[1:], runs[1:]):
         if run.systems != first.systems:
             raise _differs(f"{lab}: systems differ from {label[0]}'s", list(run.systems), list(first.systems))
-        mine = [_unversioned(r.signature.replace(_nrefs(r.signature), "")) for r in run.rows]
-        theirs = [_unversioned(r.signature.replace(_nrefs(r.signature), "")) for r in first.rows]
-        if [sp for sp in run.specs] != [sp for sp in first.specs] or mine != theirs:
-            k = next((k for k, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
+        if run.specs != first.specs:  # the signatures may differ in nrefs only (1 in a shard, var in another)
+            k = next((k for k, (a, b) in enumerate(zip(run.specs, first.specs)) if a != b), len(first.specs))
+            k = min(k, len(run.specs), len(first.specs))
             a = run.rows[k].signature if k < len(run.rows) else "nothing"
             b = first.rows[k].signature if k < len(first.rows) else "nothing"
             raise _differs(f"{lab}: metric {k + 1} differs from {label[0]}'s", a, b)
@@ -301,11 +300,6 @@ def merge_stats(runs: Sequence[RunStats], names: Sequence[str] | None = None) ->
     )  # fmt: skip
 
 
-def _nrefs(sig: str) -> str:
-    """The ``nrefs:...`` field of a signature (shards of one corpus may differ in it: ``1`` and ``var``)."""
-    return next((f for f in sig.split("|") if f.startswith("nrefs:")), "nrefs:")
-
-
 def check_texts(run: RunStats, path: str, refs: Sequence[Sequence[str]] | None, refs_name: str,
                 source: Sequence[str] | None = None, source_name: str = "the source") -> None:  # fmt: skip
     """An InputError naming what differs (with both fingerprints and the first segment that differs) when the
@@ -322,7 +316,8 @@ def _same(path: str, what: str, name: str, stored: Digests, given: Digests) -> N
     if len(stored) == len(given) and np.array_equal(stored, given):
         return
     n = min(len(stored), len(given))
-    at = next((i for i in range(n) if not np.array_equal(stored[i], given[i])), n)
+    differ = np.flatnonzero((stored[:n] != given[:n]).any(axis=1))
+    at = int(differ[0]) if len(differ) else n
     where = f"segments {len(given)} vs {len(stored)}" if at == n else f"first at segment {at + 1}"
     raise InputError(f"{name}: {what} differ from those {path} was counted on ({where}): {what} "
                      f"{fingerprint(given)}, stats {fingerprint(stored)}")  # fmt: skip
