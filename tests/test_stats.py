@@ -305,8 +305,9 @@ def test_correlate_gives_the_same_output_from_a_stats_file(
 def test_reference_cache_skips_counting_the_references(
     files: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--ref-cache: the first system counts NIST's reference n-grams and keeps them; the next system against the
-    same references reads them (counting would fail here) and prints what scoring without a cache prints."""
+    """--ref-cache: the first system counts NIST's reference n-grams and keeps them with every chunk's weights; the
+    next system against the same references reads them (counting would fail here) and prints what scoring without
+    a cache prints."""
     from ngrameval.scale import refspill
 
     refs = ["-r", str(files / "ref0.txt"), str(files / "ref1.txt")]
@@ -316,12 +317,15 @@ def test_reference_cache_skips_counting_the_references(
     assert code == 0 and first == run(["score", str(files / "A.txt"), *refs, *opts], capsys)[1]
     (entry,) = cache.iterdir()
     assert entry.name.startswith("nist-") and (entry / "meta.json").is_file()
+    assert sorted(p.name for p in entry.glob("chunk*.npz")) == ["chunk0.npz", "chunk1.npz", "chunk2.npz", "chunk3.npz",
+                                                                 "chunk4.npz"]  # 60 segments, 13 a chunk  # fmt: skip
     expected = run(["score", str(files / "B.txt"), *refs, *opts], capsys)[1]
 
     def no_counting(*args: object) -> None:
         raise AssertionError("the references were counted again")
 
-    monkeypatch.setattr(refspill.SpilledCounts, "add", no_counting)
+    monkeypatch.setattr(refspill.SpilledCounts, "add", no_counting)  # the references' n-grams, counted
+    monkeypatch.setattr(refspill.SpilledWeights, "chunk", no_counting)  # a chunk's n-grams, interned and weighted
     code, second, err = run(["score", str(files / "B.txt"), *refs, *opts, "--ref-cache", str(cache)], capsys)
     assert (code, err) == (0, "") and second == expected
     # other references, or another chunk size (the weights are kept chunk by chunk): another entry, counted

@@ -42,9 +42,10 @@ from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.scale.chunks import Chunk, Summed, add_references, chunk_rows, fold, nist_orders, with_nist
-from ngrameval.scale.refspill import SpilledCounts, SpilledWeights
+from ngrameval.scale.refspill import KeptChunks, SpilledCounts, SpilledWeights
 from ngrameval.text.pipeline import Preprocess
 
+Weights = SpilledWeights | KeptChunks  # NIST's weights of a streamed run (KeptChunks: from the reference cache)
 DEFAULT_CHUNK = 50_000  # segments a chunk when streaming was chosen automatically
 AUTO_BYTES = 256 * 2**20  # inputs larger than this (compressed files: once decompressed) are streamed
 
@@ -149,13 +150,13 @@ def read_chunks(files: Files, size: int, refs_only: bool = False) -> Iterator[Ch
 
 def count_references(
     files: Files, specs: Sequence[MetricSpec], size: int, cache: str | None = None
-) -> dict[Preprocess, SpilledWeights]:
+) -> dict[Preprocess, Weights]:
     """NIST's first pass: the reference n-gram counts of every text setting of a NIST spec, over all chunks,
     on disk (:mod:`ngrameval.scale.refspill`); the caller closes the weights. ``cache``: a directory of weights
     counted before (:func:`cached_references`)."""
     if cache is not None:
         return cached_references(files, nist_orders(specs), size, cache)
-    return _count(files, nist_orders(specs), size)
+    return dict(_count(files, nist_orders(specs), size))
 
 
 def reference_key(fingerprint_: str, pre: Preprocess, order: int, size: int) -> str:
@@ -165,9 +166,7 @@ def reference_key(fingerprint_: str, pre: Preprocess, order: int, size: int) -> 
     return "nist-" + hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def cached_references(
-    files: Files, orders: dict[Preprocess, int], size: int, cache: str
-) -> dict[Preprocess, SpilledWeights]:
+def cached_references(files: Files, orders: dict[Preprocess, int], size: int, cache: str) -> dict[Preprocess, Weights]:
     """:func:`count_references` through the directory ``cache``: the weights of an entry keyed as
     :func:`reference_key` says are read, not counted; those counted are kept there (written beside, then renamed:
     a reader never sees half an entry). The references are read once more to fingerprint them."""
@@ -187,11 +186,11 @@ def cached_references(
         weights.update(counted)
         for pre, w in counted.items():
             _keep(w, entries[pre])
-        return weights
     except BaseException:
         for w in weights.values():
             w.close()
         raise
+    return {pre: KeptChunks(w, entries[pre]) for pre, w in weights.items()}
 
 
 def _keep(weights: SpilledWeights, entry: str) -> None:

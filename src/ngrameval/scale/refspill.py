@@ -27,6 +27,7 @@ weight (at most 104 bytes a token for NIST-5, less where a chunk repeats its n-g
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -406,6 +407,54 @@ class SpilledWeights:
         z = self.vocab.get("0", -1)
         zero_count = self.unigrams[z] if z >= 0 else np.int64(0)
         return weighted(p, self.unigrams[p.tokens[0][:, 0]], higher, self.total_words, z, zero_count)
+
+
+@dataclass
+class KeptChunks:
+    """:class:`SpilledWeights` kept in the reference cache's entry ``path`` (:meth:`SpilledWeights.save`), whose
+    chunks' :class:`ChunkWeights` are kept there too as the scoring pass makes them (``chunk{index}.npz``, written
+    beside and renamed): a later system against the same references reads a chunk's weights instead of interning
+    and weighting its reference n-grams again. A kept chunk is used only when the chunk's references, as token ids
+    of the chunk's own vocabulary, have the digest it was kept with."""
+
+    inner: SpilledWeights
+    path: str
+
+    @property
+    def max_order(self) -> int:
+        return self.inner.max_order
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def chunk(self, index: int, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> ChunkWeights:
+        """The weights of chunk ``index`` (see :meth:`SpilledWeights.chunk`), read from the entry when kept there."""
+        file = os.path.join(self.path, f"chunk{index}.npz")
+        digest = np.frombuffer(_digest(ids[int(off[0]) : int(off[-1])].astype(np.int64), off), dtype=np.uint8)
+        try:
+            with np.load(file, allow_pickle=False) as kept:
+                if not np.array_equal(kept["digest"], digest):
+                    raise InputError(REFS_CHANGED)
+                table = kept["zero"]
+                return ChunkWeights(kept["gid"], kept["info"], kept["order"], lambda gram: table[gram])
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"{file}: a damaged reference cache entry ({exc}); remove it to count again") from None
+        made = self.inner.chunk(index, names, ids, off)
+        zero = made.zero(np.arange(len(made.info), dtype=np.int32))
+        tmp = f"{file}.{os.urandom(4).hex()}.tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, gid=made.gid, info=made.info, order=made.order, zero=zero, digest=digest)
+            os.replace(tmp, file)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise _disk_error(self.path, exc) from None
+        return made
 
 
 def weighted(
