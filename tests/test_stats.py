@@ -335,3 +335,16 @@ def test_reference_cache_skips_counting_the_references(
     (entry / "tables.npz").write_bytes(b"damaged")
     code, _, err = run(["score", str(files / "B.txt"), *refs, *opts, "--ref-cache", str(cache)], capsys)
     assert code == 2 and err.count("\n") == 1 and f"{entry}: a damaged reference cache entry" in err
+
+
+def test_stats_streamed_in_chunks_writes_the_same_file(files: Path, tmp_path: Path) -> None:
+    """``stats --chunk-size`` (bounded memory; ``--ref-cache`` streams too) takes the digests chunk by chunk and keeps
+    every segment's rows: the same file, byte for byte, as counting the texts in memory."""
+    metrics = ["-m", "bleu,nist,chrf,rouge-l,ter,pinc"]
+    assert main(["stats", *_inputs(files), *metrics, "-o", str(tmp_path / "mem.parquet"), "-q"]) == 0
+    assert main(["stats", *_inputs(files), *metrics, "--chunk-size", "13", "-o", str(tmp_path / "chunks.parquet"),
+                 "-q"]) == 0  # fmt: skip
+    assert main(["stats", *_inputs(files), *metrics, "--ref-cache", str(tmp_path / "cache"), "-o",
+                 str(tmp_path / "cached.parquet"), "-q"]) == 0  # fmt: skip
+    whole = (tmp_path / "mem.parquet").read_bytes()
+    assert (tmp_path / "chunks.parquet").read_bytes() == whole == (tmp_path / "cached.parquet").read_bytes()

@@ -116,9 +116,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool) -> Any:
-    """``score`` (and ``compare``'s rows) streamed in chunks (:mod:`ngrameval.scale.files`, bounded memory) with
-    ``--chunk-size`` or for large input files; None: read the inputs in memory."""
+def score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool, on_chunk: Any = None) -> Any:
+    """``score`` (and ``compare``'s and ``stats``' rows) streamed in chunks (:mod:`ngrameval.scale.files`, bounded
+    memory) with ``--chunk-size`` or for large input files; None: read the inputs in memory. ``on_chunk``: called
+    with every chunk read."""
     from ngrameval.scale import files as streaming
 
     if not args.refs:
@@ -140,7 +141,9 @@ def score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool) ->
         list(args.refs), args.source, args.tsv, args.missing_empty_refs, args.sentence_separator,
         "" if args.systems else STDIN_HINT,
     )  # fmt: skip
-    return streaming.score_files(files, specs, size, args.jobs, sentence, keep_rows=keep_rows, ref_cache=args.ref_cache)
+    return streaming.score_files(
+        files, specs, size, args.jobs, sentence, keep_rows=keep_rows, ref_cache=args.ref_cache, on_chunk=on_chunk
+    )
 
 
 def add_parser(sub: Any) -> None:

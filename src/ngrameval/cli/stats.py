@@ -4,11 +4,13 @@ what ``score`` and ``compare`` do with a stats file given where the system files
 from __future__ import annotations
 
 import argparse
+import warnings
 from typing import Any
 
 from ngrameval.cli.inputs import metric_specs, scoring_inputs
 from ngrameval.cli.options import (
     Unset,
+    add_chunk_size,
     add_naming_options,
     add_scoring_options,
     add_text_options,
@@ -33,10 +35,31 @@ def cmd_stats(args: argparse.Namespace) -> int:
         given = next((p for p in paths if is_stats_file(p)), None)
         if given is not None:
             raise InputError(f"{given}: a stats file, not system output (merge shards with ngrameval stats --merge)")
-        specs, refs, systems, source = scoring_inputs(args)
-        run = stored.count_stats(systems, refs, specs, source, args.jobs)
+        run = _streamed_run(args)
+        if run is None:
+            specs, refs, systems, source = scoring_inputs(args)
+            run = stored.count_stats(systems, refs, specs, source, args.jobs)
     stored.write_stats(run, args.output)
     return 0
+
+
+def _streamed_run(args: argparse.Namespace) -> Any:
+    """The run of files streamed in chunks (``--chunk-size``, ``--ref-cache`` or large inputs: bounded memory, the
+    same statistics), its digests taken chunk by chunk; None: read the inputs in memory."""
+    from ngrameval.cli.score import score_streamed
+    from ngrameval.scale.stored import Digester
+
+    digests = Digester()
+    streamed = score_streamed(args, False, True, lambda ch: digests.add(ch.systems, ch.refs, ch.source))
+    if streamed is None:
+        return None
+    with warnings.catch_warnings():  # the specs streamed, again: their warnings were given
+        warnings.simplefilter("ignore")
+        specs = metric_specs(args, args.metrics)
+    try:
+        return digests.run(streamed.names, streamed.kept, specs)
+    finally:
+        streamed.close()
 
 
 def stored_rows(args: argparse.Namespace) -> tuple[list[str], list[MetricRows]] | None:
@@ -84,5 +107,6 @@ def add_parser(sub: Any) -> None:
         help="the files given are stats files of shards of one corpus, in order: write them as one",
     )
     p.add_argument("-o", "--output", metavar="FILE", required=True, help="the stats file to write (atomically)")
+    add_chunk_size(p, "in bounded memory (the same statistics; NIST: two passes)")
     add_text_options(p)
     p.set_defaults(func=cmd_stats)

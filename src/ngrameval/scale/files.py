@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -262,11 +262,12 @@ def score_files(
     sentence: bool = False,
     keep_rows: bool = False,
     ref_cache: str | None = None,
+    on_chunk: Callable[[Chunk], None] | None = None,
 ) -> Streamed:
     """Score ``files`` streamed ``chunk_size`` segments at a time (see the module docstring); ``sentence``
     spills sentence scores for :func:`ngrameval.report.sentences.write_sentences`, ``keep_rows`` keeps the rows for
     resampling; ``ref_cache``: a directory where NIST's reference counts are kept and found again
-    (:func:`cached_references`)."""
+    (:func:`cached_references`); ``on_chunk``: called with every chunk read, in order (a stats file's digests)."""
     specs = checked_specs(specs)
     for sp in specs:
         if _unstreamable(sp):
@@ -284,6 +285,8 @@ def score_files(
         with contextlib.ExitStack() as stack, summed_warnings():
             sinks: dict[tuple[int, int], io.BufferedWriter] = {}
             for index, chunk in enumerate(read_chunks(files, chunk_size)):
+                if on_chunk is not None:
+                    on_chunk(chunk)
                 try:
                     rows = chunk_rows(chunk, specs, weights, jobs, index)
                 except InputError as exc:

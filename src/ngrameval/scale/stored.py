@@ -26,6 +26,7 @@ from ngrameval._version import __version__
 from ngrameval.api import RefsLike, Scores, checked_specs, measure, named, scores_of, segment_major, signature
 from ngrameval.errors import InputError
 from ngrameval.io.stats import (
+    DIGEST,
     Block,
     Digests,
     StatsTable,
@@ -94,6 +95,39 @@ def count_stats(
         reference_digests(seg_refs), tuple(line_digests(texts[n]) for n in names),
         None if source is None else line_digests(validate.texts(source, "source")),
     )  # fmt: skip
+
+
+class Digester:
+    """The digests of a corpus read piece by piece (chunks of streamed files, in order): :meth:`add` each piece's
+    systems, references and source, then :meth:`run` makes the :class:`RunStats` of rows counted over the same
+    pieces."""
+
+    def __init__(self) -> None:
+        self.refs: list[Digests] = []
+        self.hyps: dict[str, list[Digests]] = {}
+        self.source: list[Digests] = []
+        self.n_refs: set[int] = set()
+
+    def add(
+        self, systems: Mapping[str, Sequence[str]], refs: Sequence[Sequence[str]], source: Sequence[str] | None
+    ) -> None:
+        self.refs.append(reference_digests(refs))
+        for name, lines in systems.items():
+            self.hyps.setdefault(name, []).append(line_digests(lines))
+        if source is not None:
+            self.source.append(line_digests(source))
+        self.n_refs.update(len(r) for r in refs)
+
+    def run(self, names: Sequence[str], rows: Sequence[MetricRows], specs: Sequence[MetricSpec]) -> RunStats:
+        """The run of ``rows`` (every segment's, named and signed: :func:`ngrameval.scale.files.score_files` with
+        ``keep_rows``) counted under ``specs`` over the pieces added, systems ``names``."""
+
+        def cat(parts: list[Digests]) -> Digests:
+            return np.concatenate(parts) if parts else np.zeros((0, DIGEST), dtype=np.uint8)
+
+        hyps = tuple(cat(self.hyps.get(name, [])) for name in names)
+        return RunStats(tuple(names), tuple(rows), tuple(specs), tuple(sorted(self.n_refs)), cat(self.refs), hyps,
+                        cat(self.source) if self.source else None)  # fmt: skip
 
 
 # ---- metrics as JSON: class name, fields (non-finite floats and tuples spelled out), text settings
