@@ -216,6 +216,8 @@ def test_mismatched_references_source_or_signature_is_an_error(
     assert "no statistics of BLEU-3|nrefs:2|" in err and "(the nearest it holds: BLEU|" in err and "|n:4|" in err
     code, out, err = run(["score", str(stats_file), "-m", "bleu", "-lc"], capsys)
     assert code == 2 and "case:lc" in err and "case:mixed" in err
+    code, out, err = run(["score", str(stats_file), "-lc"], capsys)
+    assert code == 2 and "-lc picks statistics of" in err and "only with -m" in err
 
 
 def _edited(path: Path, out: Path, edit: Callable[[dict[str, Any]], None]) -> None:

@@ -87,6 +87,12 @@ def stored_rows(args: argparse.Namespace) -> tuple[list[str], list[MetricRows]] 
     stored.check_texts(run, path, refs, refs_name, source, args.source or "")
     if not isinstance(args.metrics, Unset):
         run = stored.select(run, path, metric_specs(args, args.metrics))
+    else:
+        options = (("-tok", args.tokenize != "13a"), ("-lc", args.lowercase), ("--stem", args.stem),
+                 ("--stopwords", args.stopwords), ("--normalize", args.normalize))  # fmt: skip
+        text = [opt for opt, on in options if on]
+        if text:
+            raise InputError(f"{text[0]} picks statistics of {path} only with -m (the metrics it holds are counted)")
     return list(run.systems), list(run.rows)
 
 
