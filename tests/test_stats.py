@@ -350,3 +350,32 @@ def test_stats_streamed_in_chunks_writes_the_same_file(files: Path, tmp_path: Pa
                  str(tmp_path / "cached.parquet"), "-q"]) == 0  # fmt: skip
     whole = (tmp_path / "mem.parquet").read_bytes()
     assert (tmp_path / "chunks.parquet").read_bytes() == whole == (tmp_path / "cached.parquet").read_bytes()
+
+
+@pytest.mark.slow  # two planes with a counting pass, twice
+def test_plane_gives_the_same_output_from_a_stats_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``plane STATS``: the (alpha, N) plane from the corpus totals of a kept block of n-gram statistics (``-m
+    aev:n=4``: orders up to 4) is the plane counted from the text; a plane the file cannot give is named."""
+    from ngrameval.cli.demo import load_sample
+
+    systems, refs = load_sample()
+    rng = random.Random(9)
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text("".join(json.dumps({"system": f"{name}.txt", "quality": rng.randint(1, 5) + k / 4}) + "\n"
+                              for k, name in enumerate(systems)))  # fmt: skip
+    paths = []
+    for name, outs in systems.items():
+        (tmp_path / f"{name}.txt").write_text("".join(f"{x}\n" for x in outs), "utf-8")
+        paths.append(str(tmp_path / f"{name}.txt"))
+    (tmp_path / "refs.tsv").write_text("".join("\t".join(r) + "\n" for r in refs), "utf-8")
+    inputs = [*paths, "-r", str(tmp_path / "refs.tsv"), "--tsv"]
+    stats = str(tmp_path / "run.parquet")
+    assert main(["stats", *inputs, "-m", "aev:n=4,rouge-l", "-o", stats, "-q"]) == 0
+    judge = ["-j", str(judged), "--score-columns", "quality", "--coefficients", "r2,kendall-b"]
+    for fmt in ("text", "json"):
+        code, from_text, _ = run(["plane", *inputs, *judge, "-f", fmt, "-q"], capsys)
+        assert code == 0
+        code, from_stats, err = run(["plane", stats, *judge, "-f", fmt, "-q"], capsys)
+        assert (code, err) == (0, "") and from_stats == from_text
+    code, _, err = run(["plane", stats, *judge, "--max-order", "5"], capsys)
+    assert code == 2 and "no n-gram statistics counted under tok:13a|case:mixed|stop:no|stem:no at order 5" in err

@@ -63,9 +63,17 @@ def _streamed_run(args: argparse.Namespace) -> Any:
 
 
 def stored_rows(args: argparse.Namespace) -> tuple[list[str], list[MetricRows]] | None:
-    """The systems and rows of a stats file given as the only system file of ``score``/``compare`` (None: the
-    inputs are text). ``-r``/``--source``, when given, must be the texts it was counted on, and ``-m``, when given,
-    metrics it holds (an InputError naming what differs, both values)."""
+    """The systems and rows of a stats file given as the only system file of ``score``/``compare``/``correlate``
+    (None: the inputs are text); see :func:`stored_run`."""
+    kept = stored_run(args)
+    return None if kept is None else (list(kept[1].systems), list(kept[1].rows))
+
+
+def stored_run(args: argparse.Namespace, allow_text: bool = False) -> tuple[str, Any] | None:
+    """The path and :class:`~ngrameval.scale.stored.RunStats` of a stats file given as the only system file (None:
+    the inputs are text). ``-r``/``--source``, when given, must be the texts it was counted on, and ``-m``, when
+    given, metrics it holds (an InputError naming what differs, both values); ``allow_text``: the text options pick
+    statistics without ``-m`` (``plane``)."""
     paths = list(args.systems or [])
     given = [p for p in paths if is_stats_file(p)]
     if not given:
@@ -79,21 +87,23 @@ def stored_rows(args: argparse.Namespace) -> tuple[list[str], list[MetricRows]] 
 
     path = given[0]
     run = stored.read_stats(path)
-    refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs) if args.refs else None
-    if refs is not None and getattr(args, "sentence_separator", None):
-        refs = [[r.replace(args.sentence_separator, "\n") for r in rs] for rs in refs]
-    source = read_lines(args.source) if args.source else None
-    refs_name = args.refs[0] if args.refs else ""
-    stored.check_texts(run, path, refs, refs_name, source, args.source or "")
-    if not isinstance(args.metrics, Unset):
+    refs_paths, source_path = getattr(args, "refs", None), getattr(args, "source", None)
+    refs = None
+    if refs_paths:
+        refs = read_refs(refs_paths, tsv=args.tsv, empty_is_missing=getattr(args, "missing_empty_refs", False))
+        if getattr(args, "sentence_separator", None):
+            refs = [[r.replace(args.sentence_separator, "\n") for r in rs] for rs in refs]
+    source = read_lines(source_path) if source_path else None
+    stored.check_texts(run, path, refs, refs_paths[0] if refs_paths else "", source, source_path or "")
+    if not isinstance(getattr(args, "metrics", Unset()), Unset):
         run = stored.select(run, path, metric_specs(args, args.metrics))
     else:
         options = (("-tok", args.tokenize != "13a"), ("-lc", args.lowercase), ("--stem", args.stem),
                  ("--stopwords", args.stopwords), ("--normalize", args.normalize))  # fmt: skip
         text = [opt for opt, on in options if on]
-        if text:
+        if text and not allow_text:
             raise InputError(f"{text[0]} picks statistics of {path} only with -m (the metrics it holds are counted)")
-    return list(run.systems), list(run.rows)
+    return path, run
 
 
 def add_parser(sub: Any) -> None:

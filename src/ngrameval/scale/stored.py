@@ -38,7 +38,7 @@ from ngrameval.io.stats import (
 )
 from ngrameval.metrics.registry import MetricSpec, check_metric, metric_types
 from ngrameval.metrics.rows import Batch, Rows
-from ngrameval.ngrams.stats import NIST_COLUMNS, MetricRows
+from ngrameval.ngrams.stats import NIST_COLUMNS, MetricRows, Stats
 from ngrameval.text import validate
 from ngrameval.text.pipeline import Preprocess
 
@@ -67,6 +67,17 @@ class RunStats:
     def scores(self, sentence: bool = False) -> Scores:
         """Every metric's score of every system, as :func:`ngrameval.score` gives them from the text."""
         return scores_of(self.rows, self.systems, sentence)
+
+    def counted_totals(self, pre: Preprocess, order: int) -> Stats | None:
+        """Each system's corpus totals of the shared n-gram statistics counted under ``pre`` at ``order`` or higher
+        (the block of a BLEU, NIST or AEv spec; the highest order kept), one row a system; None when none is kept."""
+        found = [(k, r) for r, sp in zip(self.rows, self.specs) if sp.metric.counted and sp.pre == pre
+                 for k, nist in [_counted_layout(r.values[0].shape[1])] if k is not None and k >= order]  # fmt: skip
+        if not found:
+            return None
+        k, row = max(found, key=lambda x: x[0])
+        _, nist = _counted_layout(row.values[0].shape[1])
+        return Stats(np.stack([v.sum(axis=0) for v in row.values]), k, nist)
 
     def fingerprints(self) -> dict[str, Any]:
         """``sha256:`` fingerprints of the references, the source (None) and each system's outputs."""
