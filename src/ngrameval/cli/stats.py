@@ -111,9 +111,9 @@ def add_parser(sub: Any) -> None:
         "stats",
         help="count the per-segment statistics of every metric once and keep them (a Parquet file)",
         description="Write the per-segment sufficient statistics of every metric asked for (with the texts' "
-        "fingerprints and the metrics' signatures) to a Parquet file that score, compare and correlate read instead of "
-        "text, with the same output; --merge joins the files of shards of one corpus (needs pyarrow: pip install "
-        "'ngrameval[stats]').",
+        "fingerprints and the metrics' signatures) to a Parquet file that score, compare, correlate and plane read "
+        "instead of text, with the same output; --merge joins the files of shards of one corpus (needs pyarrow: pip "
+        "install 'ngrameval[stats]').",
     )
     add_scoring_options(p)
     add_naming_options(p)
