@@ -36,6 +36,7 @@ try:
     from ngrameval.metrics import BLEU, NIST, AEv, Rouge
     from ngrameval.metrics.registry import MetricSpec, parse_specs
     from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
+    from ngrameval.scale.stored import RunStats, count_stats, merge_stats, read_stats, write_stats
     from ngrameval.text import Preprocess, preprocess, tokenize_lines
 except KeyboardInterrupt:
     if not _STARTING:
@@ -152,6 +153,7 @@ __all__ = [
     "References",
     "Rouge",
     "RougeScore",
+    "RunStats",
     "Score",
     "Stats",
     "UndefinedMetricWarning",
@@ -162,7 +164,9 @@ __all__ = [
     "bradley_terry",
     "compare",
     "correlate",
+    "count_stats",
     "measure",
+    "merge_stats",
     "mqm_segment_scores",
     "nist",
     "overlap_stats",
@@ -174,6 +178,7 @@ __all__ = [
     "pinc",
     "plan_study",
     "preprocess",
+    "read_stats",
     "rouge",
     "score",
     "se",
@@ -181,4 +186,5 @@ __all__ = [
     "soft_pairwise_accuracy",
     "tie_calibrated",
     "tokenize_lines",
+    "write_stats",
 ]

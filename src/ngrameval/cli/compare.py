@@ -22,6 +22,7 @@ from ngrameval.cli.options import (
 )
 from ngrameval.cli.preferences import add_preferences_option, cmd_preferences
 from ngrameval.cli.score import check_one_machine_chunks, score_streamed
+from ngrameval.cli.stats import stored_rows
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -42,7 +43,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         "confidence": args.ci,
         "jobs": resample_jobs(args),
     }
-    if args.scheduler:
+    if (kept := stored_rows(args)) is not None:  # a stats file given where the system files go
+        names, rows = kept
+        result = paired_test(rows, names, baseline=names[0] if args.baseline else None, **options)
+    elif args.scheduler:
         from ngrameval.cli import scheduler as commands
 
         result = commands.compare(args, metric_specs(args, args.metrics), system_namer(args), args.baseline, **options)

@@ -13,6 +13,7 @@ from ngrameval.cli.inputs import (
     decimals,
     emit,
     external_scores_from,
+    judged,
     judged_systems,
     judgments_from,
     metric_specs,
@@ -32,6 +33,7 @@ from ngrameval.cli.options import (
     parse_floats,
     sig_level_arg,
 )
+from ngrameval.cli.stats import stored_rows
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.write import dumps_json
 from ngrameval.ngrams.stats import MetricRows
@@ -66,12 +68,22 @@ def _correlate_inputs(
         criteria = list(dict.fromkeys(j.criterion for j in judgments))
         humans = [aggregate(judgments, c, names, segs if by_segment else None, scale) for c in criteria]
         return to_rows(external, names, segs, _judged_cells(humans)), humans, {}, [], None
-    specs, refs, systems, source = scoring_inputs(args)
-    systems, humans = judged_systems(args, systems)
-    rows = measure(systems, refs, specs, source, jobs=args.jobs)
+    if (kept := stored_rows(args)) is not None:  # a stats file given where the system files go
+        if args.given:
+            raise ConfigError("--given counts a metric on the text: give system files, not a stats file")
+        names, rows = kept
+        n, source = len(rows[0].values[0]), None
+        systems: dict[str, list[str]] = {}
+        refs: list[list[str]] = []
+        humans = judged(args, names, n)
+    else:
+        specs, refs, systems, source = scoring_inputs(args)
+        systems, humans = judged_systems(args, systems)
+        rows = measure(systems, refs, specs, source, jobs=args.jobs)
+        names, n = list(systems), len(refs)
     if external:
-        ids = humans[0].segments or tuple(str(i) for i in range(1, len(refs) + 1))
-        rows = [*rows, *to_rows(external, list(systems), ids, _judged_cells(humans))]
+        ids = humans[0].segments or tuple(str(i) for i in range(1, n + 1))
+        rows = [*rows, *to_rows(external, names, ids, _judged_cells(humans))]
         clash = sorted({r.metric for r in rows if sum(q.metric == r.metric for q in rows) > 1})
         if clash:
             raise InputError(f"--scores: metric name(s) {', '.join(map(repr, clash))} also computed by ngrameval")

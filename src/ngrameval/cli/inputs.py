@@ -226,10 +226,15 @@ def judged_systems(
 ) -> tuple[dict[str, list[str]], list[HumanScores]]:
     """The systems (named by --names or --strip-names when read), and the human scores of every criterion read
     with the judgment options."""
+    return systems, judged(args, list(systems), len(next(iter(systems.values()))))
+
+
+def judged(args: argparse.Namespace, names: list[str], n: int) -> list[HumanScores]:
+    """The human scores of every criterion read with the judgment options, for the systems ``names`` of ``n``
+    segments each."""
     from ngrameval.meta.correlate import aggregate
 
     judgments = judgments_from(args)
-    n = len(next(iter(systems.values())))
     segments = None
     if args.segment_column or any(j.segment is not None for j in judgments):  # summeval: always per document
         segments = read_ids(args.segment_ids) if args.segment_ids else [str(i) for i in range(1, n + 1)]
@@ -237,7 +242,7 @@ def judged_systems(
             raise InputError(f"{args.segment_ids} has {len(segments)} ids but the outputs have {n} lines")
     scale = parse_low_high("--scale", args.scale) if args.scale else None
     criteria = list(dict.fromkeys(j.criterion for j in judgments))
-    return systems, [aggregate(judgments, c, list(systems), segments, scale) for c in criteria]
+    return [aggregate(judgments, c, names, segments, scale) for c in criteria]
 
 
 def _key_value(text: str) -> tuple[str, str]:

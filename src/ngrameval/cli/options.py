@@ -30,6 +30,10 @@ PREFERENCE_LAYOUT = "preferences"  # side-by-side preferences (ngrameval.io.pref
 KRIPPENDORFF_CHOICES = ("auto", "none", "interval", "ratio", "ordinal", "nominal")
 
 
+class Unset(str):
+    """An option's default that knows it was not typed (a stats file scored without ``-m``: every metric it holds)."""
+
+
 class CommandParser(argparse.ArgumentParser):
     """argparse without prefix abbreviations (``-t`` is not ``-tok``) whose errors are one line with exit 2,
     like every other error of the command line."""
@@ -237,7 +241,7 @@ def add_scoring_options(p: argparse.ArgumentParser) -> None:
         help="an empty reference line/field is a missing reference (variable number per segment)",
     )
     p.add_argument("--source", help="source sentences, one a line (needed by pinc)")
-    p.add_argument("-m", "--metrics", default="bleu", help=f"comma-separated metric specs ({valid_names()})")
+    p.add_argument("-m", "--metrics", default=Unset("bleu"), help=f"comma-separated metric specs ({valid_names()})")
     add_max_cells(p)
     add_jobs(p)
     g = p.add_argument_group("ROUGE (defaults of every rouge-* spec; a spec's own options win)")
@@ -326,6 +330,13 @@ def add_chunk_size(p: argparse.ArgumentParser, what: str) -> None:
         metavar="N",
         help=f"stream the files N segments at a time {what}; default: streamed 50,000 at a time when the inputs "
         "exceed 256 MB, else read whole; the numbers never change; not with --scheduler (see --blocksize)",
+    )
+    p.add_argument(
+        "--ref-cache",
+        metavar="DIR",
+        help="keep NIST's reference counts in DIR, keyed by the references' fingerprint, text settings, order and "
+        "chunk size: scoring another system against the same references reads them instead of counting again "
+        "(streams the files: 50,000 segments a chunk unless --chunk-size)",
     )
 
 

@@ -15,6 +15,7 @@ from ngrameval.cli.inputs import (
     emit,
     external_scores_from,
     input_paths,
+    judged,
     judged_systems,
     read_systems,
     scoring_inputs,
@@ -36,6 +37,7 @@ from ngrameval.cli.options import (
     positive_arg,
     wordiness_arg,
 )
+from ngrameval.cli.stats import stored_run
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io import read_refs
 from ngrameval.io.write import check_not_input, dumps_json
@@ -76,25 +78,41 @@ def cmd_refcurve(args: argparse.Namespace) -> int:
 
 
 def cmd_plane(args: argparse.Namespace) -> int:
-    from ngrameval.meta.plane import alpha_grid
+    from ngrameval.meta.plane import alpha_grid, checked_grid, planes_of_totals, unit_text
     from ngrameval.meta.plane import planes as all_planes
     from ngrameval.report.plane import plane_csv, plane_text, plot_plane
 
-    if not args.refs:
-        raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
-    refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
-    against = f"the references ({args.refs[0]}) have"
-    systems, humans = judged_systems(args, read_systems(args.systems, len(refs), against, args.names, args.strip_names))
     pre = Preprocess(args.tokenize, args.lowercase, args.stopwords, args.stem, args.normalize)
     alphas = alpha_grid(args.alpha_step)
+    if (kept := stored_run(args, allow_text=True)) is not None:  # a stats file given where the system files go
+        path, run = kept
+        setting, n = unit_text(args.unit, pre), args.max_order
+        totals = run.counted_totals(setting, n)
+        if totals is None:
+            raise InputError(f"{path}: no n-gram statistics counted under {setting.signature()} at order {n} or higher "
+                             f"(count them with -m aev:n={n})")  # fmt: skip
+        systems: dict[str, list[str]] = {name: [] for name in run.systems}
+        humans, n_lines = judged(args, list(run.systems), run.segments), run.segments
+    else:
+        if not args.refs:
+            raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
+        refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)
+        against = f"the references ({args.refs[0]}) have"
+        read = read_systems(args.systems, len(refs), against, args.names, args.strip_names)
+        systems, humans = judged_systems(args, read)
+        n_lines = len(refs)
     cells = [(h, coef) for h in humans for coef in parse_coefficients(args.coefficients)]
     plots = [args.plot if len(cells) == 1 else _suffixed(args.plot, h.criterion + ("" if len(cells) == len(humans)
              else f".{coef}")) for h, coef in cells] if args.plot else []  # fmt: skip
-    for path in plots:
-        check_not_input(path, input_paths(args), "--plot")
-    planes = all_planes(systems, refs, cells, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1),
-                        brevity=args.brevity, wordiness=args.wordiness, unit=args.unit, jobs=args.jobs)  # fmt: skip
-    beside = _plane_external(args, cells, planes, systems, len(refs))
+    for plot in plots:
+        check_not_input(plot, input_paths(args), "--plot")
+    if kept is not None:
+        grid = checked_grid(alphas, range(1, args.max_order + 1), args.brevity, args.wordiness)
+        planes = planes_of_totals(totals, list(systems), cells, setting, *grid, args.brevity, args.wordiness)
+    else:
+        planes = all_planes(systems, refs, cells, pre=pre, alphas=alphas, orders=range(1, args.max_order + 1),
+                            brevity=args.brevity, wordiness=args.wordiness, unit=args.unit, jobs=args.jobs)  # fmt: skip
+    beside = _plane_external(args, cells, planes, systems, n_lines)
     if args.format == "json":
         text = dumps_json([{**dataclasses.asdict(p), "values": p.values, **({"external": e} if args.scores else {})}
                            for p, e in zip(planes, beside)])  # fmt: skip

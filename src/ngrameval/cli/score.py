@@ -32,6 +32,7 @@ from ngrameval.cli.options import (
     level_arg,
     seed_arg,
 )
+from ngrameval.cli.stats import stored_rows
 from ngrameval.errors import InputError
 from ngrameval.io.read import STDIN
 from ngrameval.report.render import TABLE_FORMATS, render, score_only
@@ -56,20 +57,37 @@ def _with_intervals(results: Scores, ci: list[tuple[Any, Any]], n_metrics: int, 
     return out
 
 
+def _confidence(args: argparse.Namespace, results: Scores, rows: list[Any]) -> Scores:
+    """``--confidence``: ``results`` with the bootstrap interval of each score, resampled from ``rows``."""
+    from ngrameval.meta.significance import intervals
+
+    ci = intervals(rows, n_resamples=args.confidence_n, seed=args.seed, confidence=args.ci, jobs=resample_jobs(args))
+    return _with_intervals(results, ci, len(rows), f"bs:{args.confidence_n}|seed:{args.seed}")
+
+
 def check_one_machine_chunks(args: argparse.Namespace) -> None:
-    """``--chunk-size`` streams on one machine: refused with ``--scheduler`` rather than silently ignored."""
+    """``--chunk-size`` and ``--ref-cache`` stream on one machine: refused with ``--scheduler`` rather than silently
+    ignored."""
     if args.scheduler and args.chunk_size is not None:
         raise InputError(
             "--chunk-size streams files on one machine; with --scheduler, --blocksize sizes the partitions"
         )
+    if args.scheduler and args.ref_cache:
+        raise InputError("--ref-cache keeps the counts of files streamed on one machine: not with --scheduler")
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     check_one_machine_chunks(args)
     sentence = args.sentence and not args.scheduler  # on Dask, the workers write them (--shard-output)
     streamed = None
-    if args.scheduler and not args.confidence:
-        results = _score_on_dask(args)
+    kept = stored_rows(args)  # a stats file given where the system files go
+    if kept is not None:
+        names, rows = kept
+        results = scores_of(rows, names, sentence)
+        if args.confidence:
+            results = _confidence(args, results, rows)
+    elif args.scheduler and not args.confidence:
+        results = Scores(_score_on_dask(args))
     else:
         if args.scheduler:  # the bootstrap needs every segment's rows: gathered from the workers
             from ngrameval.cli import scheduler as commands
@@ -83,11 +101,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             names, rows = list(systems), measure(systems, refs, specs, source, args.jobs)
         results = scores_of(rows, names, sentence and streamed is None)
         if args.confidence:
-            from ngrameval.meta.significance import intervals
-
-            ci = intervals(rows, n_resamples=args.confidence_n, seed=args.seed, confidence=args.ci,
-                           jobs=resample_jobs(args))  # fmt: skip
-            results = _with_intervals(results, ci, len(rows), f"bs:{args.confidence_n}|seed:{args.seed}")
+            results = _confidence(args, results, rows)
     if streamed is not None and sentence:
         from ngrameval.report.sentences import write_output
 
@@ -102,9 +116,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool) -> Any:
-    """``score`` (and ``compare``'s rows) streamed in chunks (:mod:`ngrameval.scale.files`, bounded memory) with
-    ``--chunk-size`` or for large input files; None: read the inputs in memory."""
+def score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool, on_chunk: Any = None) -> Any:
+    """``score`` (and ``compare``'s and ``stats``' rows) streamed in chunks (:mod:`ngrameval.scale.files`, bounded
+    memory) with ``--chunk-size`` or for large input files; None: read the inputs in memory. ``on_chunk``: called
+    with every chunk read."""
     from ngrameval.scale import files as streaming
 
     if not args.refs:
@@ -115,6 +130,8 @@ def score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool) ->
     paths = list(args.systems or [STDIN])
     probe_files = streaming.Files({p: p for p in paths}, list(args.refs), args.source)
     size = streaming.auto_chunk(probe_files, probe, args.chunk_size)
+    if size is None and args.ref_cache:
+        size = streaming.DEFAULT_CHUNK  # the cache holds the counts of a streamed first pass
     if size is None:
         return None
     specs = metric_specs(args, args.metrics)
@@ -124,7 +141,9 @@ def score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool) ->
         list(args.refs), args.source, args.tsv, args.missing_empty_refs, args.sentence_separator,
         "" if args.systems else STDIN_HINT,
     )  # fmt: skip
-    return streaming.score_files(files, specs, size, args.jobs, sentence, keep_rows=keep_rows)
+    return streaming.score_files(
+        files, specs, size, args.jobs, sentence, keep_rows=keep_rows, ref_cache=args.ref_cache, on_chunk=on_chunk
+    )
 
 
 def add_parser(sub: Any) -> None:

@@ -152,9 +152,9 @@ def _signals_raise() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _replacing(target: str) -> Iterator[TextIO]:
-    """A temporary file beside ``target`` to write, renamed over ``target`` when the body ends without an error
-    (removed otherwise)."""
+def _replacing(target: str, binary: bool = False) -> Iterator[Any]:
+    """A temporary file beside ``target`` to write (text, or bytes when ``binary``), renamed over ``target`` when
+    the body ends without an error (removed otherwise)."""
     directory, name = os.path.split(target)
     try:
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode) & 0o777
@@ -175,7 +175,7 @@ def _replacing(target: str) -> Iterator[TextIO]:
         try:
             if mode is not None:
                 os.fchmod(fd, mode)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
                 yield fh
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -186,23 +186,29 @@ def _replacing(target: str) -> Iterator[TextIO]:
             raise
 
 
-def _replace(target: str, text: str) -> None:
+def _replace(target: str, text: str | bytes) -> None:
     """Write a temporary file beside ``target`` and rename it over ``target``."""
-    with _replacing(target) as fh:
+    with _replacing(target, isinstance(text, bytes)) as fh:
         fh.write(text)
 
 
-def _write_fd(fd: int, text: str) -> None:
+def _open(target: int | str, text: str | bytes) -> Any:
+    """``target`` (a descriptor or a path) opened to write ``text``: in binary mode for bytes, else UTF-8."""
+    return open(target, "wb") if isinstance(text, bytes) else open(target, "w", encoding="utf-8", newline="")
+
+
+def _write_fd(fd: int, text: str | bytes) -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, OSError, ValueError):
             if stream.fileno() == fd:
                 stream.flush()
-    with os.fdopen(os.dup(fd), "w", encoding="utf-8", newline="") as fh:
+    with _open(os.dup(fd), text) as fh:
         fh.write(text)
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path``: atomically if it is (or will be) a regular file, else in place.
+def write_atomic(path: str | Path, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8; bytes as they are) to ``path``: atomically if it is (or will be) a regular file, else
+    in place.
 
     Raises :class:`InputError` naming ``path`` and the reason for every ``OSError`` but a broken pipe (which the
     command line treats as a reader that has had enough).
@@ -214,7 +220,7 @@ def write_atomic(path: str | Path, text: str) -> None:
         if target.fd is not None:
             _write_fd(target.fd, text)
         elif target.in_place:
-            with open(target.path, "w", encoding="utf-8", newline="") as fh:
+            with _open(target.path, text) as fh:
                 fh.write(text)
         else:
             _replace(target.path, text)

@@ -157,10 +157,28 @@ def planes(
     if missing:
         raise InputError(f"no output for judged system(s) {', '.join(missing)}")
     totals = corpus_totals([systems[s] for s in judged], refs, pre, max(orders), jobs)
-    row = {s: k for k, s in enumerate(judged)}
+    return planes_of_totals(totals, judged, cells, pre, alphas, orders, brevity, wordiness)
+
+
+def planes_of_totals(
+    totals: Stats,
+    names: Sequence[str],
+    cells: Sequence[tuple[HumanScores, str]],
+    pre: Preprocess,
+    alphas: tuple[float, ...],
+    orders: tuple[int, ...],
+    brevity: float,
+    wordiness: float,
+) -> list[Plane]:
+    """:func:`planes` from the corpus totals of the systems ``names`` (one row each, order ``max(orders)`` or
+    higher: counted here, or kept in a stats file) and the checked grid (:func:`checked_grid`)."""
+    row = {s: k for k, s in enumerate(names)}
+    missing = [s for human, _ in cells for s in human.systems if s not in row]
+    if missing:
+        raise InputError(f"no output for judged system(s) {', '.join(dict.fromkeys(missing))}")
     out = []
-    for human, coef in cells:
-        mine = Stats(totals.values[[row[s] for s in human.systems]], totals.max_order)  # in the judgments' order
+    for human, coef in cells:  # each in the judgments' order
+        mine = Stats(totals.values[[row[s] for s in human.systems]], totals.max_order, totals.has_info)
         out.append(plane_of_totals(mine, human, pre, alphas, orders, coef, brevity, wordiness))
     return out
 

@@ -289,6 +289,12 @@ def describe() -> list[tuple[str, str, str, str]]:
     return out
 
 
+def metric_types() -> dict[str, type[Metric]]:
+    """Every metric class that specs build, by its class name: what rebuilds a metric from its fields (a stats file
+    records a metric as its class name and fields, :mod:`ngrameval.scale.stored`)."""
+    return {type(factory()).__name__: type(factory()) for factory in _FACTORIES.values()}
+
+
 def ignored_options(spec: MetricSpec, pre: Preprocess) -> list[tuple[str, str]]:
     """The command line's text options (``pre``: tokenizer, lower-casing, stop words, stemming as given) that
     have no effect on ``spec``'s metric, each with the reason: (option, reason)."""

@@ -21,25 +21,31 @@ Memory otherwise: one chunk of text and its rows, one block of bytes per input f
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
+import json
 import os
+import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ngrameval._version import __version__
 from ngrameval.api import Scores, checked_specs, named, scores_of
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.read import STDIN, LineStream, expanded_size, ref_rows, refs_length_error
+from ngrameval.io.stats import fingerprint, reference_digests
 from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.scale.chunks import Chunk, Summed, add_references, chunk_rows, fold, nist_orders, with_nist
-from ngrameval.scale.refspill import SpilledCounts, SpilledWeights
+from ngrameval.scale.refspill import KeptChunks, SpilledCounts, SpilledWeights
 from ngrameval.text.pipeline import Preprocess
 
+Weights = SpilledWeights | KeptChunks  # NIST's weights of a streamed run (KeptChunks: from the reference cache)
 DEFAULT_CHUNK = 50_000  # segments a chunk when streaming was chosen automatically
 AUTO_BYTES = 256 * 2**20  # inputs larger than this (compressed files: once decompressed) are streamed
 
@@ -142,13 +148,71 @@ def read_chunks(files: Files, size: int, refs_only: bool = False) -> Iterator[Ch
                 return
 
 
-def count_references(files: Files, specs: Sequence[MetricSpec], size: int) -> dict[Preprocess, SpilledWeights]:
+def count_references(
+    files: Files, specs: Sequence[MetricSpec], size: int, cache: str | None = None
+) -> dict[Preprocess, Weights]:
     """NIST's first pass: the reference n-gram counts of every text setting of a NIST spec, over all chunks,
-    on disk (:mod:`ngrameval.scale.refspill`); the caller closes the weights."""
-    tables: dict[Preprocess, SpilledCounts] = {}
+    on disk (:mod:`ngrameval.scale.refspill`); the caller closes the weights. ``cache``: a directory of weights
+    counted before (:func:`cached_references`)."""
+    if cache is not None:
+        return cached_references(files, nist_orders(specs), size, cache)
+    return dict(_count(files, nist_orders(specs), size))
+
+
+def reference_key(fingerprint_: str, pre: Preprocess, order: int, size: int) -> str:
+    """The name of the reference cache's entry of NIST weights: a hash of the references' fingerprint, their text
+    settings, the order, the chunk size (the weights are kept chunk by chunk) and the ngrameval version."""
+    what = {"refs": fingerprint_, "text": pre.signature(), "order": order, "chunk": size, "by": __version__}
+    return "nist-" + hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def cached_references(files: Files, orders: dict[Preprocess, int], size: int, cache: str) -> dict[Preprocess, Weights]:
+    """:func:`count_references` through the directory ``cache``: the weights of an entry keyed as
+    :func:`reference_key` says are read, not counted; those counted are kept there (written beside, then renamed:
+    a reader never sees half an entry). The references are read once more to fingerprint them."""
+    digests = [reference_digests(chunk.refs) for chunk in read_chunks(files, size, refs_only=True)]
+    refs = fingerprint(np.concatenate(digests) if digests else np.zeros((0, 16), dtype=np.uint8))
+    try:
+        os.makedirs(cache, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{cache}: cannot make the reference cache ({exc.strerror or exc})") from None
+    entries = {pre: os.path.join(cache, reference_key(refs, pre, order, size)) for pre, order in orders.items()}
     weights: dict[Preprocess, SpilledWeights] = {}
     try:
-        for pre, order in nist_orders(specs).items():
+        for pre, entry in entries.items():
+            if os.path.isdir(entry):
+                weights[pre] = SpilledWeights.load(entry)
+        counted = _count(files, {pre: o for pre, o in orders.items() if pre not in weights}, size)
+        weights.update(counted)
+        for pre, w in counted.items():
+            _keep(w, entries[pre])
+    except BaseException:
+        for w in weights.values():
+            w.close()
+        raise
+    return {pre: KeptChunks(w, entries[pre]) for pre, w in weights.items()}
+
+
+def _keep(weights: SpilledWeights, entry: str) -> None:
+    """Save ``weights`` as the cache entry ``entry`` (a temporary name beside it, renamed)."""
+    tmp = f"{entry}.{os.urandom(4).hex()}.tmp"
+    try:
+        weights.save(tmp)
+        os.rename(tmp, entry)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not os.path.isdir(entry):  # another process kept the same entry first: fine
+            raise InputError(f"{entry}: cannot keep the reference counts ({exc.strerror or exc})") from None
+
+
+def _count(files: Files, orders: dict[Preprocess, int], size: int) -> dict[Preprocess, SpilledWeights]:
+    """The weights of every text setting of ``orders`` (its NIST order), counted over all chunks of references."""
+    tables: dict[Preprocess, SpilledCounts] = {}
+    weights: dict[Preprocess, SpilledWeights] = {}
+    if not orders:
+        return weights
+    try:
+        for pre, order in orders.items():
             tables[pre] = SpilledCounts(order)
         for chunk in read_chunks(files, size, refs_only=True):
             add_references(tables, chunk.refs)
@@ -197,10 +261,13 @@ def score_files(
     jobs: int | None = 1,
     sentence: bool = False,
     keep_rows: bool = False,
+    ref_cache: str | None = None,
+    on_chunk: Callable[[Chunk], None] | None = None,
 ) -> Streamed:
     """Score ``files`` streamed ``chunk_size`` segments at a time (see the module docstring); ``sentence``
     spills sentence scores for :func:`ngrameval.report.sentences.write_sentences`, ``keep_rows`` keeps the rows for
-    resampling."""
+    resampling; ``ref_cache``: a directory where NIST's reference counts are kept and found again
+    (:func:`cached_references`); ``on_chunk``: called with every chunk read, in order (a stats file's digests)."""
     specs = checked_specs(specs)
     for sp in specs:
         if _unstreamable(sp):
@@ -210,7 +277,7 @@ def score_files(
             )
     if with_nist(specs) and STDIN in files.refs:
         raise ConfigError("NIST reads the references twice when streamed (counts, then scores): give them as files")
-    weights = count_references(files, specs, chunk_size) if with_nist(specs) else {}
+    weights = count_references(files, specs, chunk_size, ref_cache) if with_nist(specs) else {}
     spill = tempfile.TemporaryDirectory(prefix="ngrameval-") if sentence else None
     acc: Summed | None = None
     kept = _Kept()
@@ -218,6 +285,8 @@ def score_files(
         with contextlib.ExitStack() as stack, summed_warnings():
             sinks: dict[tuple[int, int], io.BufferedWriter] = {}
             for index, chunk in enumerate(read_chunks(files, chunk_size)):
+                if on_chunk is not None:
+                    on_chunk(chunk)
                 try:
                     rows = chunk_rows(chunk, specs, weights, jobs, index)
                 except InputError as exc:

@@ -27,9 +27,12 @@ weight (at most 104 bytes a token for NIST-5, less where a chunk repeats its n-g
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
+import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -110,6 +113,14 @@ def _digest(tokens: IntArray, off: IntArray) -> bytes:
     h.update(tokens.astype(np.int64).tobytes())
     h.update((off - off[0]).astype(np.int64).tobytes())
     return h.digest()
+
+
+def _link(src: str, dst: str) -> None:
+    """``dst`` as a hard link to ``src``, or a copy where the file system has none (or another device)."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
 
 
 def _disk_error(path: str, exc: OSError) -> LimitError:
@@ -339,6 +350,44 @@ class SpilledWeights:
             self._dir.cleanup()
             self._dir = None
 
+    def save(self, path: str) -> None:
+        """Keep these weights in the new directory ``path``: the weight files hard-linked (copied across file
+        systems), the unigram counts and tables in ``tables.npz``, the vocabulary (in id order), the chunks' digests
+        and the totals in ``meta.json``; :meth:`load` gives them back without counting the references again."""
+        assert self._dir is not None
+        os.mkdir(path)
+        for n in range(2, self.max_order + 1):
+            _link(os.path.join(self._dir.name, f"info{n}.bin"), os.path.join(path, f"info{n}.bin"))
+        tables = {f"table{n}": t for n, t in enumerate(self._tables, start=2)}
+        np.savez(os.path.join(path, "tables.npz"), unigrams=self.unigrams, **tables)  # type: ignore[arg-type]
+        meta = {"format": 1, "max_order": self.max_order, "total_words": self.total_words, "vocab": list(self.vocab),
+                "digests": [d.hex() for d in self._digests]}  # fmt: skip
+        with open(os.path.join(path, "meta.json"), "w", encoding="utf-8") as fh:
+            json.dump(meta, fh)
+
+    @classmethod
+    def load(cls, path: str) -> SpilledWeights:
+        """The weights :meth:`save` kept in ``path`` (their files linked into a temporary directory that
+        :meth:`close` removes); an InputError naming ``path`` when it is damaged."""
+        tmp = tempfile.TemporaryDirectory(prefix="ngrameval-nist-")
+        try:
+            with open(os.path.join(path, "meta.json"), encoding="utf-8") as fh:
+                meta = json.load(fh)
+            order = int(meta["max_order"])
+            with np.load(os.path.join(path, "tables.npz"), allow_pickle=False) as arrays:
+                unigrams = arrays["unigrams"]
+                tables = [arrays[f"table{n}"] for n in range(2, order + 1)]
+            for n in range(2, order + 1):
+                _link(os.path.join(path, f"info{n}.bin"), os.path.join(tmp.name, f"info{n}.bin"))
+            vocab = {str(w): i for i, w in enumerate(meta["vocab"])}
+            digests = [bytes.fromhex(d) for d in meta["digests"]]
+            if meta.get("format") != 1 or len(vocab) != len(meta["vocab"]) or len(unigrams) != len(vocab):
+                raise ValueError("its parts disagree")
+            return cls(order, int(meta["total_words"]), vocab, unigrams, tmp, tables, digests)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            tmp.cleanup()
+            raise InputError(f"{path}: a damaged reference cache entry ({exc}); remove it to count again") from None
+
     def chunk(self, index: int, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> ChunkWeights:
         """The weights of chunk ``index`` (0-based, the chunks of :meth:`SpilledCounts.add` in its order), whose
         references are ``ids[off[i]:off[i + 1]]`` (token ids whose strings are ``names``)."""
@@ -358,6 +407,54 @@ class SpilledWeights:
         z = self.vocab.get("0", -1)
         zero_count = self.unigrams[z] if z >= 0 else np.int64(0)
         return weighted(p, self.unigrams[p.tokens[0][:, 0]], higher, self.total_words, z, zero_count)
+
+
+@dataclass
+class KeptChunks:
+    """:class:`SpilledWeights` kept in the reference cache's entry ``path`` (:meth:`SpilledWeights.save`), whose
+    chunks' :class:`ChunkWeights` are kept there too as the scoring pass makes them (``chunk{index}.npz``, written
+    beside and renamed): a later system against the same references reads a chunk's weights instead of interning
+    and weighting its reference n-grams again. A kept chunk is used only when the chunk's references, as token ids
+    of the chunk's own vocabulary, have the digest it was kept with."""
+
+    inner: SpilledWeights
+    path: str
+
+    @property
+    def max_order(self) -> int:
+        return self.inner.max_order
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def chunk(self, index: int, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> ChunkWeights:
+        """The weights of chunk ``index`` (see :meth:`SpilledWeights.chunk`), read from the entry when kept there."""
+        file = os.path.join(self.path, f"chunk{index}.npz")
+        digest = np.frombuffer(_digest(ids[int(off[0]) : int(off[-1])].astype(np.int64), off), dtype=np.uint8)
+        try:
+            with np.load(file, allow_pickle=False) as kept:
+                if not np.array_equal(kept["digest"], digest):
+                    raise InputError(REFS_CHANGED)
+                table = kept["zero"]
+                return ChunkWeights(kept["gid"], kept["info"], kept["order"], lambda gram: table[gram])
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"{file}: a damaged reference cache entry ({exc}); remove it to count again") from None
+        made = self.inner.chunk(index, names, ids, off)
+        zero = made.zero(np.arange(len(made.info), dtype=np.int32))
+        tmp = f"{file}.{os.urandom(4).hex()}.tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, gid=made.gid, info=made.info, order=made.order, zero=zero, digest=digest)
+            os.replace(tmp, file)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise _disk_error(self.path, exc) from None
+        return made
 
 
 def weighted(
