@@ -23,6 +23,9 @@
  *   (mteval-v13a), lowercase and prep as in ngrameval._text.encode_lines. Any str is counted here: a segment
  *   with a text of wider characters (a code point above 255, after prep) is scanned in UTF-8 form (seg_scan).
  *   max_order 0 only tokenizes (the lengths; benchmarks/bench_bleu.py times it so).
+ * counts(systems, refs, mode, lowercase, max_order, prep, rows) -> None
+ *   the same counting, written as ngrameval.ngrams.stats.Stats rows into `rows` (a writable C-contiguous float64
+ *   buffer of K * S * (3 + 5 * max_order) values, system-major; info columns 0): no intermediate arrays.
  *
  * layout(seq) -> 0 when every item of seq is a str, 1 when every item is a non-empty list of str, else 2 (the
  *   fast answer to the argument checks of ngrameval.text.validate; exact types, as type(x) is str).
@@ -130,12 +133,29 @@ static int seg_room(seg_t *g) {
     return ((size_t)g->n_ids + 1) * 2 > g->mask + 1 ? seg_rehash(g, (g->mask + 1) * 2) : 0;
 }
 
+/* The hash of a long token s[0..n) (n > 7) within one segment's table: 8 bytes a step (one multiply each, not one
+   per byte as hash_tok_u8), the last 1-8 as short_key reads them (`end` bounds what may be read past s + n).
+   Only equal bytes must hash alike: the table compares a long token's bytes on a hash hit. */
+static inline uint64_t hash_long(const uint8_t *s, size_t n, const uint8_t *end) {
+    uint64_t h = HASH_SEED ^ (uint64_t)n, w;
+    size_t i = 0;
+    for (; i + 8 < n; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    w = n - i == 8 ? 0 : short_key(s + i, n - i, end); /* n - i is 1..8 */
+    if (n - i == 8) memcpy(&w, s + i, 8);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
+}
+
 /* scan_bytes' token sink: the token's local id (a new one when its characters are new to the segment). */
 static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const uint8_t *end) {
     seg_t *g = (seg_t *)sink;
     /* a table of a few hundred slots: one multiply spreads a short token's key (its bytes) well enough */
     uint64_t key = n <= 7 ? short_key(s, n, end) : LONG_TOKEN;
-    uint64_t h = key != LONG_TOKEN ? (key * 0x9e3779b97f4a7c15ULL) >> 32 : hash_tok_u8(s, (Py_ssize_t)n);
+    uint64_t h = key != LONG_TOKEN ? (key * 0x9e3779b97f4a7c15ULL) >> 32 : hash_long(s, n, end);
     size_t j = (size_t)h & g->mask;
     int32_t id;
     for (;; j = (j + 1) & g->mask) {
@@ -382,6 +402,7 @@ typedef struct {
     int64_t *seg;
     int64_t *hyp_len, *ref_len, *match, *rmatch;
     uint8_t *wide; /* per segment: a text of it is not a 1-byte str (scanned in UTF-8 form) */
+    double *rows;  /* counts' `rows` (K x S rows of 3 + 5N: ngrameval.ngrams.stats.Stats), or NULL */
 } call_t;
 
 /* A chunk of segments' sources (strong references), gathered with the GIL: per segment its references, then
@@ -489,6 +510,32 @@ static int scan_refs(const call_t *a, const sources_t *q, Py_ssize_t s, size_t c
     return 0;
 }
 
+/* The Stats row (ngrameval.ngrams.stats: hyp_len | ref_len closest, ties to the shorter | ref_len_mean | match[N]
+   | total[N] | rmatch[N] | rtotal[N] | info[N] = 0) of a hypothesis of H tokens against references of lengths
+   rl[0 .. R), from its match and rmatch: the numbers ngrameval.ngrams.count.RefSide.fill writes. */
+static void stats_row(double *row, int64_t H, const int64_t *rl, size_t R, const int64_t *match, const int64_t *rmatch,
+                      size_t N) {
+    int64_t best = rl[0], sum = 0;
+    for (size_t j = 0; j < R; j++) {
+        int64_t d = rl[j] > H ? rl[j] - H : H - rl[j], bd = best > H ? best - H : H - best;
+        if (d < bd || (d == bd && rl[j] < best)) best = rl[j];
+        sum += rl[j];
+    }
+    row[0] = (double)H;
+    row[1] = (double)best;
+    row[2] = (double)sum / (double)R;
+    double *m = row + 3, *t = m + N, *rm = t + N, *rt = rm + N, *info = rt + N;
+    for (size_t n = 0; n < N; n++) {
+        int64_t rtotal = 0;
+        for (size_t j = 0; j < R; j++) rtotal += rl[j] > (int64_t)n ? rl[j] - (int64_t)n : 0;
+        m[n] = (double)match[n];
+        t[n] = H > (int64_t)n ? (double)(H - (int64_t)n) : 0.0;
+        rm[n] = (double)rmatch[n];
+        rt[n] = (double)rtotal;
+        info[n] = 0.0;
+    }
+}
+
 /* Scans and counts segments first .. stop of a gathered chunk (no GIL needed); -1 on OOM, -2 with the error in
    `ks` (a documented limit, or a signal). */
 static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py_ssize_t stop, const size_t *chars,
@@ -515,6 +562,9 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
             if (N)
                 seg_counts(c, g->ids + n_ref, g->n - n_ref, g->ids, *ro, R, g->n_ids, N, a->match + row * N,
                            a->rmatch + row * N);
+            if (a->rows)
+                stats_row(a->rows + row * (3 + 5 * N), a->hyp_len[row], a->ref_len + a->seg[s], R,
+                          a->match + row * N, a->rmatch + row * N, N);
         }
         if (k_poll(ks, ch * N + 1) < 0) return -2;
     }
@@ -577,9 +627,9 @@ static int parse(call_t *a, PyObject *systems, PyObject *refs) {
 }
 
 static PyObject *counts(PyObject *self, PyObject *args) {
-    PyObject *systems_o, *refs_o, *prep;
+    PyObject *systems_o, *refs_o, *prep, *rows_o = Py_None;
     int mode, lowercase, max_order;
-    if (!PyArg_ParseTuple(args, "OOipiO", &systems_o, &refs_o, &mode, &lowercase, &max_order, &prep))
+    if (!PyArg_ParseTuple(args, "OOipiO|O", &systems_o, &refs_o, &mode, &lowercase, &max_order, &prep, &rows_o))
         return NULL;
     if (mode != MODE_PLAIN && mode != MODE_V13A) {
         PyErr_Format(PyExc_ValueError, "counts: mode must be 0 (plain) or 1 (v13a), got %d", mode);
@@ -599,9 +649,20 @@ static PyObject *counts(PyObject *self, PyObject *args) {
     count_t c = {0};
     size_t *ro = NULL, ro_cap = 0, *chars = NULL;
     kstate_t ks = {0};
+    Py_buffer view = {0};
     PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
     a.refs = refs;
     if (!systems || !refs || parse(&a, systems, refs) < 0) goto done;
+    if (rows_o != Py_None) {
+        if (PyObject_GetBuffer(rows_o, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
+        size_t want = (size_t)(a.K * a.S) * (3 + 5 * (size_t)a.N);
+        if (!view.format || strcmp(view.format, "d") != 0 || view.itemsize != sizeof(double) ||
+            (size_t)view.len != want * sizeof(double)) {
+            PyErr_Format(PyExc_ValueError, "counts: rows must be a C-contiguous float64 buffer of %zu values", want);
+            goto done;
+        }
+        a.rows = (double *)view.buf;
+    }
     chars = (size_t *)malloc(((size_t)(a.S < CHUNK_TEXTS ? a.S : CHUNK_TEXTS) + 1) * sizeof(size_t));
     if (!chars) {
         PyErr_NoMemory();
@@ -616,12 +677,18 @@ static PyObject *counts(PyObject *self, PyObject *args) {
         sources_clear(&q);
     }
     size_t KS = (size_t)(a.K * a.S), KSN = KS * (size_t)a.N;
+    if (a.rows) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+        goto done;
+    }
     result = Py_BuildValue("(y#y#y#y#y#)", (const char *)a.hyp_len, (Py_ssize_t)(KS * sizeof(int64_t)),
                            (const char *)a.ref_len, (Py_ssize_t)((size_t)a.R * sizeof(int64_t)), (const char *)a.seg,
                            (Py_ssize_t)(((size_t)a.S + 1) * sizeof(int64_t)), (const char *)a.match,
                            (Py_ssize_t)(KSN * sizeof(int64_t)), (const char *)a.rmatch,
                            (Py_ssize_t)(KSN * sizeof(int64_t)));
 done:
+    if (view.obj) PyBuffer_Release(&view);
     sources_clear(&q);
     free(q.src); free(q.prepared);
     seg_free(&g);
