@@ -704,6 +704,32 @@ done:
 
 /* ---- ROUGE ------------------------------------------------------------------------------------------- */
 
+/* o[i] = RMAP[b[i]] for i < len (16 bytes a step with SSE2: A-Z lower-cased, a-z and 0-9 kept, any other byte a
+   space); whether b holds a line break. */
+static int rouge_map_u8(const uint8_t *b, uint8_t *o, size_t len) {
+    size_t i = 0;
+    int nl = 0;
+#if defined(__SSE2__)
+    __m128i lines = _mm_setzero_si128();
+    for (; i + 16 <= len; i += 16) {
+        __m128i raw = _mm_loadu_si128((const __m128i *)(b + i));
+        __m128i v = _mm_xor_si128(raw, _mm_set1_epi8((char)0x80));
+        __m128i upper = in_range(v, 'A', 'Z');
+        __m128i keep = _mm_or_si128(upper, _mm_or_si128(in_range(v, 'a', 'z'), in_range(v, '0', '9')));
+        __m128i low = _mm_add_epi8(raw, _mm_and_si128(upper, _mm_set1_epi8(32)));
+        __m128i out = _mm_or_si128(_mm_and_si128(keep, low), _mm_andnot_si128(keep, _mm_set1_epi8(' ')));
+        _mm_storeu_si128((__m128i *)(o + i), out);
+        lines = _mm_or_si128(lines, _mm_cmpeq_epi8(raw, _mm_set1_epi8('\n')));
+    }
+    nl = _mm_movemask_epi8(lines) != 0;
+#endif
+    for (; i < len; i++) {
+        o[i] = RMAP[b[i]];
+        nl |= b[i] == '\n';
+    }
+    return nl;
+}
+
 /* ROUGE's tokens of a text (rouge_char: runs of [a-z0-9] after ASCII lower-casing) in the segment table; *nl set
    when the text holds a line break. */
 static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl) {
@@ -721,9 +747,7 @@ static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl) {
     const int kind = PyUnicode_KIND(text);
     const void *d = PyUnicode_DATA(text);
     if (kind == PyUnicode_1BYTE_KIND) {
-        const uint8_t *b = (const uint8_t *)d;
-        for (size_t i = 0; i < len; i++) o[i] = RMAP[b[i]];
-        *nl |= memchr(b, '\n', len) != NULL;
+        *nl |= rouge_map_u8((const uint8_t *)d, o, len);
     } else {
         for (size_t i = 0; i < len; i++) {
             Py_UCS4 c = PyUnicode_READ(kind, d, i);
