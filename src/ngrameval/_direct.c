@@ -63,6 +63,9 @@ typedef struct {
     int32_t *ids;    /* token ids of the texts scanned so far (at most one per character) */
     size_t n, icap;
     ubuf_t a, b;     /* rules 2-4 */
+    int lookup;      /* seg_token only looks tokens up: a token new to the table gets id `miss` (counts' references,
+                        scanned after the hypotheses: a token no hypothesis has cannot match) */
+    int32_t miss;
     bbuf_t low, word; /* a lower-cased line (or a line's UTF-8 form, utf8_line); a token of a rule word as bytes */
 } seg_t;
 
@@ -161,6 +164,10 @@ static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const
     for (;; j = (j + 1) & g->mask) {
         id = g->slots[j];
         if (id < 0) {
+            if (g->lookup) {
+                id = g->miss;
+                break;
+            }
             if (((size_t)g->n_ids + 1) * 2 > g->mask + 1 || (size_t)g->n_ids + 1 > g->tcap) {
                 if (seg_room(g) < 0) return -1; /* a segment past FIRST_TOKENS distinct tokens */
                 j = (size_t)h & g->mask;
@@ -537,31 +544,60 @@ static void stats_row(double *row, int64_t H, const int64_t *rl, size_t R, const
 }
 
 /* Scans and counts segments first .. stop of a gathered chunk (no GIL needed); -1 on OOM, -2 with the error in
-   `ks` (a documented limit, or a signal). */
+   `ks` (a documented limit, or a signal). A segment's hypotheses are scanned first (their tokens interned, at
+   ids[hoff[k] .. hoff[k + 1])), then its references with lookups only: a reference token that no hypothesis
+   holds cannot be part of a match, so it gets the one id `miss` (V - 1, in no hypothesis) instead of its own. */
 static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py_ssize_t stop, const size_t *chars,
-                       int v13a, int lowercase, seg_t *g, count_t *c, size_t **ro, size_t *ro_cap, kstate_t *ks) {
+                       int v13a, int lowercase, seg_t *g, count_t *c, size_t **ro, size_t *ro_cap, size_t *hoff,
+                       kstate_t *ks) {
     size_t at = 0;
-    const size_t N = (size_t)a->N;
-    for (Py_ssize_t s = first; s < stop; s++) {
+    const size_t N = (size_t)a->N, K = (size_t)a->K;
+    for (Py_ssize_t s = first; s < stop; s++, at += K) {
         const int u8 = a->wide[s];
         size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), ch = chars[s - first];
-        int got = scan_refs(a, q, s, ch, (size_t)K_MAX_ID, v13a, lowercase, NULL, g, ro, ro_cap, &at, ks);
-        if (got < 0) return got;
-        size_t n_ref = g->n;
-        for (Py_ssize_t k = 0; k < a->K; k++, at++) {
-            g->n = n_ref;
-            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at], u8) < 0) return -1;
-            size_t row = (size_t)(k * a->S + s);
-            a->hyp_len[row] = (int64_t)(g->n - n_ref);
-            if (N && g->n >= (size_t)K_MAX_ID / (N + 1)) {
+        if (ch >= (size_t)K_MAX_ID) {
+            k_limit(ks, "segment %zd: %zu characters, above the 32-bit id bound of the counting kernel; split it",
+                    s + 1, ch);
+            return -2;
+        }
+        if (seg_reset(g, ch) < 0) return -1;
+        if (R + 1 > *ro_cap) {
+            size_t *p = (size_t *)realloc(*ro, (R + 1) * sizeof(size_t));
+            if (!p) return -1;
+            *ro = p;
+            *ro_cap = R + 1;
+        }
+        for (size_t k = 0; k < K; k++) {
+            size_t t = at + R + k;
+            hoff[k] = g->n;
+            if (seg_scan(g, q->src[t], v13a, lowercase && !q->prepared[t], u8) < 0) return -1;
+        }
+        hoff[K] = g->n;
+        g->lookup = 1;
+        g->miss = g->n_ids;
+        (*ro)[0] = 0;
+        for (size_t j = 0; j < R; j++, at++) {
+            int got = seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at], u8);
+            (*ro)[j + 1] = g->n - hoff[K];
+            a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)((*ro)[j + 1] - (*ro)[j]);
+            if (got < 0) {
+                g->lookup = 0;
+                return -1;
+            }
+        }
+        g->lookup = 0;
+        const int32_t V = g->miss + 1, *r = g->ids + hoff[K];
+        for (size_t k = 0; k < K; k++) {
+            size_t row = k * (size_t)a->S + (size_t)s, H = hoff[k + 1] - hoff[k], n_tok = (*ro)[R] + H;
+            a->hyp_len[row] = (int64_t)H;
+            if (N && n_tok >= (size_t)K_MAX_ID / (N + 1)) {
                 k_limit(ks, "segment %zd: %zu tokens x max_order %zu n-grams, above the 32-bit id bound of the "
-                        "counting kernel; split it", s + 1, g->n, N);
+                        "counting kernel; split it", s + 1, n_tok, N);
                 return -2;
             }
-            if (N && count_reserve(c, (size_t)g->n_ids + g->n * N + 1) < 0) return -1;
+            if (N && count_reserve(c, (size_t)V + n_tok * N + 1) < 0) return -1;
             if (N)
-                seg_counts(c, g->ids + n_ref, g->n - n_ref, g->ids, *ro, R, g->n_ids, N, a->match + row * N,
-                           a->rmatch + row * N);
+                seg_counts(c, g->ids + hoff[k], H, r, *ro, R, V, N, a->match + row * N, a->rmatch + row * N);
             if (a->rows)
                 stats_row(a->rows + row * (3 + 5 * N), a->hyp_len[row], a->ref_len + a->seg[s], R,
                           a->match + row * N, a->rmatch + row * N, N);
@@ -647,7 +683,7 @@ static PyObject *counts(PyObject *self, PyObject *args) {
     sources_t q = {0};
     seg_t g = {0};
     count_t c = {0};
-    size_t *ro = NULL, ro_cap = 0, *chars = NULL;
+    size_t *ro = NULL, ro_cap = 0, *chars = NULL, *hoff = NULL;
     kstate_t ks = {0};
     Py_buffer view = {0};
     PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
@@ -664,14 +700,16 @@ static PyObject *counts(PyObject *self, PyObject *args) {
         a.rows = (double *)view.buf;
     }
     chars = (size_t *)malloc(((size_t)(a.S < CHUNK_TEXTS ? a.S : CHUNK_TEXTS) + 1) * sizeof(size_t));
-    if (!chars) {
+    hoff = (size_t *)malloc(((size_t)a.K + 1) * sizeof(size_t));
+    if (!chars || !hoff) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t first = 0, stop; first < a.S; first = stop) {
         if (gather(&a, &q, first, &stop, chars, mode == MODE_V13A, lowercase, prep) < 0) goto done;
         k_release(&ks);
-        int got = count_chunk(&a, &q, first, stop, chars, mode == MODE_V13A, lowercase, &g, &c, &ro, &ro_cap, &ks);
+        int got = count_chunk(&a, &q, first, stop, chars, mode == MODE_V13A, lowercase, &g, &c, &ro, &ro_cap, hoff,
+                              &ks);
         if (got == -1) k_nomem(&ks); /* -2: the error (a limit, Ctrl-C) is recorded already */
         if (k_finish(&ks) < 0) goto done;
         sources_clear(&q);
@@ -693,7 +731,7 @@ done:
     free(q.src); free(q.prepared);
     seg_free(&g);
     count_free(&c);
-    free(ro); free(chars);
+    free(ro); free(chars); free(hoff);
     if (a.sys)
         for (Py_ssize_t k = 0; k < a.K; k++) Py_XDECREF(a.sys[k]);
     free(a.sys); free(a.seg); free(a.hyp_len); free(a.ref_len); free(a.match); free(a.rmatch); free(a.wide);
