@@ -488,12 +488,10 @@ static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *s
 
 static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl);
 
-/* Segment s's table reset for its `ch` characters (a LimitError in `ks` from `bound` up) and its references
-   scanned, from q->src[*at] on: by seg_scan, or with `nl` (ROUGE) by seg_scan_rouge; their token offsets in
-   ro[0 .. R], their lengths in ref_len. -1 on OOM, -2 with the error in `ks`. */
-static int scan_refs(const call_t *a, const sources_t *q, Py_ssize_t s, size_t ch, size_t bound, int v13a,
-                     int lowercase, int *nl, seg_t *g, size_t **ro, size_t *ro_cap, size_t *at, kstate_t *ks) {
-    size_t R = (size_t)(a->seg[s + 1] - a->seg[s]);
+/* Segment s's table reset for its `ch` characters (a LimitError in `ks` from `bound` up) and room in ro for its
+   R references; -1 on OOM, -2 with the error in `ks`. */
+static int seg_begin(seg_t *g, size_t **ro, size_t *ro_cap, size_t R, size_t ch, size_t bound, Py_ssize_t s,
+                     kstate_t *ks) {
     if (ch >= bound) {
         k_limit(ks, "segment %zd: %zu characters, above the 32-bit id bound of the counting kernel; split it",
                 s + 1, ch);
@@ -506,14 +504,42 @@ static int scan_refs(const call_t *a, const sources_t *q, Py_ssize_t s, size_t c
         *ro = p;
         *ro_cap = R + 1;
     }
-    (*ro)[0] = 0;
-    for (size_t j = 0; j < R; j++, (*at)++) {
-        PyObject *src = q->src[*at];
-        int got = nl ? seg_scan_rouge(g, src, nl) : seg_scan(g, src, v13a, lowercase && !q->prepared[*at], a->wide[s]);
+    return 0;
+}
+
+/* Segment s's hypotheses (q->src[*at + R + k], k < K) scanned into its table at ids[hoff[k] .. hoff[k + 1]), then
+   its references (q->src[*at ..], *at moved past all of them) with lookups only: a reference token that no
+   hypothesis holds cannot be part of a match, so it gets the one id `miss` (the next free id, in no
+   hypothesis) instead of its own; the references' token offsets from ids + hoff[K] in ro[0 .. R], their lengths
+   in ref_len. By seg_scan, or with `nl` (ROUGE) by seg_scan_rouge (inlined: each caller's branch is fixed). -1 on
+   OOM. */
+static ALWAYS_INLINE int scan_segment(const call_t *a, const sources_t *q, Py_ssize_t s, int v13a, int lowercase,
+                                      int *nl, seg_t *g, size_t *ro, size_t *hoff, size_t *at) {
+    const size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), K = (size_t)a->K;
+    for (size_t k = 0; k <= K; k++) {
+        size_t t = *at + (k < K ? R + k : 0);
+        hoff[k] = g->n;
+        if (k == K) break;
+        int got = nl ? seg_scan_rouge(g, q->src[t], nl)
+                     : seg_scan(g, q->src[t], v13a, lowercase && !q->prepared[t], a->wide[s]);
         if (got < 0) return -1;
-        (*ro)[j + 1] = g->n;
-        a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)((*ro)[j + 1] - (*ro)[j]);
     }
+    g->lookup = 1;
+    g->miss = g->n_ids;
+    ro[0] = 0;
+    for (size_t j = 0; j < R; j++) {
+        size_t t = *at + j;
+        int got = nl ? seg_scan_rouge(g, q->src[t], nl)
+                     : seg_scan(g, q->src[t], v13a, lowercase && !q->prepared[t], a->wide[s]);
+        ro[j + 1] = g->n - hoff[K];
+        a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)(ro[j + 1] - ro[j]);
+        if (got < 0) {
+            g->lookup = 0;
+            return -1;
+        }
+    }
+    g->lookup = 0;
+    *at += R + K;
     return 0;
 }
 
@@ -552,40 +578,11 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
                        kstate_t *ks) {
     size_t at = 0;
     const size_t N = (size_t)a->N, K = (size_t)a->K;
-    for (Py_ssize_t s = first; s < stop; s++, at += K) {
-        const int u8 = a->wide[s];
+    for (Py_ssize_t s = first; s < stop; s++) {
         size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), ch = chars[s - first];
-        if (ch >= (size_t)K_MAX_ID) {
-            k_limit(ks, "segment %zd: %zu characters, above the 32-bit id bound of the counting kernel; split it",
-                    s + 1, ch);
-            return -2;
-        }
-        if (seg_reset(g, ch) < 0) return -1;
-        if (R + 1 > *ro_cap) {
-            size_t *p = (size_t *)realloc(*ro, (R + 1) * sizeof(size_t));
-            if (!p) return -1;
-            *ro = p;
-            *ro_cap = R + 1;
-        }
-        for (size_t k = 0; k < K; k++) {
-            size_t t = at + R + k;
-            hoff[k] = g->n;
-            if (seg_scan(g, q->src[t], v13a, lowercase && !q->prepared[t], u8) < 0) return -1;
-        }
-        hoff[K] = g->n;
-        g->lookup = 1;
-        g->miss = g->n_ids;
-        (*ro)[0] = 0;
-        for (size_t j = 0; j < R; j++, at++) {
-            int got = seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at], u8);
-            (*ro)[j + 1] = g->n - hoff[K];
-            a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)((*ro)[j + 1] - (*ro)[j]);
-            if (got < 0) {
-                g->lookup = 0;
-                return -1;
-            }
-        }
-        g->lookup = 0;
+        int got = seg_begin(g, ro, ro_cap, R, ch, (size_t)K_MAX_ID, s, ks);
+        if (got < 0) return got;
+        if (scan_segment(a, q, s, v13a, lowercase, NULL, g, *ro, hoff, &at) < 0) return -1;
         const int32_t V = g->miss + 1, *r = g->ids + hoff[K];
         for (size_t k = 0; k < K; k++) {
             size_t row = k * (size_t)a->S + (size_t)s, H = hoff[k + 1] - hoff[k], n_tok = (*ro)[R] + H;
@@ -842,30 +839,29 @@ static int rouge_room(rouge_t *o, bits_t *bits, size_t V) {
    needed); -1 on OOM, -2 with the error in `ks`. */
 static int rouge_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py_ssize_t stop, const size_t *chars,
                        int want_lcs, seg_t *g, count_t *c, rouge_t *o, bits_t *bits, size_t **ro, size_t *ro_cap,
-                       kstate_t *ks) {
+                       size_t *hoff, kstate_t *ks) {
     size_t at = 0, one[2];
     const size_t N = (size_t)a->N;
     for (Py_ssize_t s = first; s < stop; s++) {
         size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), ch = chars[s - first];
-        int got = scan_refs(a, q, s, ch, (size_t)K_MAX_ID / (N + 2), 0, 0, &o->nl, g, ro, ro_cap, &at, ks);
+        int got = seg_begin(g, ro, ro_cap, R, ch, (size_t)K_MAX_ID / (N + 2), s, ks);
         if (got < 0) return got;
-        size_t n_ref = g->n;
-        for (Py_ssize_t k = 0; k < a->K; k++, at++) {
-            g->n = n_ref;
-            if (seg_scan_rouge(g, q->src[at], &o->nl) < 0) return -1;
-            size_t H = g->n - n_ref;
-            const int32_t *h = g->ids + n_ref;
+        if (scan_segment(a, q, s, 0, 0, &o->nl, g, *ro, hoff, &at) < 0) return -1;
+        const int32_t V = g->miss + 1, *refs = g->ids + hoff[a->K];
+        if (N && count_reserve(c, (size_t)V + (g->n + 1) * N + 1) < 0) return -1;
+        if (want_lcs && rouge_room(o, bits, (size_t)V) < 0) return -1;
+        for (Py_ssize_t k = 0; k < a->K; k++) {
+            size_t H = hoff[k + 1] - hoff[k];
+            const int32_t *h = g->ids + hoff[k];
             a->hyp_len[(size_t)(k * a->S + s)] = (int64_t)H;
-            if (N && count_reserve(c, (size_t)g->n_ids + g->n * N + 1) < 0) return -1;
-            if (want_lcs && rouge_room(o, bits, (size_t)g->n_ids) < 0) return -1;
             for (size_t j = 0; j < R; j++) {
                 size_t pair = (size_t)k * (size_t)a->R + (size_t)a->seg[s] + j, L = (*ro)[j + 1] - (*ro)[j];
-                const int32_t *r = g->ids + (*ro)[j];
+                const int32_t *r = refs + (*ro)[j];
                 one[0] = 0;
                 one[1] = L;
                 if (N) {
                     int64_t rmatch[MAX_ORDER];
-                    seg_counts(c, h, H, r, one, 1, g->n_ids, N, o->hits + pair * N, rmatch);
+                    seg_counts(c, h, H, r, one, 1, V, N, o->hits + pair * N, rmatch);
                 }
                 if (want_lcs) {
                     int64_t got = L <= H ? lcs_local(r, L, h, H, o->pm, bits, ks) : lcs_local(h, H, r, L, o->pm, bits, ks);
@@ -901,7 +897,7 @@ static PyObject *rouge(PyObject *self, PyObject *args) {
     count_t c = {0};
     rouge_t o = {0};
     bits_t bits = {0};
-    size_t *ro = NULL, ro_cap = 0, *chars = NULL;
+    size_t *ro = NULL, ro_cap = 0, *chars = NULL, *hoff = NULL;
     kstate_t ks = {0};
     PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
     a.refs = refs;
@@ -910,14 +906,15 @@ static PyObject *rouge(PyObject *self, PyObject *args) {
     o.hits = (int64_t *)calloc(KR * (size_t)a.N + 1, sizeof(int64_t));
     o.lcs = (int64_t *)calloc(KR + 1, sizeof(int64_t));
     chars = (size_t *)malloc(((size_t)(a.S < CHUNK_TEXTS ? a.S : CHUNK_TEXTS) + 1) * sizeof(size_t));
-    if (!o.hits || !o.lcs || !chars) {
+    hoff = (size_t *)malloc(((size_t)a.K + 1) * sizeof(size_t));
+    if (!o.hits || !o.lcs || !chars || !hoff) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t first = 0, stop; first < a.S; first = stop) {
         if (gather(&a, &q, first, &stop, chars, 0, full_lower, Py_None) < 0) goto done;
         k_release(&ks);
-        int got = rouge_chunk(&a, &q, first, stop, chars, want_lcs, &g, &c, &o, &bits, &ro, &ro_cap, &ks);
+        int got = rouge_chunk(&a, &q, first, stop, chars, want_lcs, &g, &c, &o, &bits, &ro, &ro_cap, hoff, &ks);
         if (got == -1) k_nomem(&ks);
         if (k_finish(&ks) < 0) goto done;
         sources_clear(&q);
@@ -936,7 +933,7 @@ done:
     bits.loc = NULL; /* o.loc's: freed below */
     bits_free(&bits);
     free(o.hits); free(o.lcs); free(o.pm); free(o.loc);
-    free(ro); free(chars);
+    free(ro); free(chars); free(hoff);
     if (a.sys)
         for (Py_ssize_t k = 0; k < a.K; k++) Py_XDECREF(a.sys[k]);
     free(a.sys); free(a.seg); free(a.hyp_len); free(a.ref_len); free(a.match); free(a.rmatch); free(a.wide);
