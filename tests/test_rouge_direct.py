@@ -124,3 +124,18 @@ def test_every_latin1_byte_at_every_place_of_a_block() -> None:
         line = "ab" * 20
         assert _direct.rouge([[line[:at] + "\n" + line[at:]]], ["x"], False, 1, False)[5]
         assert not _direct.rouge([[line[:at] + "\r" + line[at:]]], ["x"], False, 1, False)[5]
+
+
+def test_ascii_reads_every_str_flag() -> None:
+    # the lost-text warning's fast check: str.isascii of every item in one C loop, False at a non-str
+    class Sub(str):
+        def isascii(self) -> bool:  # never called: the flag is read
+            raise AssertionError
+
+    assert _direct.ascii(["a b", "", Sub("c")])
+    assert _direct.ascii([])
+    assert not _direct.ascii(["a", "café"])
+    assert not _direct.ascii(["a", 3])
+    assert not _direct.ascii(("x", "\U0001f600"))
+    with pytest.warns(UserWarning, match="1 of 2 system segments"):
+        rouge(["a b", "привет"], ["a b", "c"], ["rouge-1"], profile="rouge-score")

@@ -27,6 +27,7 @@
  *   the same counting, written as ngrameval.ngrams.stats.Stats rows into `rows` (a writable C-contiguous float64
  *   buffer of K * S * (3 + 5 * max_order) values, system-major; info columns 0): no intermediate arrays.
  *
+ * ascii(seq) -> whether every item of seq is a str of ASCII characters only (str.isascii of each, in one C loop).
  * layout(seq) -> 0 when every item of seq is a str, 1 when every item is a non-empty list of str, else 2 (the
  *   fast answer to the argument checks of ngrameval.text.validate; exact types, as type(x) is str).
  * The GIL is released while segments are scanned and counted (in chunks), and signals are checked.
@@ -969,10 +970,31 @@ static PyObject *layout(PyObject *self, PyObject *arg) {
     return PyLong_FromLong(kind);
 }
 
+/* ascii(seq): whether every item of seq is a str of ASCII characters only (str.isascii: the flag every str keeps, no
+   pass over the characters); False at the first item that is not, or not a str. */
+static PyObject *ascii(PyObject *self, PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "ascii: a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), i = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (; i < n && PyUnicode_Check(items[i]); i++) {
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(items[i]) < 0) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+#endif
+        if (!PyUnicode_IS_ASCII(items[i])) break;
+    }
+    Py_DECREF(seq);
+    return PyBool_FromLong(i == n);
+}
+
 static PyMethodDef methods[] = {
     {"counts", counts, METH_VARARGS, "BLEU-family n-gram counts of every system straight from the lines."},
     {"rouge", rouge, METH_VARARGS, "ROUGE-N hits and LCS lengths of every (hypothesis, reference) pair."},
     {"layout", layout, METH_O, "0: all str, 1: all non-empty lists of str, 2: other."},
+    {"ascii", ascii, METH_O, "Whether every item is a str of ASCII characters only."},
     {NULL, NULL, 0, NULL},
 };
 
