@@ -107,14 +107,15 @@ def test_round5_is_perls_sprintf_everywhere_and_at_ties() -> None:
 
 
 def test_every_latin1_byte_at_every_place_of_a_block() -> None:
-    # the 1-byte text is mapped 16 bytes a step (SSE2) and the tail byte by byte: every Latin-1 code point at each
-    # place 0..39 of a text (three blocks and a tail) gives the tokens of re.findall("[a-z0-9]+") after ASCII
-    # lower-casing, and a line break anywhere is seen
+    # the 1-byte text is mapped 16 bytes a step (SSE2) and the tail byte by byte, and its tokens found as the edges
+    # of 64-byte word masks: every Latin-1 code point at each place 0..149 of a text (words across the 64-byte
+    # blocks, texts ending at and around 64 and 128 bytes) gives the tokens of re.findall("[a-z0-9]+") after
+    # ASCII lower-casing, and a line break anywhere is seen
     import re
 
-    texts = []
+    texts = ["a" * n for n in (63, 64, 65, 127, 128, 129)] + ["b " * 32, " b" * 32, " " * 64 + "c"]
     for c in range(256):
-        for at in range(40):
+        for at in range(150):
             texts.append("ab1 " * (at // 4) + "Q" * (at % 4) + chr(c) + "zZ9 x" + "y" * (c % 7))
     hyp_len, _, _, _, _, breaks = _direct.rouge([texts], ["x"] * len(texts), False, 1, False)
     want = [len(re.findall("[a-z0-9]+", re.sub("[A-Z]", lambda m: m[0].lower(), t))) for t in texts]

@@ -768,12 +768,49 @@ static int rouge_map_u8(const uint8_t *b, uint8_t *o, size_t len) {
 
 /* ROUGE's tokens of a text (rouge_char: runs of [a-z0-9] after ASCII lower-casing) in the segment table; *nl set
    when the text holds a line break. */
+/* Bit j of the result: s[j] is not a space, for j < m <= 64 (s readable up to s + 64). */
+static inline uint64_t word_mask(const uint8_t *s, size_t m) {
+    uint64_t w = 0;
+#if defined(__SSE2__)
+    for (unsigned k = 0; k < 64; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + k));
+        w |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' '))) << k;
+    }
+    w = ~w;
+#else
+    for (unsigned j = 0; j < 64; j++) w |= (uint64_t)(s[j] != ' ') << j;
+#endif
+    return m == 64 ? w : w & ((UINT64_C(1) << m) - 1);
+}
+
+/* The tokens of a text in ROUGE's character form o[0 .. len) (bytes [a-z0-9] or a space; o readable up to
+   o + len + 64), to seg_token: the runs of non-spaces, found 64 bytes at a time as the edges of a word mask. */
+static int rouge_tokens(seg_t *g, const uint8_t *o, size_t len) {
+    const uint8_t *end = o + len;
+    size_t start = 0;
+    uint64_t in = 0; /* the byte before the block is a word's */
+    for (size_t base = 0; base < len; base += 64) {
+        uint64_t w = word_mask(o + base, len - base < 64 ? len - base : 64);
+        uint64_t edges = w ^ (w << 1 | in);
+        while (edges) {
+            unsigned j = CTZ64(edges);
+            edges &= edges - 1;
+            if (w >> j & 1)
+                start = base + j;
+            else if (seg_token(g, o + start, base + j - start, end) < 0)
+                return -1;
+        }
+        in = w >> 63;
+    }
+    return in ? seg_token(g, o + start, len - start, end) : 0;
+}
+
 static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl) {
     size_t len = (size_t)PyUnicode_GET_LENGTH(text);
     if (!len) return 0;
-    if (g->low.cap < len + 8) {
+    if (g->low.cap < len + 64) {
         size_t c = g->low.cap ? g->low.cap : 65536;
-        while (c < len + 8) c *= 2;
+        while (c < len + 64) c *= 2;
         char *p = (char *)realloc(g->low.p, c);
         if (!p) return -1;
         g->low.p = p;
@@ -791,7 +828,8 @@ static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl) {
             *nl |= c == '\n';
         }
     }
-    return scan_bytes(g, seg_token, seg_word, o, len, CLASS_PLAIN);
+    memset(o + len, ' ', 64); /* word_mask reads whole blocks */
+    return rouge_tokens(g, o, len);
 }
 
 /* The LCS length of a[0..m) and b[0..n), local token ids below V: one 64-bit word when m <= 64 (pm[V] zero on
