@@ -2,9 +2,10 @@
  * ngrameval._direct: BLEU-family n-gram statistics straight from the lines, one segment at a time, without
  * a vocabulary.
  *
- * A segment's texts (its references, then each system's hypothesis) are scanned by the v13a or plain rules of
- * _scan.h, and their tokens interned in a table of that segment alone (a few dozen entries, in cache), so two
- * tokens get the same local id exactly when their characters are equal. Counting then goes order by order
+ * A segment's texts (each system's hypothesis, then its references) are scanned by the v13a or plain rules of
+ * _scan.h, and the hypotheses' tokens interned in a table of that segment alone (a few dozen entries, in cache), so
+ * two tokens get the same local id exactly when their characters are equal; a reference token is only looked up
+ * (one shared id when no hypothesis holds it: it cannot match). Counting then goes order by order
  * over local ids and keeps only the n-grams that can match. An n-gram g that occurs in the hypothesis and in
  * a reference (a *common* n-gram) has a common prefix and a common suffix, both of order n - 1, and so does
  * every occurrence of g on either side; so the n-grams of order n are interned only at the positions whose
