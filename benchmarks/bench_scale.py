@@ -4,6 +4,7 @@ worker processes on text shards, with wall time and peak RSS (VmHWM) of every pr
     python benchmarks/bench_scale.py                      # both parts
     python benchmarks/bench_scale.py --dist-segments 4000000 --skip-jobs
     python benchmarks/bench_scale.py --dist-segments 1000000 --dist-metrics nist --skip-jobs --check-serial
+    python benchmarks/bench_scale.py --skip-jobs --skip-dist --whole-process   # the CLI process, --jobs 1 vs 2
 
 Every configuration of the first part runs in a fresh process (so its peak RSS is its own) and reports the best
 of ``--repeat`` runs; the identity of the numbers with jobs=1 is checked on every run.
@@ -77,6 +78,42 @@ def jobs_table(n_seg: int, repeat: int) -> None:
             f"{a['cpu']:>7.3f} {b['cpu']:>7.3f} "
             f"{a['peak_rss_mb']:>8.0f} {b['peak_rss_mb']:>8.0f} {a['result'] == b['result']}"
         )
+
+
+def whole_process_table(n_seg: int, repeat: int, metrics: tuple[str, ...]) -> None:
+    """``ngrameval score a.txt b.txt -r ref.txt -m METRIC --jobs J`` as a fresh process, J = 1 and 2: the whole
+    process (start-up, imports, reading the files, counting, output), wall seconds and the child's CPU seconds
+    (user + sys of every thread), best of ``repeat``; the outputs of J = 1 and 2 must be the same bytes. The
+    speed-up is a wall-clock ratio: run it on idle cores (``uptime`` below 0.2), nothing else running."""
+    print(f"\n## whole process, `ngrameval score` of 2 systems x {n_seg:,} segments (1 reference), --jobs 1 vs 2")
+    print(f"{'metric':<8} {'jobs=1 s':>9} {'jobs=2 s':>9} {'speed-up':>9} {'cpu1 s':>7} {'cpu2 s':>7} same")
+    with tempfile.TemporaryDirectory() as tmp:
+        hyps, refs = make_corpus_fast(n_seg, 1)
+        other, _ = make_corpus_fast(n_seg, 2)
+        files = {name: Path(tmp) / f"{name}.txt" for name in ("a", "b", "ref")}
+        for name, lines in (("a", hyps), ("b", other), ("ref", refs)):
+            files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+        for metric in metrics:
+            wall: dict[int, float] = {}
+            cpu: dict[int, float] = {}
+            outs: dict[int, bytes] = {}
+            for jobs in (1, 2):
+                out = Path(tmp) / f"out{jobs}.txt"
+                cmd = [sys.executable, "-m", "ngrameval", "score", str(files["a"]), str(files["b"]), "-r"]
+                cmd += [str(files["ref"]), "-m", metric, "--jobs", str(jobs), "-o", str(out)]
+                for _ in range(repeat):
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    t = time.perf_counter()
+                    subprocess.run(cmd, check=True)
+                    secs = time.perf_counter() - t
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+                    wall[jobs], cpu[jobs] = min(wall.get(jobs, secs), secs), min(cpu.get(jobs, used), used)
+                outs[jobs] = out.read_bytes()
+            print(
+                f"{metric:<8} {wall[1]:>9.3f} {wall[2]:>9.3f} {wall[1] / wall[2]:>8.2f}x {cpu[1]:>7.3f} {cpu[2]:>7.3f} "
+                f"{outs[1] == outs[2]}"
+            )
 
 
 def write_shards(root: Path, n_seg: int, per_shard: int) -> None:
@@ -155,6 +192,8 @@ def main() -> None:
     ap.add_argument("--nist-groups", type=int, help="NIST's bucket groups G (default: automatic)")
     ap.add_argument("--check-serial", action="store_true", help="compare with one machine's in-memory scores")
     ap.add_argument("--skip-jobs", action="store_true")
+    ap.add_argument("--whole-process", action="store_true", help="also time the whole `ngrameval score` process")
+    ap.add_argument("--whole-metrics", default="bleu,rouge-l,nist", help="metrics of --whole-process")
     ap.add_argument("--skip-dist", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--jobs", type=int, default=1, help=argparse.SUPPRESS)
@@ -165,6 +204,8 @@ def main() -> None:
     print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()[0]:.2f}, numpy {np.__version__}")
     if not args.skip_jobs:
         jobs_table(args.segments, args.repeat)
+    if args.whole_process:
+        whole_process_table(args.segments, args.repeat, tuple(args.whole_metrics.split(",")))
     if not args.skip_dist:
         dist_table(args.dist_segments, args.per_shard, args.dist_metrics, args.nist_groups, args.check_serial)
     print(f"\nload average after: {os.getloadavg()[0]:.2f} (other processes share these cores)")

@@ -104,3 +104,46 @@ def test_mteval_smoothing_keeps_short_hypotheses() -> None:
     (stats,) = overlap_stats([["Storm warning"]], built)
     assert BLEU(smooth_method="mteval")(stats)[0] == pytest.approx(math.exp(1 - 5 / 2))
     assert BLEU(smooth_method="exp")(stats)[0] == 0.0
+
+
+def _smoothed_row(correct: list[float], total: list[float], method: str, value: float) -> list[float]:
+    """sacreBLEU's smoothing of one row, as its compute_bleu loops (fractions, not x100): 0 from the first order
+    without a hypothesis n-gram on."""
+    out, halvings = [0.0] * len(total), 1.0
+    for i, (c, t) in enumerate(zip(correct, total)):
+        if method == "add-k" and i >= 1:
+            c, t = c + value, t + value
+        if t == 0:
+            break
+        if c == 0 and method == "exp":
+            halvings *= 2
+            out[i] = 1.0 / (halvings * t)
+        elif c == 0 and method == "floor":
+            out[i] = value / t
+        else:
+            out[i] = c / t
+    return out
+
+
+@pytest.mark.parametrize("method", ["none", "floor", "add-k", "exp"])
+def test_smoothed_precisions_are_sacrebleus_loop_on_strided_rows(method: str) -> None:
+    # the vectorised smoothing (on strided views of Stats rows, copied only for add-k) equals the per-row loop bit
+    # for bit, orders with t = 0 included, and leaves its inputs as they were
+    from ngrameval.metrics.policy import smoothed_precisions
+
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 5, size=(2000, 9)).astype(np.float64)
+    values[rng.random(values.shape) < 0.15] = 0
+    total = values[:, 1:5]
+    correct = np.minimum(values[:, 5:9], total)
+    values[:, 5:9] = correct
+    correct = values[:, 5:9]  # strided views of one array
+    before = values.copy()
+    value = {"none": 0.0, "floor": 0.1, "add-k": 1.0, "exp": 0.0}[method]
+    prec, valid = smoothed_precisions(correct, total, method, value)
+    want = [_smoothed_row(c, t, method, value) for c, t in zip(correct.tolist(), total.tolist())]
+    assert prec.tolist() == want
+    assert np.array_equal(values, before)
+    seen = total.copy()
+    seen[:, 1:] += value if method == "add-k" else 0.0  # add-k adds to the orders from 2 on
+    assert valid.tolist() == [[bool(np.all(t[: i + 1] > 0)) for i in range(4)] for t in seen]

@@ -155,6 +155,35 @@ def test_a_token_is_one_token_whatever_the_kind_of_its_str() -> None:
     assert np.frombuffer(match, dtype=np.int64).tolist() == [4, 3, 2, 1]
 
 
+def test_every_code_point_splits_as_str_split() -> None:
+    # the UTF-8 form (utf8_line) turns exactly Python's whitespace above ASCII into a space: every code point from
+    # U+0080 to U+FFFF and every one above that str.isspace knows, between two words, in a wide line of each kind
+    points = [c for c in range(0x80, 0x10000) if not 0xD800 <= c < 0xE000] + [0x10000, 0x1F600, 0x10FFFF]
+    for kind in ("", "\u0100", "\U0001f600"):  # the line's str kind: 1, 2 or 4 bytes a code point
+        hyps = [f"a{chr(c)}b {kind}" for c in points]
+        rows = np.empty((1, len(hyps), 3 + 5 * 1))
+        _direct.counts([hyps], ["x"] * len(hyps), 0, False, 1, str, rows)
+        want = [len(h.split()) for h in hyps]
+        assert rows[0, :, 0].tolist() == want
+
+
+def test_rows_are_the_counts_as_stats() -> None:
+    # counts(..., rows) writes the Stats rows RefSide.fill makes of counts' arrays: closest reference length (ties
+    # to the shorter), mean length, n-gram totals of both sides, info columns 0
+    systems = [["a b c d", "x y", ""], ["a b", "x y z w v", "q"]]
+    refs = [["a b c", "a b c d e"], ["x y z"], ["p q", "r", "s t u"]]
+    rows = np.full((2, 3, 3 + 5 * 4), np.nan)
+    _direct.counts(systems, refs, 1, False, 4, str, rows)
+    for k, values in enumerate(rows):
+        np.testing.assert_array_equal(values, vocabulary_rows(systems, refs, Preprocess(), 4)[k])
+    with pytest.raises(ValueError, match="float64 buffer of 138 values"):
+        _direct.counts(systems, refs, 1, False, 4, str, np.zeros((2, 3, 22)))
+    with pytest.raises(ValueError, match="float64 buffer"):
+        _direct.counts(systems, refs, 1, False, 4, str, np.zeros((2, 3, 23), dtype=np.float32))
+    with pytest.raises(BufferError):
+        _direct.counts(systems, refs, 1, False, 4, str, b"\0" * 8 * 138)  # read-only
+
+
 @pytest.mark.parametrize("tokenize", ["13a", "none"])
 @settings(max_examples=150, deadline=None)
 @given(

@@ -547,3 +547,25 @@ def test_unknown_ids_name_the_judgment_file_and_line(tmp_path: Path) -> None:
         aggregate(js, "score", ["a", "z"])
     with pytest.raises(InputError, match=rf"^{where}:2: agreement needs a judge column"):
         judge_table(js, "score")
+
+
+def test_reference_rows_pause_the_collector_and_restore_it() -> None:
+    import gc
+
+    from ngrameval.io.read import gc_paused, ref_rows
+
+    assert ref_rows(["r"], [["a", "b c"]], False, False) == [["a"], ["b c"]]  # one stream: a list per segment
+    assert ref_rows(["r", "s"], [["a", "b"], ["c", "d"]], False, False) == [["a", "c"], ["b", "d"]]
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with pytest.raises(RuntimeError), gc_paused():
+            assert not gc.isenabled()
+            raise RuntimeError
+        assert gc.isenabled()
+        gc.disable()
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # a caller's own pause is kept
+    finally:
+        (gc.enable if was else gc.disable)()

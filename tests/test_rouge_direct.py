@@ -104,3 +104,39 @@ def test_round5_is_perls_sprintf_everywhere_and_at_ties() -> None:
     got = _round5(x)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_every_latin1_byte_at_every_place_of_a_block() -> None:
+    # the 1-byte text is mapped 16 bytes a step (SSE2) and the tail byte by byte, and its tokens found as the edges
+    # of 64-byte word masks: every Latin-1 code point at each place 0..149 of a text (words across the 64-byte
+    # blocks, texts ending at and around 64 and 128 bytes) gives the tokens of re.findall("[a-z0-9]+") after
+    # ASCII lower-casing, and a line break anywhere is seen
+    import re
+
+    texts = ["a" * n for n in (63, 64, 65, 127, 128, 129)] + ["b " * 32, " b" * 32, " " * 64 + "c"]
+    for c in range(256):
+        for at in range(150):
+            texts.append("ab1 " * (at // 4) + "Q" * (at % 4) + chr(c) + "zZ9 x" + "y" * (c % 7))
+    hyp_len, _, _, _, _, breaks = _direct.rouge([texts], ["x"] * len(texts), False, 1, False)
+    want = [len(re.findall("[a-z0-9]+", re.sub("[A-Z]", lambda m: m[0].lower(), t))) for t in texts]
+    assert np.frombuffer(hyp_len, dtype=np.int64).tolist() == want
+    assert breaks
+    for at in range(40):
+        line = "ab" * 20
+        assert _direct.rouge([[line[:at] + "\n" + line[at:]]], ["x"], False, 1, False)[5]
+        assert not _direct.rouge([[line[:at] + "\r" + line[at:]]], ["x"], False, 1, False)[5]
+
+
+def test_ascii_reads_every_str_flag() -> None:
+    # the lost-text warning's fast check: str.isascii of every item in one C loop, False at a non-str
+    class Sub(str):
+        def isascii(self) -> bool:  # never called: the flag is read
+            raise AssertionError
+
+    assert _direct.ascii(["a b", "", Sub("c")])
+    assert _direct.ascii([])
+    assert not _direct.ascii(["a", "café"])
+    assert not _direct.ascii(["a", 3])
+    assert not _direct.ascii(("x", "\U0001f600"))
+    with pytest.warns(UserWarning, match="1 of 2 system segments"):
+        rouge(["a b", "привет"], ["a b", "c"], ["rouge-1"], profile="rouge-score")

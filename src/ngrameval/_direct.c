@@ -2,9 +2,10 @@
  * ngrameval._direct: BLEU-family n-gram statistics straight from the lines, one segment at a time, without
  * a vocabulary.
  *
- * A segment's texts (its references, then each system's hypothesis) are scanned by the v13a or plain rules of
- * _scan.h, and their tokens interned in a table of that segment alone (a few dozen entries, in cache), so two
- * tokens get the same local id exactly when their characters are equal. Counting then goes order by order
+ * A segment's texts (each system's hypothesis, then its references) are scanned by the v13a or plain rules of
+ * _scan.h, and the hypotheses' tokens interned in a table of that segment alone (a few dozen entries, in cache), so
+ * two tokens get the same local id exactly when their characters are equal; a reference token is only looked up
+ * (one shared id when no hypothesis holds it: it cannot match). Counting then goes order by order
  * over local ids and keeps only the n-grams that can match. An n-gram g that occurs in the hypothesis and in
  * a reference (a *common* n-gram) has a common prefix and a common suffix, both of order n - 1, and so does
  * every occurrence of g on either side; so the n-grams of order n are interned only at the positions whose
@@ -23,7 +24,11 @@
  *   (mteval-v13a), lowercase and prep as in ngrameval._text.encode_lines. Any str is counted here: a segment
  *   with a text of wider characters (a code point above 255, after prep) is scanned in UTF-8 form (seg_scan).
  *   max_order 0 only tokenizes (the lengths; benchmarks/bench_bleu.py times it so).
+ * counts(systems, refs, mode, lowercase, max_order, prep, rows) -> None
+ *   the same counting, written as ngrameval.ngrams.stats.Stats rows into `rows` (a writable C-contiguous float64
+ *   buffer of K * S * (3 + 5 * max_order) values, system-major; info columns 0): no intermediate arrays.
  *
+ * ascii(seq) -> whether every item of seq is a str of ASCII characters only (str.isascii of each, in one C loop).
  * layout(seq) -> 0 when every item of seq is a str, 1 when every item is a non-empty list of str, else 2 (the
  *   fast answer to the argument checks of ngrameval.text.validate; exact types, as type(x) is str).
  * The GIL is released while segments are scanned and counted (in chunks), and signals are checked.
@@ -60,6 +65,9 @@ typedef struct {
     int32_t *ids;    /* token ids of the texts scanned so far (at most one per character) */
     size_t n, icap;
     ubuf_t a, b;     /* rules 2-4 */
+    int lookup;      /* seg_token only looks tokens up: a token new to the table gets id `miss` (counts' references,
+                        scanned after the hypotheses: a token no hypothesis has cannot match) */
+    int32_t miss;
     bbuf_t low, word; /* a lower-cased line (or a line's UTF-8 form, utf8_line); a token of a rule word as bytes */
 } seg_t;
 
@@ -130,17 +138,38 @@ static int seg_room(seg_t *g) {
     return ((size_t)g->n_ids + 1) * 2 > g->mask + 1 ? seg_rehash(g, (g->mask + 1) * 2) : 0;
 }
 
+/* The hash of a long token s[0..n) (n > 7) within one segment's table: 8 bytes a step (one multiply each, not one
+   per byte as hash_tok_u8), the last 1-8 as short_key reads them (`end` bounds what may be read past s + n).
+   Only equal bytes must hash alike: the table compares a long token's bytes on a hash hit. */
+static inline uint64_t hash_long(const uint8_t *s, size_t n, const uint8_t *end) {
+    uint64_t h = HASH_SEED ^ (uint64_t)n, w;
+    size_t i = 0;
+    for (; i + 8 < n; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    w = n - i == 8 ? 0 : short_key(s + i, n - i, end); /* n - i is 1..8 */
+    if (n - i == 8) memcpy(&w, s + i, 8);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
+}
+
 /* scan_bytes' token sink: the token's local id (a new one when its characters are new to the segment). */
 static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const uint8_t *end) {
     seg_t *g = (seg_t *)sink;
     /* a table of a few hundred slots: one multiply spreads a short token's key (its bytes) well enough */
     uint64_t key = n <= 7 ? short_key(s, n, end) : LONG_TOKEN;
-    uint64_t h = key != LONG_TOKEN ? (key * 0x9e3779b97f4a7c15ULL) >> 32 : hash_tok_u8(s, (Py_ssize_t)n);
+    uint64_t h = key != LONG_TOKEN ? (key * 0x9e3779b97f4a7c15ULL) >> 32 : hash_long(s, n, end);
     size_t j = (size_t)h & g->mask;
     int32_t id;
     for (;; j = (j + 1) & g->mask) {
         id = g->slots[j];
         if (id < 0) {
+            if (g->lookup) {
+                id = g->miss;
+                break;
+            }
             if (((size_t)g->n_ids + 1) * 2 > g->mask + 1 || (size_t)g->n_ids + 1 > g->tcap) {
                 if (seg_room(g) < 0) return -1; /* a segment past FIRST_TOKENS distinct tokens */
                 j = (size_t)h & g->mask;
@@ -382,6 +411,7 @@ typedef struct {
     int64_t *seg;
     int64_t *hyp_len, *ref_len, *match, *rmatch;
     uint8_t *wide; /* per segment: a text of it is not a 1-byte str (scanned in UTF-8 form) */
+    double *rows;  /* counts' `rows` (K x S rows of 3 + 5N: ngrameval.ngrams.stats.Stats), or NULL */
 } call_t;
 
 /* A chunk of segments' sources (strong references), gathered with the GIL: per segment its references, then
@@ -460,12 +490,10 @@ static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *s
 
 static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl);
 
-/* Segment s's table reset for its `ch` characters (a LimitError in `ks` from `bound` up) and its references
-   scanned, from q->src[*at] on: by seg_scan, or with `nl` (ROUGE) by seg_scan_rouge; their token offsets in
-   ro[0 .. R], their lengths in ref_len. -1 on OOM, -2 with the error in `ks`. */
-static int scan_refs(const call_t *a, const sources_t *q, Py_ssize_t s, size_t ch, size_t bound, int v13a,
-                     int lowercase, int *nl, seg_t *g, size_t **ro, size_t *ro_cap, size_t *at, kstate_t *ks) {
-    size_t R = (size_t)(a->seg[s + 1] - a->seg[s]);
+/* Segment s's table reset for its `ch` characters (a LimitError in `ks` from `bound` up) and room in ro for its
+   R references; -1 on OOM, -2 with the error in `ks`. */
+static int seg_begin(seg_t *g, size_t **ro, size_t *ro_cap, size_t R, size_t ch, size_t bound, Py_ssize_t s,
+                     kstate_t *ks) {
     if (ch >= bound) {
         k_limit(ks, "segment %zd: %zu characters, above the 32-bit id bound of the counting kernel; split it",
                 s + 1, ch);
@@ -478,43 +506,100 @@ static int scan_refs(const call_t *a, const sources_t *q, Py_ssize_t s, size_t c
         *ro = p;
         *ro_cap = R + 1;
     }
-    (*ro)[0] = 0;
-    for (size_t j = 0; j < R; j++, (*at)++) {
-        PyObject *src = q->src[*at];
-        int got = nl ? seg_scan_rouge(g, src, nl) : seg_scan(g, src, v13a, lowercase && !q->prepared[*at], a->wide[s]);
-        if (got < 0) return -1;
-        (*ro)[j + 1] = g->n;
-        a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)((*ro)[j + 1] - (*ro)[j]);
-    }
     return 0;
 }
 
+/* Segment s's hypotheses (q->src[*at + R + k], k < K) scanned into its table at ids[hoff[k] .. hoff[k + 1]), then
+   its references (q->src[*at ..], *at moved past all of them) with lookups only: a reference token that no
+   hypothesis holds cannot be part of a match, so it gets the one id `miss` (the next free id, in no
+   hypothesis) instead of its own; the references' token offsets from ids + hoff[K] in ro[0 .. R], their lengths
+   in ref_len. By seg_scan, or with `nl` (ROUGE) by seg_scan_rouge (inlined: each caller's branch is fixed). -1 on
+   OOM. */
+static ALWAYS_INLINE int scan_segment(const call_t *a, const sources_t *q, Py_ssize_t s, int v13a, int lowercase,
+                                      int *nl, seg_t *g, size_t *ro, size_t *hoff, size_t *at) {
+    const size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), K = (size_t)a->K;
+    for (size_t k = 0; k <= K; k++) {
+        size_t t = *at + (k < K ? R + k : 0);
+        hoff[k] = g->n;
+        if (k == K) break;
+        int got = nl ? seg_scan_rouge(g, q->src[t], nl)
+                     : seg_scan(g, q->src[t], v13a, lowercase && !q->prepared[t], a->wide[s]);
+        if (got < 0) return -1;
+    }
+    g->lookup = 1;
+    g->miss = g->n_ids;
+    ro[0] = 0;
+    for (size_t j = 0; j < R; j++) {
+        size_t t = *at + j;
+        int got = nl ? seg_scan_rouge(g, q->src[t], nl)
+                     : seg_scan(g, q->src[t], v13a, lowercase && !q->prepared[t], a->wide[s]);
+        ro[j + 1] = g->n - hoff[K];
+        a->ref_len[a->seg[s] + (Py_ssize_t)j] = (int64_t)(ro[j + 1] - ro[j]);
+        if (got < 0) {
+            g->lookup = 0;
+            return -1;
+        }
+    }
+    g->lookup = 0;
+    *at += R + K;
+    return 0;
+}
+
+/* The Stats row (ngrameval.ngrams.stats: hyp_len | ref_len closest, ties to the shorter | ref_len_mean | match[N]
+   | total[N] | rmatch[N] | rtotal[N] | info[N] = 0) of a hypothesis of H tokens against references of lengths
+   rl[0 .. R), from its match and rmatch: the numbers ngrameval.ngrams.count.RefSide.fill writes. */
+static void stats_row(double *row, int64_t H, const int64_t *rl, size_t R, const int64_t *match, const int64_t *rmatch,
+                      size_t N) {
+    int64_t best = rl[0], sum = 0;
+    for (size_t j = 0; j < R; j++) {
+        int64_t d = rl[j] > H ? rl[j] - H : H - rl[j], bd = best > H ? best - H : H - best;
+        if (d < bd || (d == bd && rl[j] < best)) best = rl[j];
+        sum += rl[j];
+    }
+    row[0] = (double)H;
+    row[1] = (double)best;
+    row[2] = (double)sum / (double)R;
+    double *m = row + 3, *t = m + N, *rm = t + N, *rt = rm + N, *info = rt + N;
+    for (size_t n = 0; n < N; n++) {
+        int64_t rtotal = 0;
+        for (size_t j = 0; j < R; j++) rtotal += rl[j] > (int64_t)n ? rl[j] - (int64_t)n : 0;
+        m[n] = (double)match[n];
+        t[n] = H > (int64_t)n ? (double)(H - (int64_t)n) : 0.0;
+        rm[n] = (double)rmatch[n];
+        rt[n] = (double)rtotal;
+        info[n] = 0.0;
+    }
+}
+
 /* Scans and counts segments first .. stop of a gathered chunk (no GIL needed); -1 on OOM, -2 with the error in
-   `ks` (a documented limit, or a signal). */
+   `ks` (a documented limit, or a signal). A segment's hypotheses are scanned first (their tokens interned, at
+   ids[hoff[k] .. hoff[k + 1])), then its references with lookups only: a reference token that no hypothesis
+   holds cannot be part of a match, so it gets the one id `miss` (V - 1, in no hypothesis) instead of its own. */
 static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py_ssize_t stop, const size_t *chars,
-                       int v13a, int lowercase, seg_t *g, count_t *c, size_t **ro, size_t *ro_cap, kstate_t *ks) {
+                       int v13a, int lowercase, seg_t *g, count_t *c, size_t **ro, size_t *ro_cap, size_t *hoff,
+                       kstate_t *ks) {
     size_t at = 0;
-    const size_t N = (size_t)a->N;
+    const size_t N = (size_t)a->N, K = (size_t)a->K;
     for (Py_ssize_t s = first; s < stop; s++) {
-        const int u8 = a->wide[s];
         size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), ch = chars[s - first];
-        int got = scan_refs(a, q, s, ch, (size_t)K_MAX_ID, v13a, lowercase, NULL, g, ro, ro_cap, &at, ks);
+        int got = seg_begin(g, ro, ro_cap, R, ch, (size_t)K_MAX_ID, s, ks);
         if (got < 0) return got;
-        size_t n_ref = g->n;
-        for (Py_ssize_t k = 0; k < a->K; k++, at++) {
-            g->n = n_ref;
-            if (seg_scan(g, q->src[at], v13a, lowercase && !q->prepared[at], u8) < 0) return -1;
-            size_t row = (size_t)(k * a->S + s);
-            a->hyp_len[row] = (int64_t)(g->n - n_ref);
-            if (N && g->n >= (size_t)K_MAX_ID / (N + 1)) {
+        if (scan_segment(a, q, s, v13a, lowercase, NULL, g, *ro, hoff, &at) < 0) return -1;
+        const int32_t V = g->miss + 1, *r = g->ids + hoff[K];
+        for (size_t k = 0; k < K; k++) {
+            size_t row = k * (size_t)a->S + (size_t)s, H = hoff[k + 1] - hoff[k], n_tok = (*ro)[R] + H;
+            a->hyp_len[row] = (int64_t)H;
+            if (N && n_tok >= (size_t)K_MAX_ID / (N + 1)) {
                 k_limit(ks, "segment %zd: %zu tokens x max_order %zu n-grams, above the 32-bit id bound of the "
-                        "counting kernel; split it", s + 1, g->n, N);
+                        "counting kernel; split it", s + 1, n_tok, N);
                 return -2;
             }
-            if (N && count_reserve(c, (size_t)g->n_ids + g->n * N + 1) < 0) return -1;
+            if (N && count_reserve(c, (size_t)V + n_tok * N + 1) < 0) return -1;
             if (N)
-                seg_counts(c, g->ids + n_ref, g->n - n_ref, g->ids, *ro, R, g->n_ids, N, a->match + row * N,
-                           a->rmatch + row * N);
+                seg_counts(c, g->ids + hoff[k], H, r, *ro, R, V, N, a->match + row * N, a->rmatch + row * N);
+            if (a->rows)
+                stats_row(a->rows + row * (3 + 5 * N), a->hyp_len[row], a->ref_len + a->seg[s], R,
+                          a->match + row * N, a->rmatch + row * N, N);
         }
         if (k_poll(ks, ch * N + 1) < 0) return -2;
     }
@@ -577,9 +662,9 @@ static int parse(call_t *a, PyObject *systems, PyObject *refs) {
 }
 
 static PyObject *counts(PyObject *self, PyObject *args) {
-    PyObject *systems_o, *refs_o, *prep;
+    PyObject *systems_o, *refs_o, *prep, *rows_o = Py_None;
     int mode, lowercase, max_order;
-    if (!PyArg_ParseTuple(args, "OOipiO", &systems_o, &refs_o, &mode, &lowercase, &max_order, &prep))
+    if (!PyArg_ParseTuple(args, "OOipiO|O", &systems_o, &refs_o, &mode, &lowercase, &max_order, &prep, &rows_o))
         return NULL;
     if (mode != MODE_PLAIN && mode != MODE_V13A) {
         PyErr_Format(PyExc_ValueError, "counts: mode must be 0 (plain) or 1 (v13a), got %d", mode);
@@ -597,36 +682,55 @@ static PyObject *counts(PyObject *self, PyObject *args) {
     sources_t q = {0};
     seg_t g = {0};
     count_t c = {0};
-    size_t *ro = NULL, ro_cap = 0, *chars = NULL;
+    size_t *ro = NULL, ro_cap = 0, *chars = NULL, *hoff = NULL;
     kstate_t ks = {0};
+    Py_buffer view = {0};
     PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
     a.refs = refs;
     if (!systems || !refs || parse(&a, systems, refs) < 0) goto done;
+    if (rows_o != Py_None) {
+        if (PyObject_GetBuffer(rows_o, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
+        size_t want = (size_t)(a.K * a.S) * (3 + 5 * (size_t)a.N);
+        if (!view.format || strcmp(view.format, "d") != 0 || view.itemsize != sizeof(double) ||
+            (size_t)view.len != want * sizeof(double)) {
+            PyErr_Format(PyExc_ValueError, "counts: rows must be a C-contiguous float64 buffer of %zu values", want);
+            goto done;
+        }
+        a.rows = (double *)view.buf;
+    }
     chars = (size_t *)malloc(((size_t)(a.S < CHUNK_TEXTS ? a.S : CHUNK_TEXTS) + 1) * sizeof(size_t));
-    if (!chars) {
+    hoff = (size_t *)malloc(((size_t)a.K + 1) * sizeof(size_t));
+    if (!chars || !hoff) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t first = 0, stop; first < a.S; first = stop) {
         if (gather(&a, &q, first, &stop, chars, mode == MODE_V13A, lowercase, prep) < 0) goto done;
         k_release(&ks);
-        int got = count_chunk(&a, &q, first, stop, chars, mode == MODE_V13A, lowercase, &g, &c, &ro, &ro_cap, &ks);
+        int got = count_chunk(&a, &q, first, stop, chars, mode == MODE_V13A, lowercase, &g, &c, &ro, &ro_cap, hoff,
+                              &ks);
         if (got == -1) k_nomem(&ks); /* -2: the error (a limit, Ctrl-C) is recorded already */
         if (k_finish(&ks) < 0) goto done;
         sources_clear(&q);
     }
     size_t KS = (size_t)(a.K * a.S), KSN = KS * (size_t)a.N;
+    if (a.rows) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+        goto done;
+    }
     result = Py_BuildValue("(y#y#y#y#y#)", (const char *)a.hyp_len, (Py_ssize_t)(KS * sizeof(int64_t)),
                            (const char *)a.ref_len, (Py_ssize_t)((size_t)a.R * sizeof(int64_t)), (const char *)a.seg,
                            (Py_ssize_t)(((size_t)a.S + 1) * sizeof(int64_t)), (const char *)a.match,
                            (Py_ssize_t)(KSN * sizeof(int64_t)), (const char *)a.rmatch,
                            (Py_ssize_t)(KSN * sizeof(int64_t)));
 done:
+    if (view.obj) PyBuffer_Release(&view);
     sources_clear(&q);
     free(q.src); free(q.prepared);
     seg_free(&g);
     count_free(&c);
-    free(ro); free(chars);
+    free(ro); free(chars); free(hoff);
     if (a.sys)
         for (Py_ssize_t k = 0; k < a.K; k++) Py_XDECREF(a.sys[k]);
     free(a.sys); free(a.seg); free(a.hyp_len); free(a.ref_len); free(a.match); free(a.rmatch); free(a.wide);
@@ -637,14 +741,77 @@ done:
 
 /* ---- ROUGE ------------------------------------------------------------------------------------------- */
 
+/* o[i] = RMAP[b[i]] for i < len (16 bytes a step with SSE2: A-Z lower-cased, a-z and 0-9 kept, any other byte a
+   space); whether b holds a line break. */
+static int rouge_map_u8(const uint8_t *b, uint8_t *o, size_t len) {
+    size_t i = 0;
+    int nl = 0;
+#if defined(__SSE2__)
+    __m128i lines = _mm_setzero_si128();
+    for (; i + 16 <= len; i += 16) {
+        __m128i raw = _mm_loadu_si128((const __m128i *)(b + i));
+        __m128i v = _mm_xor_si128(raw, _mm_set1_epi8((char)0x80));
+        __m128i upper = in_range(v, 'A', 'Z');
+        __m128i keep = _mm_or_si128(upper, _mm_or_si128(in_range(v, 'a', 'z'), in_range(v, '0', '9')));
+        __m128i low = _mm_add_epi8(raw, _mm_and_si128(upper, _mm_set1_epi8(32)));
+        __m128i out = _mm_or_si128(_mm_and_si128(keep, low), _mm_andnot_si128(keep, _mm_set1_epi8(' ')));
+        _mm_storeu_si128((__m128i *)(o + i), out);
+        lines = _mm_or_si128(lines, _mm_cmpeq_epi8(raw, _mm_set1_epi8('\n')));
+    }
+    nl = _mm_movemask_epi8(lines) != 0;
+#endif
+    for (; i < len; i++) {
+        o[i] = RMAP[b[i]];
+        nl |= b[i] == '\n';
+    }
+    return nl;
+}
+
 /* ROUGE's tokens of a text (rouge_char: runs of [a-z0-9] after ASCII lower-casing) in the segment table; *nl set
    when the text holds a line break. */
+/* Bit j of the result: s[j] is not a space, for j < m <= 64 (s readable up to s + 64). */
+static inline uint64_t word_mask(const uint8_t *s, size_t m) {
+    uint64_t w = 0;
+#if defined(__SSE2__)
+    for (unsigned k = 0; k < 64; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + k));
+        w |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' '))) << k;
+    }
+    w = ~w;
+#else
+    for (unsigned j = 0; j < 64; j++) w |= (uint64_t)(s[j] != ' ') << j;
+#endif
+    return m == 64 ? w : w & ((UINT64_C(1) << m) - 1);
+}
+
+/* The tokens of a text in ROUGE's character form o[0 .. len) (bytes [a-z0-9] or a space; o readable up to
+   o + len + 64), to seg_token: the runs of non-spaces, found 64 bytes at a time as the edges of a word mask. */
+static int rouge_tokens(seg_t *g, const uint8_t *o, size_t len) {
+    const uint8_t *end = o + len;
+    size_t start = 0;
+    uint64_t in = 0; /* the byte before the block is a word's */
+    for (size_t base = 0; base < len; base += 64) {
+        uint64_t w = word_mask(o + base, len - base < 64 ? len - base : 64);
+        uint64_t edges = w ^ (w << 1 | in);
+        while (edges) {
+            unsigned j = CTZ64(edges);
+            edges &= edges - 1;
+            if (w >> j & 1)
+                start = base + j;
+            else if (seg_token(g, o + start, base + j - start, end) < 0)
+                return -1;
+        }
+        in = w >> 63;
+    }
+    return in ? seg_token(g, o + start, len - start, end) : 0;
+}
+
 static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl) {
     size_t len = (size_t)PyUnicode_GET_LENGTH(text);
     if (!len) return 0;
-    if (g->low.cap < len + 8) {
+    if (g->low.cap < len + 64) {
         size_t c = g->low.cap ? g->low.cap : 65536;
-        while (c < len + 8) c *= 2;
+        while (c < len + 64) c *= 2;
         char *p = (char *)realloc(g->low.p, c);
         if (!p) return -1;
         g->low.p = p;
@@ -654,9 +821,7 @@ static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl) {
     const int kind = PyUnicode_KIND(text);
     const void *d = PyUnicode_DATA(text);
     if (kind == PyUnicode_1BYTE_KIND) {
-        const uint8_t *b = (const uint8_t *)d;
-        for (size_t i = 0; i < len; i++) o[i] = RMAP[b[i]];
-        *nl |= memchr(b, '\n', len) != NULL;
+        *nl |= rouge_map_u8((const uint8_t *)d, o, len);
     } else {
         for (size_t i = 0; i < len; i++) {
             Py_UCS4 c = PyUnicode_READ(kind, d, i);
@@ -664,7 +829,8 @@ static int seg_scan_rouge(seg_t *g, PyObject *text, int *nl) {
             *nl |= c == '\n';
         }
     }
-    return scan_bytes(g, seg_token, seg_word, o, len, CLASS_PLAIN);
+    memset(o + len, ' ', 64); /* word_mask reads whole blocks */
+    return rouge_tokens(g, o, len);
 }
 
 /* The LCS length of a[0..m) and b[0..n), local token ids below V: one 64-bit word when m <= 64 (pm[V] zero on
@@ -713,30 +879,29 @@ static int rouge_room(rouge_t *o, bits_t *bits, size_t V) {
    needed); -1 on OOM, -2 with the error in `ks`. */
 static int rouge_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py_ssize_t stop, const size_t *chars,
                        int want_lcs, seg_t *g, count_t *c, rouge_t *o, bits_t *bits, size_t **ro, size_t *ro_cap,
-                       kstate_t *ks) {
+                       size_t *hoff, kstate_t *ks) {
     size_t at = 0, one[2];
     const size_t N = (size_t)a->N;
     for (Py_ssize_t s = first; s < stop; s++) {
         size_t R = (size_t)(a->seg[s + 1] - a->seg[s]), ch = chars[s - first];
-        int got = scan_refs(a, q, s, ch, (size_t)K_MAX_ID / (N + 2), 0, 0, &o->nl, g, ro, ro_cap, &at, ks);
+        int got = seg_begin(g, ro, ro_cap, R, ch, (size_t)K_MAX_ID / (N + 2), s, ks);
         if (got < 0) return got;
-        size_t n_ref = g->n;
-        for (Py_ssize_t k = 0; k < a->K; k++, at++) {
-            g->n = n_ref;
-            if (seg_scan_rouge(g, q->src[at], &o->nl) < 0) return -1;
-            size_t H = g->n - n_ref;
-            const int32_t *h = g->ids + n_ref;
+        if (scan_segment(a, q, s, 0, 0, &o->nl, g, *ro, hoff, &at) < 0) return -1;
+        const int32_t V = g->miss + 1, *refs = g->ids + hoff[a->K];
+        if (N && count_reserve(c, (size_t)V + (g->n + 1) * N + 1) < 0) return -1;
+        if (want_lcs && rouge_room(o, bits, (size_t)V) < 0) return -1;
+        for (Py_ssize_t k = 0; k < a->K; k++) {
+            size_t H = hoff[k + 1] - hoff[k];
+            const int32_t *h = g->ids + hoff[k];
             a->hyp_len[(size_t)(k * a->S + s)] = (int64_t)H;
-            if (N && count_reserve(c, (size_t)g->n_ids + g->n * N + 1) < 0) return -1;
-            if (want_lcs && rouge_room(o, bits, (size_t)g->n_ids) < 0) return -1;
             for (size_t j = 0; j < R; j++) {
                 size_t pair = (size_t)k * (size_t)a->R + (size_t)a->seg[s] + j, L = (*ro)[j + 1] - (*ro)[j];
-                const int32_t *r = g->ids + (*ro)[j];
+                const int32_t *r = refs + (*ro)[j];
                 one[0] = 0;
                 one[1] = L;
                 if (N) {
                     int64_t rmatch[MAX_ORDER];
-                    seg_counts(c, h, H, r, one, 1, g->n_ids, N, o->hits + pair * N, rmatch);
+                    seg_counts(c, h, H, r, one, 1, V, N, o->hits + pair * N, rmatch);
                 }
                 if (want_lcs) {
                     int64_t got = L <= H ? lcs_local(r, L, h, H, o->pm, bits, ks) : lcs_local(h, H, r, L, o->pm, bits, ks);
@@ -772,7 +937,7 @@ static PyObject *rouge(PyObject *self, PyObject *args) {
     count_t c = {0};
     rouge_t o = {0};
     bits_t bits = {0};
-    size_t *ro = NULL, ro_cap = 0, *chars = NULL;
+    size_t *ro = NULL, ro_cap = 0, *chars = NULL, *hoff = NULL;
     kstate_t ks = {0};
     PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
     a.refs = refs;
@@ -781,14 +946,15 @@ static PyObject *rouge(PyObject *self, PyObject *args) {
     o.hits = (int64_t *)calloc(KR * (size_t)a.N + 1, sizeof(int64_t));
     o.lcs = (int64_t *)calloc(KR + 1, sizeof(int64_t));
     chars = (size_t *)malloc(((size_t)(a.S < CHUNK_TEXTS ? a.S : CHUNK_TEXTS) + 1) * sizeof(size_t));
-    if (!o.hits || !o.lcs || !chars) {
+    hoff = (size_t *)malloc(((size_t)a.K + 1) * sizeof(size_t));
+    if (!o.hits || !o.lcs || !chars || !hoff) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t first = 0, stop; first < a.S; first = stop) {
         if (gather(&a, &q, first, &stop, chars, 0, full_lower, Py_None) < 0) goto done;
         k_release(&ks);
-        int got = rouge_chunk(&a, &q, first, stop, chars, want_lcs, &g, &c, &o, &bits, &ro, &ro_cap, &ks);
+        int got = rouge_chunk(&a, &q, first, stop, chars, want_lcs, &g, &c, &o, &bits, &ro, &ro_cap, hoff, &ks);
         if (got == -1) k_nomem(&ks);
         if (k_finish(&ks) < 0) goto done;
         sources_clear(&q);
@@ -807,7 +973,7 @@ done:
     bits.loc = NULL; /* o.loc's: freed below */
     bits_free(&bits);
     free(o.hits); free(o.lcs); free(o.pm); free(o.loc);
-    free(ro); free(chars);
+    free(ro); free(chars); free(hoff);
     if (a.sys)
         for (Py_ssize_t k = 0; k < a.K; k++) Py_XDECREF(a.sys[k]);
     free(a.sys); free(a.seg); free(a.hyp_len); free(a.ref_len); free(a.match); free(a.rmatch); free(a.wide);
@@ -843,10 +1009,31 @@ static PyObject *layout(PyObject *self, PyObject *arg) {
     return PyLong_FromLong(kind);
 }
 
+/* ascii(seq): whether every item of seq is a str of ASCII characters only (str.isascii: the flag every str keeps, no
+   pass over the characters); False at the first item that is not, or not a str. */
+static PyObject *ascii(PyObject *self, PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "ascii: a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), i = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (; i < n && PyUnicode_Check(items[i]); i++) {
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(items[i]) < 0) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+#endif
+        if (!PyUnicode_IS_ASCII(items[i])) break;
+    }
+    Py_DECREF(seq);
+    return PyBool_FromLong(i == n);
+}
+
 static PyMethodDef methods[] = {
     {"counts", counts, METH_VARARGS, "BLEU-family n-gram counts of every system straight from the lines."},
     {"rouge", rouge, METH_VARARGS, "ROUGE-N hits and LCS lengths of every (hypothesis, reference) pair."},
     {"layout", layout, METH_O, "0: all str, 1: all non-empty lists of str, 2: other."},
+    {"ascii", ascii, METH_O, "Whether every item is a str of ASCII characters only."},
     {NULL, NULL, 0, NULL},
 };
 

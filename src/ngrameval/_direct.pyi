@@ -1,7 +1,23 @@
 """Type stub of the direct counting kernel (src/ngrameval/_direct.c)."""
 
 from collections.abc import Callable, Sequence
+from typing import overload
 
+import numpy as np
+from numpy.typing import NDArray
+
+@overload
+def counts(
+    systems: Sequence[Sequence[str]],
+    refs: Sequence[str | Sequence[str]],
+    mode: int,
+    lowercase: bool,
+    max_order: int,
+    prep: Callable[[str], str],
+    rows: NDArray[np.float64],
+    /,
+) -> None: ...
+@overload
 def counts(
     systems: Sequence[Sequence[str]],
     refs: Sequence[str | Sequence[str]],
@@ -12,6 +28,7 @@ def counts(
     /,
 ) -> tuple[bytes, bytes, bytes, bytes, bytes]: ...
 def layout(seq: Sequence[object], /) -> int: ...
+def ascii(seq: Sequence[object], /) -> bool: ...
 def rouge(
     systems: Sequence[Sequence[str]],
     refs: Sequence[str | Sequence[str]],

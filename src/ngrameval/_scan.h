@@ -178,6 +178,40 @@ static inline void init_classes(void) {
     }
 }
 
+/* One code point c >= 0x80 of utf8_line at o: a space for whitespace (the only ones above ASCII are U+0085, U+00A0,
+   U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000: Python's str.isspace), else its UTF-8 bytes. */
+static inline uint8_t *utf8_wide(uint8_t *o, Py_UCS4 c) {
+    if (c == 0x85 || c == 0xA0 || (c >= 0x1680 && Py_UNICODE_ISSPACE(c))) {
+        *o++ = ' ';
+    } else if (c < 0x800) {
+        *o++ = (uint8_t)(0xC0 | c >> 6);
+        *o++ = (uint8_t)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        *o++ = (uint8_t)(0xE0 | c >> 12);
+        *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+        *o++ = (uint8_t)(0x80 | (c & 0x3F));
+    } else {
+        *o++ = (uint8_t)(0xF0 | c >> 18);
+        *o++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
+        *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+        *o++ = (uint8_t)(0x80 | (c & 0x3F));
+    }
+    return o;
+}
+
+/* utf8_line's loop over the code units of one kind (T: uint8_t, uint16_t or Py_UCS4). */
+#define UTF8_LOOP(T)                                                               \
+    do {                                                                           \
+        const T *u = (const T *)d;                                                 \
+        for (size_t i = 0; i < n; i++) {                                           \
+            Py_UCS4 c = u[i];                                                      \
+            if (c < 0x80)                                                          \
+                *o++ = (uint8_t)(lower && c >= 'A' && c <= 'Z' ? c + 32 : c);      \
+            else                                                                   \
+                o = utf8_wide(o, c);                                               \
+        }                                                                          \
+    } while (0)
+
 /* Writes the line `s` (any kind) to `out` in the form the scanner reads with the _U8 class tables: ASCII as it is
    (A-Z lower-cased when `lower`), whitespace above ASCII as one space, any other code point as its UTF-8 bytes
    (a lone surrogate too: the form only has to be one-to-one). Under 13a and plain splitting every character
@@ -199,29 +233,16 @@ static inline int utf8_line(bbuf_t *out, PyObject *s, int lower) {
         out->cap = c;
     }
     uint8_t *o = (uint8_t *)out->p;
-    for (size_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, d, i);
-        if (c < 0x80) {
-            *o++ = (uint8_t)(lower && c >= 'A' && c <= 'Z' ? c + 32 : c);
-        } else if (Py_UNICODE_ISSPACE(c)) {
-            *o++ = ' ';
-        } else if (c < 0x800) {
-            *o++ = (uint8_t)(0xC0 | c >> 6);
-            *o++ = (uint8_t)(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            *o++ = (uint8_t)(0xE0 | c >> 12);
-            *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
-            *o++ = (uint8_t)(0x80 | (c & 0x3F));
-        } else {
-            *o++ = (uint8_t)(0xF0 | c >> 18);
-            *o++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
-            *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
-            *o++ = (uint8_t)(0x80 | (c & 0x3F));
-        }
-    }
+    if (kind == PyUnicode_1BYTE_KIND)
+        UTF8_LOOP(uint8_t);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        UTF8_LOOP(uint16_t);
+    else
+        UTF8_LOOP(Py_UCS4);
     out->len = (size_t)(o - (uint8_t *)out->p);
     return 0;
 }
+#undef UTF8_LOOP
 
 /* The class bits of the (up to) 64 bytes s[0..min(len, 64)), one mask per bit: word, pad, special; bytes past
    len are whitespace. Branch-free, so the scan does not mispredict at every word's end. */

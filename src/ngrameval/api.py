@@ -129,7 +129,7 @@ def segment_major(refs: RefsLike) -> list[list[str]]:
 def flat_references(refs: RefsLike) -> tuple[Sequence[str], IntArray]:
     """Every reference in segment order and the segment offsets: segment i has ``flat[seg[i]:seg[i + 1]]``.
     A flat sequence of strings (one reference each) is used as it is, without a list per segment."""
-    if set(map(type, refs)) <= {str}:
+    if isinstance(refs, list | tuple) and _direct.layout(refs) == 0:  # every item an exact str (one C pass)
         return cast(Sequence[str], refs), np.arange(len(refs) + 1, dtype=np.int64)
     return flatten(segment_major(refs))
 
@@ -528,7 +528,8 @@ def rouge(
     flat, seg = flat_references(refs)
     if len(hyps) != len(seg) - 1:
         raise InputError(f"{len(hyps)} hypotheses but {len(seg) - 1} reference sets")
-    n_refs = np.unique(np.diff(seg)).tolist()
+    per_seg = np.diff(seg)
+    n_refs = [int(per_seg[0])] if len(per_seg) and bool(np.all(per_seg == per_seg[0])) else np.unique(per_seg).tolist()
     by_text: dict[Preprocess, list[tuple[str, MetricSpec, Rouge]]] = {}
     for name, spec in zip(metrics, specs):
         by_text.setdefault(spec.pre, []).append((name, spec, rouge_metric(name, spec)))

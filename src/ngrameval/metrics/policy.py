@@ -137,20 +137,23 @@ def smoothed_precisions(
     """
     if value is None:
         value = SACREBLEU_SMOOTH.get(method) or 0.0
-    correct = np.array(correct, dtype=np.float64)
-    total = np.array(total, dtype=np.float64)
+    as_float = np.array if method == "add-k" else np.asarray  # add-k changes them: a copy; else no copy of a view
+    correct = as_float(correct, dtype=np.float64)
+    total = as_float(total, dtype=np.float64)
     if method == "add-k":
         correct[..., 1:] += value
         total[..., 1:] += value
     valid = accumulate_last(np.logical_and, total > 0)
-    prec = np.where(valid, divide(correct, total), 0.0)
+    # a valid order has t > 0 (valid runs while t > 0), so c / t there and 0 elsewhere, as divide() gives it
+    den = np.where(valid, total, 1.0)
+    prec = np.where(valid, correct / den, 0.0)
     zero = valid & (correct == 0)
     if method == "floor":
-        prec = np.where(zero, divide(np.full_like(total, value), total), prec)
+        prec = np.where(zero, value / den, prec)
     elif method == "exp":
         k = accumulate_last(np.add, zero.astype(np.int64))
-        scaled = np.ldexp(total, k)  # 2^k t, exactly (a power of two)
-        prec = np.where(zero, divide(np.ones_like(total), scaled), prec)
+        scaled = np.ldexp(den, k)  # 2^k t, exactly (a power of two), where zero holds
+        prec = np.where(zero, 1.0 / scaled, prec)
     return prec, valid
 
 

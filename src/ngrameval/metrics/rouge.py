@@ -299,6 +299,8 @@ def best_model_key(metric: Rouge, hits: FloatArray, ref_total: FloatArray) -> Fl
 
 def _first_max(key: FloatArray, seg: IntArray) -> IntArray:
     """Index of the first largest ``key`` within each (non-empty) run ``seg[s] .. seg[s+1]``."""
+    if len(seg) == len(key) + 1 and seg[-1] == len(key) and bool(np.all(np.diff(seg) == 1)):
+        return np.arange(len(key))  # every run holds one key
     owner = np.repeat(np.arange(len(seg) - 1), np.diff(seg))
     top = np.maximum.reduceat(key, seg[:-1])
     pos = np.where(key == top[owner], np.arange(len(key)), len(key))
@@ -342,7 +344,7 @@ def _lost(texts: Sequence[str], lower: bool) -> int:
     (rouge155), of ``[a-z0-9]`` after ``str.lower`` (rouge-score, ``lower``: it maps a few other letters into
     ASCII). An ASCII text has a token as soon as it has a letter or digit. ``str``'s own methods: a subclass's
     overrides are not called (the kernels read the text itself)."""
-    if str.isascii("".join(texts)):  # one C pass for the common case
+    if _direct.ascii(texts):  # every str keeps an ASCII flag: one C loop over the flags
         return 0
     return sum(
         1
@@ -392,17 +394,19 @@ def _direct_counts(
     full_lower = pre.tokenize == "rouge-score" or pre.lowercase
     hyps = [normalize_texts(validate.texts(h, "texts"), pre.normalize) for h in systems]
     refs = normalize_texts(validate.texts(flat_refs, "texts"), pre.normalize)
-    bounds = seg.tolist()
-    seg_refs = refs if bounds == list(range(len(refs) + 1)) else [refs[a:b] for a, b in itertools.pairwise(bounds)]
+    one_each = len(seg) == len(refs) + 1 and bool(np.all(np.diff(seg) == 1))
+    bounds = seg.tolist() if not one_each else []
+    seg_refs = refs if one_each else [refs[a:b] for a, b in itertools.pairwise(bounds)]
     raw = _direct.rouge(hyps, seg_refs, full_lower, max(orders, default=0), want_lcs)
     hyp_len, ref_len = (np.frombuffer(b, dtype=np.int64) for b in raw[:2])
-    n_pairs, n_seg, top = len(ref_len), len(bounds) - 1, max(orders, default=0)
+    n_pairs, n_seg, top = len(ref_len), len(seg) - 1, max(orders, default=0)
     hits = np.frombuffer(raw[3], dtype=np.int64).reshape(len(systems), n_pairs, top)
     lcs = np.frombuffer(raw[4], dtype=np.int64).reshape(len(systems), n_pairs).astype(np.float64)
-    owner = np.repeat(np.arange(n_seg), np.diff(seg))
+    owner = None if one_each else np.repeat(np.arange(n_seg), np.diff(seg))
     out = []
     for k in range(len(systems)):
-        h_len = hyp_len[k * n_seg : (k + 1) * n_seg][owner]
+        h_len = hyp_len[k * n_seg : (k + 1) * n_seg]
+        h_len = h_len if owner is None else h_len[owner]
         row: list[tuple[FloatArray, FloatArray, FloatArray] | None] = []
         for m in metrics:
             if m.variant == "l" and m.split and raw[5]:
@@ -410,7 +414,7 @@ def _direct_counts(
             elif m.variant == "l":
                 row.append((lcs[k], ref_len.astype(np.float64), h_len.astype(np.float64)))
             else:
-                ref_total, hyp_total = (ngram_totals(x, m.n)[:, -1].astype(np.float64) for x in (ref_len, h_len))
+                ref_total, hyp_total = (np.maximum(x - (m.n - 1), 0).astype(np.float64) for x in (ref_len, h_len))
                 row.append((hits[k, :, m.n - 1].astype(np.float64), ref_total, hyp_total))
         out.append(row)
     return out

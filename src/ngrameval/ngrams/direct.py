@@ -18,7 +18,6 @@ import numpy as np
 
 from ngrameval import _direct
 from ngrameval.errors import ConfigError
-from ngrameval.ngrams.count import RefSide
 from ngrameval.ngrams.stats import Stats, stats_width
 from ngrameval.text.normalize import normalize_texts
 from ngrameval.text.pipeline import Preprocess
@@ -41,18 +40,6 @@ def direct_stats(
     mode, prep = fast
     hyps = [normalize_texts(h, pre.normalize) for h in systems]
     refs = [normalize_texts(r, pre.normalize) for r in seg_refs] if pre.normalize else seg_refs
-    hyp_len_b, ref_len_b, seg_b, match_b, rmatch_b = _direct.counts(
-        hyps, refs, mode, pre.lowercase, max_order, partial(prep, lowercase=pre.lowercase)
-    )
-    seg = np.frombuffer(seg_b, dtype=np.int64)
-    n_seg, n = len(seg) - 1, max_order
-    hyp_len = np.frombuffer(hyp_len_b, dtype=np.int64).reshape(len(systems), n_seg)
-    match = np.frombuffer(match_b, dtype=np.int64).reshape(len(systems), n_seg, n)
-    rmatch = np.frombuffer(rmatch_b, dtype=np.int64).reshape(len(systems), n_seg, n)
-    side = RefSide.of(np.frombuffer(ref_len_b, dtype=np.int64), seg, n)
-    out = []
-    for k in range(len(systems)):
-        rows = np.zeros((n_seg, stats_width(n, False)))
-        side.fill(rows, hyp_len[k], match[k], rmatch[k])
-        out.append(rows)
-    return [Stats(rows, n) for rows in out]
+    rows = np.empty((len(systems), len(refs), stats_width(max_order, False)))
+    _direct.counts(hyps, refs, mode, pre.lowercase, max_order, partial(prep, lowercase=pre.lowercase), rows)
+    return [Stats(values, max_order) for values in rows]
