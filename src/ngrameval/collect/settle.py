@@ -26,12 +26,13 @@ What the intervals assume (stated in docs/guides/collect.md too):
 Other study kinds plug in through :data:`SCORINGS`: a kind maps to a :class:`Scoring` that names what can be
 ranked (its criteria), each one's score range, and how to read each system's count and sum of per-trial
 scores from the study database. An ESA study ranks its 0-100 segment scores (stored as the criterion ``esa``,
-as a DA study's slider); an MQM score from span weights has no upper bound on its penalty, so an MQM study has
-no running ranking (it stops by budget). A side-by-side study ranks **win rates**: a comparison scores
-1, 1/2 (a tie) or 0 for each of its two systems, so a system's scores lie in [0, 1]. The two scores of one
-comparison depend on each other, but each system's interval holds on its own (the Bonferroni union over
-systems needs no independence between them); a system's mean is its win rate against the opponents the
-schedule gives it, which a balanced schedule makes the same mix for every system.
+as a DA study's slider). An MQM study ranks its segment scores (minus the weighted penalty, stored as the
+criterion ``mqm``) with each segment's penalty capped at :data:`MQM_CAP` = 25 for the ranking only, so that the
+scores have the bounded range [-25, 0] the intervals need (the exports keep the uncapped scores). A side-by-side
+study ranks **win rates**: a comparison scores 1, 1/2 (a tie) or 0 for each of its two systems, so a system's
+scores lie in [0, 1]. The two scores of one comparison depend on each other, but each system's interval holds
+on its own (the Bonferroni union over systems needs no independence between them); a system's mean is its win
+rate against the opponents the schedule gives it, which a balanced schedule makes the same mix for every system.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from ngrameval.collect.models import PairRow, RatingRow, TrialRow
@@ -117,10 +118,29 @@ def _pair_tallies(s: Session, criterion: str) -> dict[str, Tally]:
     return out
 
 
+#: the worst MQM score a segment counts with in the running ranking: 25, one Non-translation or five Major errors
+#: (Google's MQM annotation asks for at most five errors a segment; Freitag et al. 2021)
+MQM_CAP = 25.0
+
+
+def _mqm_tallies(s: Session, criterion: str) -> dict[str, Tally]:
+    """Each system's answered normal MQM trials and the sum of their scores, each capped at ``-MQM_CAP``."""
+    capped = case((RatingRow.score < -MQM_CAP, -MQM_CAP), else_=RatingRow.score)
+    rows = s.execute(
+        select(TrialRow.system, func.count(RatingRow.score), func.sum(capped))
+        .join(RatingRow, RatingRow.trial_id == TrialRow.id)
+        .where(TrialRow.kind == "normal", TrialRow.token.is_not(None), RatingRow.criterion == criterion)
+        .group_by(TrialRow.system)
+    ).all()
+    return {system: (int(n), float(total or 0.0)) for system, n, total in rows}
+
+
+MQM = Scoring(lambda study: ("mqm",), lambda study, criterion: (-MQM_CAP, 0.0), _mqm_tallies)
+
 PAIRS = Scoring(lambda study: (WIN_RATE,), lambda study, criterion: (0.0, 1.0), _pair_tallies)
 
 #: study kind -> how its answers are scored for the running ranking
-SCORINGS: dict[str, Scoring] = {"rate": RATINGS, "da": RATINGS, "esa": RATINGS, "pairwise": PAIRS}
+SCORINGS: dict[str, Scoring] = {"rate": RATINGS, "da": RATINGS, "esa": RATINGS, "mqm": MQM, "pairwise": PAIRS}
 
 
 @dataclass(frozen=True)

@@ -533,11 +533,6 @@ def _stopping(
     when = _get(raw, "when", where, str, "never")
     if when not in ("never", "settled"):
         raise StudyError(f"{where}: key 'when' must be 'settled' or 'never', got {when!r}")
-    if when == "settled" and kind == "mqm":
-        raise StudyError(
-            f"{where}: key 'when' = 'settled' needs scores in a known range, and MQM penalties have no upper bound; "
-            "stop an MQM study with 'budget' or 'max_answers'"
-        )
     if when == "settled" and len({i.system for i in items if i.expected is None}) < 2:
         raise StudyError(f"{where}: key 'when' = 'settled' needs a ranking: at least 2 systems in the manifest")
     criterion = _get(raw, "criterion", where, str, "")
