@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +33,7 @@ def expected_row(hyp: list[str], refs: list[list[str]], n_max: int) -> list[floa
     return [len(hyp), closest, sum(lens) / len(lens), *match, *total, *rmatch, *rtotal, *([0.0] * n_max)]
 
 
+@pytest.mark.slow  # 200 examples: 1.1 s
 @settings(max_examples=200, deadline=None)
 @given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 5), st.integers(1, 3))
 def test_kernel_matches_python(data: list[tuple[list[str], list[list[str]]]], n_max: int, chunk: int) -> None:

@@ -184,6 +184,7 @@ def test_rows_are_the_counts_as_stats() -> None:
         _direct.counts(systems, refs, 1, False, 4, str, b"\0" * 8 * 138)  # read-only
 
 
+@pytest.mark.slow  # 150 examples against sacreBLEU a tokenizer: 2 s on an idle core
 @pytest.mark.parametrize("tokenize", ["13a", "none"])
 @settings(max_examples=150, deadline=None)
 @given(

@@ -237,6 +237,7 @@ def test_readme_is_a_short_tour() -> None:
     assert python_blocks >= 1 and shell_blocks >= 6  # MT, summarisation, paraphrase, meta, collection, scale-out
 
 
+@pytest.mark.slow  # builds the site
 def test_readme_links_into_the_site(site: Path) -> None:
     """Every link of the README into docs/ names a page that exists and, with an anchor, a heading or row of it."""
     links = re.findall(r"\]\((docs/[^)#\s]+)(?:#([^)\s]+))?\)", README.read_text(encoding="utf-8"))

@@ -38,6 +38,7 @@ def _vocabulary_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rouge_mod, "_counted_directly", lambda *args: False)
 
 
+@pytest.mark.slow  # 150 corpora a profile: 2-3 s on an idle core
 @pytest.mark.parametrize("profile", ["rouge155", "rouge-score"])
 @settings(max_examples=150, deadline=None)
 @given(data=corpora(), lowercase=st.booleans(), multi=st.sampled_from(["A", "B", "max-f", "jk"]))

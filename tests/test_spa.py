@@ -154,6 +154,7 @@ def _summeval_cli(tmp_path: Path) -> tuple[list[str], dict[str, list[str]], list
     return args, systems, refs, docs, str(tmp_path / "summeval.jsonl")
 
 
+@pytest.mark.slow  # permutation tests through the command line: 1.5 s
 def test_correlate_spa_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ngrameval.cli import main
     from ngrameval.io.judgments import read_judgments

@@ -125,6 +125,7 @@ def test_platform_preview_and_status(tmp_path: Path) -> None:
     assert client.get("/status").status_code == 200
 
 
+@pytest.mark.slow  # a whole study answered over HTTP, then every export read: 2 s
 @pytest.mark.parametrize("kind", ["rate", "da"])
 def test_rating_study_export_reads(tmp_path: Path, kind: str) -> None:
     client, store = _client(tmp_path, kind)
