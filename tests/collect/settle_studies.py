@@ -78,3 +78,15 @@ def open_store(path: Path, url: str | None = None, admin: bool = False) -> Store
     if admin:
         store.add_admin("admin", "correct horse")
     return store
+
+
+def judge_every_trial(store: Store, answer: Callable[[int, str, str], None]) -> None:
+    """One new judge (by invitation) answering every trial the store gives them: ``answer(judge, lease, system)``
+    stores the answer to the trial shown under form token ``lease``."""
+    (token,) = store.add_invites(1)
+    aid = store.use_invite(token)
+    assert aid is not None
+    store.assign_trials(aid)
+    while (t := store.next_trial(aid)) is not None:
+        assert t.lease is not None
+        answer(aid, t.lease, t.system)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from collect.collect_studies import write_study
+from collect.settle_studies import judge_every_trial
 from ngrameval.collect import settle as st
 from ngrameval.collect.store import Store
 from ngrameval.collect.study import StudyError, load_study
@@ -128,15 +129,13 @@ def test_stored_answers_give_the_same_ranking(tmp_path: Path) -> None:
     store = Store(load_study(rate_study(tmp_path)))
     store.init()
     rng = np.random.default_rng(2)
+
+    def answer(aid: int, lease: str, system: str) -> None:
+        scores = {"fluency": float(rng.integers(1, 6)), "accuracy": float(rng.integers(1, 6))}
+        assert store.submit_rating(aid, lease, scores).outcome == "stored"
+
     for _ in range(3):
-        (token,) = store.add_invites(1)
-        aid = store.use_invite(token)
-        assert aid is not None
-        store.assign_trials(aid)
-        while (t := store.next_trial(aid)) is not None:
-            assert t.lease is not None
-            scores = {"fluency": float(rng.integers(1, 6)), "accuracy": float(rng.integers(1, 6))}
-            assert store.submit_rating(aid, t.lease, scores).outcome == "stored"
+        judge_every_trial(store, answer)
     listed = st.settle(store.study, st.answers_of(store.ratings()))
     with store.session() as s:
         read = st.read_settlement(s, store.study)

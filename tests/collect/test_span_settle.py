@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from collect.settle_studies import judge_every_trial
 from collect.span_studies import write_span_study
 from ngrameval.collect.settle import MQM_CAP, read_settlement
 from ngrameval.collect.spans import submit_marks
@@ -17,15 +18,12 @@ from ngrameval.collect.study import load_study
 
 def _answer_all(store: Store, marks_of: dict[str, list[dict[str, object]]], esa: dict[str, float]) -> None:
     """One judge answering every trial with the marks (and ESA score) of its system."""
-    (token,) = store.add_invites(1)
-    aid = store.use_invite(token)
-    assert aid is not None
-    store.assign_trials(aid)
-    while (t := store.next_trial(aid)) is not None:
-        assert t.lease is not None
-        scores = {"esa": esa[t.system]} if store.study.kind == "esa" else {}
-        got = submit_marks(store, aid, t.lease, json.dumps(marks_of[t.system]), scores)
-        assert got is not None
+
+    def answer(aid: int, lease: str, system: str) -> None:
+        scores = {"esa": esa[system]} if store.study.kind == "esa" else {}
+        assert submit_marks(store, aid, lease, json.dumps(marks_of[system]), scores).outcome == "stored"
+
+    judge_every_trial(store, answer)
 
 
 def _major(n: int, kind: str) -> list[dict[str, object]]:
