@@ -414,6 +414,13 @@ typedef struct {
     double *rows;  /* counts' `rows` (K x S rows of 3 + 5N: ngrameval.ngrams.stats.Stats), or NULL */
 } call_t;
 
+/* Release what a call holds: its system tuples and arrays (the rows buffer is the caller's). */
+static void call_free(call_t *a) {
+    if (a->sys)
+        for (Py_ssize_t k = 0; k < a->K; k++) Py_XDECREF(a->sys[k]);
+    free(a->sys); free(a->seg); free(a->hyp_len); free(a->ref_len); free(a->match); free(a->rmatch); free(a->wide);
+}
+
 /* A chunk of segments' sources (strong references), gathered with the GIL: per segment its references, then
    one hypothesis per system. */
 typedef struct {
@@ -731,9 +738,7 @@ done:
     seg_free(&g);
     count_free(&c);
     free(ro); free(chars); free(hoff);
-    if (a.sys)
-        for (Py_ssize_t k = 0; k < a.K; k++) Py_XDECREF(a.sys[k]);
-    free(a.sys); free(a.seg); free(a.hyp_len); free(a.ref_len); free(a.match); free(a.rmatch); free(a.wide);
+    call_free(&a);
     Py_XDECREF(systems);
     Py_XDECREF(refs);
     return result;
@@ -974,9 +979,7 @@ done:
     bits_free(&bits);
     free(o.hits); free(o.lcs); free(o.pm); free(o.loc);
     free(ro); free(chars); free(hoff);
-    if (a.sys)
-        for (Py_ssize_t k = 0; k < a.K; k++) Py_XDECREF(a.sys[k]);
-    free(a.sys); free(a.seg); free(a.hyp_len); free(a.ref_len); free(a.match); free(a.rmatch); free(a.wide);
+    call_free(&a);
     Py_XDECREF(systems);
     Py_XDECREF(refs);
     return result;
