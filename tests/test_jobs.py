@@ -3,6 +3,9 @@ bit for bit (rows, names, signatures, seeded p-values and intervals), and the se
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -147,3 +150,24 @@ def test_plane_refcurve_and_baseline_identical_to_serial(small_chunks: None, mon
     }  # fmt: skip
     monkeypatch.setattr(baseline, "BLOCK_PAIRS", 20)  # many blocks of clips
     assert baseline.human_baseline(clusters) == baseline.human_baseline(clusters, jobs=3)
+
+
+def test_chunks_count_at_the_same_time(small_chunks: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two threads count two chunks at once: each chunk's counting waits for the other thread's at a barrier, which
+    breaks (after minutes, not seconds: no timing is asserted) if the chunks take turns, as they did while each
+    batch's shared products were ``functools.cached_property`` (one lock for every batch in Python < 3.12)."""
+    from ngrameval.ngrams import direct
+
+    meet = threading.Barrier(2, timeout=300)
+    count = direct.direct_stats
+
+    def together(*args: Any, **kwargs: Any) -> Any:
+        meet.wait()
+        return count(*args, **kwargs)
+
+    systems, refs, _ = corpus(280, 2, 3)  # 8 chunks: an even number of meetings
+    serial = measure(systems, refs, "bleu")
+    monkeypatch.setattr(direct, "direct_stats", together)
+    assert len(local.segment_chunks(280, 2)) % 2 == 0
+    (threaded,) = measure(systems, refs, "bleu", jobs=2)
+    assert all(np.array_equal(x, y) for x, y in zip(threaded.values, serial[0].values, strict=True))

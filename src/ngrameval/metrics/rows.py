@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,6 +39,28 @@ IntArray = NDArray[np.int64]
 Values = tuple[FloatArray, ...]  # one array of per-segment rows per system
 Details = Callable[[FloatArray], dict[str, Any] | None]
 T = TypeVar("T")
+
+
+class kept(Generic[T]):
+    """A property computed on first use and kept in the instance (as ``functools.cached_property``, which in
+    Python < 3.12 holds one lock for every instance of the class while it computes: the batches of chunks
+    measured on threads then took turns, and ``jobs=2`` counted no faster than one thread). A batch is used
+    by one thread, so no lock is needed."""
+
+    def __init__(self, make: Callable[[Any], T]) -> None:
+        self.make = make
+        self.name = make.__name__
+        self.__doc__ = make.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> kept[T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> kept[T] | T:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.make(obj)
+        return value
 
 
 @dataclass(frozen=True)
@@ -71,12 +92,12 @@ class Batch:
         self.source = source
         self._shared: dict[object, object] = {}
 
-    @cached_property
+    @kept
     def flat(self) -> tuple[Sequence[str], IntArray]:
         """Every reference in segment order and the segment offsets."""
         return flatten(self.seg_refs)
 
-    @cached_property
+    @kept
     def raw(self) -> tuple[Sequence[Sequence[str]], Sequence[str], IntArray]:
         """The systems and flat references as raw text (chrF, TER), in the Unicode normal form of ``pre``."""
         flat, seg = self.flat
@@ -85,12 +106,12 @@ class Batch:
         systems = [normalize_texts(h, self.pre.normalize) for h in self.systems]
         return systems, list(normalize_texts(flat, self.pre.normalize)), seg
 
-    @cached_property
+    @kept
     def references(self) -> References:
         """The references tokenized and encoded under ``pre`` (corpus-wide token ids)."""
         return References.build(self.seg_refs, self.pre)
 
-    @cached_property
+    @kept
     def counted(self) -> tuple[Values, int, bool]:
         """The n-gram statistics of every system, counted once for all ``counted`` metrics of the batch: the values,
         the order (the highest any of them needs) and whether NIST's information weights are in them."""
