@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ngrameval.cli.inputs import decimals, emit, judged_systems, scoring_inputs
+from ngrameval.cli.inputs import decimals, emit, judged, judged_systems, scoring_inputs
 from ngrameval.cli.options import (
     RenamedOption,
     add_judgment_options,
@@ -21,6 +21,7 @@ from ngrameval.cli.options import (
     seed_arg,
     sig_level_arg,
 )
+from ngrameval.cli.stats import stored_run
 from ngrameval.io import write_atomic
 from ngrameval.io.write import dumps_json
 from ngrameval.metrics.registry import (
@@ -101,10 +102,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ngrameval.meta.report_data import ReportOptions, build_report, command_line
     from ngrameval.report.html import render_html
 
-    specs, refs, systems, source = scoring_inputs(args)
-    humans: list[HumanScores] = []
-    if args.judgments:
-        systems, humans = judged_systems(args, systems)
     test = "bs" if args.paired_bs else "ar"
     opts = ReportOptions(
         test=test, n_resamples=args.paired_bs_n if test == "bs" else args.paired_ar_n, n_confidence=args.confidence_n,
@@ -114,12 +111,51 @@ def cmd_report(args: argparse.Namespace) -> int:
     )  # fmt: skip
     base = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
     command = command_line("ngrameval report", vars(args), defaults=args._defaults, base=base)
-    data = build_report(systems, refs, specs, source=source, humans=humans, options=opts, title=args.title,
-                        command=command, jobs=args.jobs)  # fmt: skip
+    if (kept := stored_run(args)) is not None:  # a stats file given where the system files go
+        data = _stored_report(args, *kept, opts, command)
+    else:
+        specs, refs, systems, source = scoring_inputs(args)
+        humans: list[HumanScores] = []
+        if args.judgments:
+            systems, humans = judged_systems(args, systems)
+        data = build_report(systems, refs, specs, source=source, humans=humans, options=opts, title=args.title,
+                            command=command, jobs=args.jobs)  # fmt: skip
     emit(render_html(data, decimals(args, 2)), args.output)
     if args.output:
         sys.stderr.write(f"ngrameval: wrote {args.output}\n")
     return 0
+
+
+def _stored_report(args: argparse.Namespace, path: str, run: Any, opts: Any, command: str) -> Any:
+    """The report of a stats file: the report of its texts when it keeps them (``stats --texts``), its rows not
+    counted again; else every part the statistics give, and one line (on stderr and on the page) naming the
+    parts that need the texts."""
+    from ngrameval.meta.plane import DEFAULT_ORDERS
+    from ngrameval.meta.report_data import build_report, build_stored_report
+
+    humans = judged(args, list(run.systems), run.segments) if args.judgments else []
+    specs = list(run.specs)
+    if run.texts is not None:
+        systems = dict(zip(run.systems, (list(h) for h in run.texts.hyps), strict=True))
+        source = None if run.texts.source is None else list(run.texts.source)
+        return build_report(systems, [list(r) for r in run.texts.refs], specs, source=source, humans=humans,
+                            options=opts, title=args.title, command=command, jobs=args.jobs,
+                            rows=run.rows)  # fmt: skip
+    pre, order = specs[0].pre, max(DEFAULT_ORDERS)
+    totals = run.counted_totals(pre, order)
+    if totals is None:
+        totals = (f"{path} holds no n-gram statistics counted under {pre.signature()} at order {order} or higher "
+                  f"(count them with -m aev:n={order}, or keep the texts with ngrameval stats --texts)")  # fmt: skip
+    parts = ["the scores by sentence length"]
+    parts += ["word accuracy", "n-grams and example segments"] if len(run.systems) >= 2 else []
+    parts += ["the paraphrase scores"] if run.source is not None else []
+    absent = (f"Not in this report: {', '.join(parts[:-1])}{' and ' if len(parts) > 1 else ''}{parts[-1]}, which "
+              f"are computed from the texts: {path} holds statistics without them (write it with ngrameval stats "
+              "--texts to have them).")  # fmt: skip
+    sys.stderr.write(f"ngrameval: {absent}\n")
+    return build_stored_report(run.rows, run.systems, run.segments, run.n_refs, totals=totals, absent=absent,
+                               humans=humans, options=opts, title=args.title, command=command,
+                               jobs=args.jobs)  # fmt: skip
 
 
 def add_parser(sub: Any) -> None:

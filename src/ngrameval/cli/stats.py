@@ -26,8 +26,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     paths = list(args.systems or [])
     if args.merge:
-        if args.refs or args.source:
-            raise InputError("--merge reads stats files only: give the shards, no -r/--source")
+        if args.refs or args.source or args.texts:
+            raise InputError(
+                "--merge reads stats files only: give the shards, no -r/--source/--texts (a merge keeps "
+                "the texts when every shard holds them)"
+            )
         if not paths:
             raise InputError("--merge: give the stats files of the shards, in corpus order")
         run = stored.merge_stats([stored.read_stats(p) for p in paths], paths)
@@ -38,7 +41,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         run = _streamed_run(args)
         if run is None:
             specs, refs, systems, source = scoring_inputs(args)
-            run = stored.count_stats(systems, refs, specs, source, args.jobs)
+            run = stored.count_stats(systems, refs, specs, source, args.jobs, keep_texts=args.texts)
     stored.write_stats(run, args.output)
     return 0
 
@@ -49,7 +52,7 @@ def _streamed_run(args: argparse.Namespace) -> Any:
     from ngrameval.cli.score import score_streamed
     from ngrameval.scale.stored import Digester
 
-    digests = Digester()
+    digests = Digester(keep_texts=args.texts)
     streamed = score_streamed(args, False, True, lambda ch: digests.add(ch.systems, ch.refs, ch.source))
     if streamed is None:
         return None
@@ -111,9 +114,9 @@ def add_parser(sub: Any) -> None:
         "stats",
         help="count the per-segment statistics of every metric once and keep them (a Parquet file)",
         description="Write the per-segment sufficient statistics of every metric asked for (with the texts' "
-        "fingerprints and the metrics' signatures) to a Parquet file that score, compare, correlate and plane read "
-        "instead of text, with the same output; --merge joins the files of shards of one corpus (needs pyarrow: pip "
-        "install 'ngrameval[stats]').",
+        "fingerprints and the metrics' signatures) to a Parquet file that score, compare, correlate, plane and "
+        "report read instead of text, with the same output; --merge joins the files of shards of one corpus (needs "
+        "pyarrow: pip install 'ngrameval[stats]').",
     )
     add_scoring_options(p)
     add_naming_options(p)
@@ -121,6 +124,11 @@ def add_parser(sub: Any) -> None:
         "--merge",
         action="store_true",
         help="the files given are stats files of shards of one corpus, in order: write them as one",
+    )
+    p.add_argument(
+        "--texts",
+        action="store_true",
+        help="keep the texts too (outputs, references, source): what report needs for its analysis and examples",
     )
     p.add_argument("-o", "--output", metavar="FILE", required=True, help="the stats file to write (atomically)")
     add_chunk_size(p, "in bounded memory (the same statistics; NIST: two passes)")

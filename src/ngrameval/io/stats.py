@@ -3,6 +3,11 @@
 One Parquet row per system and segment, system-major (every segment of the first system, then the next)::
 
     system (string) | segment (int64, 0-based) | refs_digest | hyp_digest [| source_digest] | BLOCK:COLUMN ...
+    [| hyp_text | refs_text | source_text]
+
+``*_text`` (written with ``stats --texts``) are the texts themselves, for what needs more than statistics (the
+report's analysis and examples): every row's output; the segment's references (a list) and source on the first
+system's rows only (null on the others: one copy). Reading checks them against the digests.
 
 ``*_digest`` are 16-byte BLAKE2b digests of the segment's text (its references; the system's output; the source
 sentence), so a corpus's fingerprint, ``sha256:`` of its segments' digests in order, is the same for a whole run
@@ -20,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +54,22 @@ class Block:
 
 
 @dataclass(frozen=True)
+class Texts:
+    """The texts a stats file may carry: every system's outputs, every segment's references, the source."""
+
+    hyps: tuple[tuple[str, ...], ...]
+    refs: tuple[tuple[str, ...], ...]
+    source: tuple[str, ...] | None = None
+
+    def concatenated(self, more: Sequence[Texts]) -> Texts:
+        """These texts followed by those of ``more`` (shards in corpus order)."""
+        every = [self, *more]
+        hyps = tuple(tuple(x for t in every for x in t.hyps[s]) for s in range(len(self.hyps)))
+        source = None if self.source is None else tuple(x for t in every for x in t.source or ())
+        return Texts(hyps, tuple(r for t in every for r in t.refs), source)
+
+
+@dataclass(frozen=True)
 class StatsTable:
     """What a stats file holds: the systems, the digests of every segment's texts, the blocks of statistics and
     the writer's ``header`` (a JSON object; the keys this module sets are listed in :data:`OWN_KEYS`)."""
@@ -59,6 +80,7 @@ class StatsTable:
     blocks: tuple[Block, ...]
     source: Digests | None = None
     header: dict[str, Any] = field(default_factory=dict)
+    texts: Texts | None = None
 
     @property
     def segments(self) -> int:
@@ -73,7 +95,7 @@ class StatsTable:
         }
 
 
-OWN_KEYS = ("schema", "written_by", "systems", "segments", "blocks", "fingerprints")
+OWN_KEYS = ("schema", "written_by", "systems", "segments", "blocks", "fingerprints", "texts")
 
 
 def _encoded(text: str) -> bytes:
@@ -139,6 +161,9 @@ def to_bytes(table: StatsTable) -> bytes:
     header.update(schema=SCHEMA_VERSION, written_by=f"ngrameval-{__version__}", systems=list(table.systems),
                   segments=n, blocks=[{"name": b.name, "columns": list(b.columns)} for b in table.blocks],
                   fingerprints=table.fingerprints())  # fmt: skip
+    header.pop("texts", None)
+    if table.texts is not None:
+        header["texts"] = True
     cols: dict[str, Any] = {
         "system": pa.DictionaryArray.from_arrays(
             pa.array(np.repeat(np.arange(k, dtype=np.int32), n)), pa.array(list(table.systems), pa.string())
@@ -149,6 +174,8 @@ def to_bytes(table: StatsTable) -> bytes:
     }
     if table.source is not None:
         cols["source_digest"] = _digest_array(pa, table.source, k)
+    if table.texts is not None:
+        cols.update(_text_columns(pa, table.texts, n, k))
     for block in table.blocks:
         for j, name in enumerate(block.columns):
             column = np.concatenate([v[:, j] for v in block.values]) if k else np.zeros(0)
@@ -158,6 +185,41 @@ def to_bytes(table: StatsTable) -> bytes:
     sink = pa.BufferOutputStream()
     pq.write_table(arrow, sink, compression="zstd")
     return bytes(sink.getvalue().to_pybytes())
+
+
+def _text_columns(pa: Any, texts: Texts, n: int, k: int) -> dict[str, Any]:
+    """The ``*_text`` columns: every row's output; the references and source on the first system's rows only."""
+    blank = [None] * (n * (k - 1)) if k else []
+    cols = {
+        "hyp_text": pa.array([x for lines in texts.hyps for x in lines], pa.string()),
+        "refs_text": pa.array([list(r) for r in texts.refs][: n if k else 0] + blank, pa.list_(pa.string())),
+    }
+    if texts.source is not None:
+        cols["source_text"] = pa.array(list(texts.source)[: n if k else 0] + blank, pa.string())
+    return cols
+
+
+def _read_texts(path: str | Path, arrow: Any, table: StatsTable) -> Texts:
+    """The ``*_text`` columns of ``arrow``, checked against the digests of ``table`` (an InputError naming the
+    first that differs)."""
+    n, k = table.segments, len(table.systems)
+    names = set(arrow.column_names)
+    want = ["hyp_text", "refs_text"] + (["source_text"] if table.source is not None else [])
+    missing = [c for c in want if c not in names]
+    if missing:
+        raise _bad(path, f"its metadata says it holds the texts, but column {missing[0]!r} is missing")
+    hyp = arrow.column("hyp_text").to_pylist()
+    refs = arrow.column("refs_text").slice(0, n).to_pylist() if k else []
+    source = arrow.column("source_text").slice(0, n).to_pylist() if table.source is not None and k else None
+    hyps = tuple(tuple(hyp[s * n : (s + 1) * n]) for s in range(k))
+    texts = Texts(hyps, tuple(tuple(r or ()) for r in refs), None if source is None else tuple(source))
+    same = all(None not in h and np.array_equal(line_digests(h), d) for h, d in zip(hyps, table.hyps, strict=True))
+    same = same and (not k or (None not in refs and np.array_equal(reference_digests(texts.refs), table.refs)))
+    if source is not None and table.source is not None:
+        same = same and None not in source and np.array_equal(line_digests(texts.source or ()), table.source)
+    if not same:
+        raise _bad(path, "its texts do not match their digests (damaged or edited?)")
+    return texts
 
 
 def write_table(path: str | Path, table: StatsTable) -> None:
@@ -271,4 +333,6 @@ def read_table(path: str | Path) -> StatsTable:
     )
     if header.get("fingerprints") != table.fingerprints():
         raise _bad(path, "its fingerprints do not match its digests (damaged or edited?)")
+    if header.get("texts") is True:
+        table = replace(table, texts=_read_texts(path, arrow, table))
     return table

@@ -8,7 +8,7 @@ import os
 import shlex
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,16 @@ from ngrameval.errors import InputError
 from ngrameval.meta import analysis as an
 from ngrameval.meta.correlate import Correlation, HumanScores, correlate
 from ngrameval.meta.metric_difference import MetricDifference, compare_correlations
-from ngrameval.meta.plane import Plane, plane, planes
+from ngrameval.meta.plane import (
+    DEFAULT_ALPHAS,
+    DEFAULT_ORDERS,
+    Plane,
+    checked_grid,
+    plane,
+    plane_of_totals,
+    planes,
+    planes_of_totals,
+)
 from ngrameval.meta.resample import resolve_seed
 from ngrameval.meta.significance import (
     DEFAULT_SEED,
@@ -31,7 +40,7 @@ from ngrameval.meta.significance import (
     paired_test,
 )
 from ngrameval.metrics.registry import MetricSpec
-from ngrameval.ngrams.stats import MetricRows
+from ngrameval.ngrams.stats import MetricRows, Stats
 from ngrameval.text.pipeline import Preprocess
 
 
@@ -86,6 +95,7 @@ class ReportData:
     analysis_text: str = ""  # the text setting of the analysis (tokens, n-grams)
     paraphrase: ParaphraseResult | None = None
     version: str = field(default=__version__)
+    absent: str = ""  # what the inputs could not give (a report of statistics without their texts), said on the page
 
 
 def _relative(value: object, base: str | None) -> str:
@@ -196,28 +206,22 @@ def build_report(
     command: str = "",
     jobs: int | None = 1,
     plane_text: Preprocess | None = None,
+    rows: Sequence[MetricRows] | None = None,
 ) -> ReportData:
     """Scores with intervals, all-pairs tests and ranking, correlations with ``humans`` and their planes, the
     compare-mt analysis (two systems or more) and, with ``source``, the paraphrase scores — as far as the
     inputs allow (a section that cannot be computed says why in its notes). ``jobs``: threads for scoring and
     resampling (the numbers do not depend on it). ``plane_text``: the text settings of the (alpha, N) planes
-    (default: those of the first metric)."""
+    (default: those of the first metric). ``rows``: the per-segment rows of ``specs`` already counted on these
+    texts (kept in a stats file): not counted again."""
     seg_refs = segment_major(refs)
     names = list(systems)
-    rows = measure(systems, seg_refs, specs, source, jobs)
-    opts = options
-    comparison = None
-    if len(names) >= 2:
-        comparison = paired_test(
-            rows, names, test=opts.test, n_resamples=opts.n_resamples, n_confidence=opts.n_confidence,
-            seed=opts.seed, correction=opts.correction, alpha=opts.alpha, confidence=opts.confidence, jobs=jobs,
-        )  # fmt: skip
-        metrics = comparison.metrics
-    else:
-        metrics = _intervals(rows, names, opts)
+    rows = measure(systems, seg_refs, specs, source, jobs) if rows is None else list(rows)
     pre = specs[0].pre
     found = _planes(systems, seg_refs, humans, plane_text or pre) if humans else []
-    sections = tuple(_human_section(rows, h, f, opts) for h, f in zip(humans, found, strict=True))
+    data = _scored(rows, names, len(seg_refs), tuple(sorted({len(r) for r in seg_refs})), humans, found, options,
+                   jobs)  # fmt: skip
+    opts = options
     text = Preprocess(pre.tokenize, pre.lowercase)  # the analysis shows words: no stemming, no stop-word removal
     enc = an.encode(systems, seg_refs, text)
     lengths = tuple(an.bucket_scores(r, names, an.reference_lengths(enc), by="mean reference length") for r in rows)
@@ -230,20 +234,82 @@ def build_report(
     para = None
     if source is not None:
         para = paraphrase(systems, source, seg_refs, tokenize=pre.tokenize, lowercase=pre.lowercase)
-    return ReportData(
-        title=title,
-        command=command,
-        systems=tuple(names),
-        n_segments=len(seg_refs),
-        n_refs=tuple(sorted({len(r) for r in seg_refs})),
-        score_signatures=tuple(r.signature for r in rows),
-        comparison=comparison,
-        metrics=tuple(metrics),
-        confidence=opts.confidence,
-        humans=sections,
-        lengths=lengths,
-        words=words,
-        pairs=pairs or (),
-        analysis_text=text.signature(),
-        paraphrase=para,
-    )
+    return replace(data, title=title, command=command, lengths=lengths, words=words, pairs=pairs or (),
+                   analysis_text=text.signature(), paraphrase=para)  # fmt: skip
+
+
+def _scored(
+    rows: Sequence[MetricRows],
+    names: Sequence[str],
+    n_segments: int,
+    n_refs: tuple[int, ...],
+    humans: Sequence[HumanScores],
+    found: Sequence[Plane | str],
+    opts: ReportOptions,
+    jobs: int | None,
+) -> ReportData:
+    """The report's parts that come from the rows alone (and the planes ``found``): scores, tests, people."""
+    comparison = None
+    if len(names) >= 2:
+        comparison = paired_test(
+            rows, list(names), test=opts.test, n_resamples=opts.n_resamples, n_confidence=opts.n_confidence,
+            seed=opts.seed, correction=opts.correction, alpha=opts.alpha, confidence=opts.confidence, jobs=jobs,
+        )  # fmt: skip
+        metrics = comparison.metrics
+    else:
+        metrics = _intervals(rows, names, opts)
+    sections = tuple(_human_section(rows, h, f, opts) for h, f in zip(humans, found, strict=True))
+    return ReportData(title="", command="", systems=tuple(names), n_segments=n_segments, n_refs=n_refs,
+                      score_signatures=tuple(r.signature for r in rows), comparison=comparison, metrics=tuple(metrics),
+                      confidence=opts.confidence, humans=sections)  # fmt: skip
+
+
+def build_stored_report(
+    rows: Sequence[MetricRows],
+    names: Sequence[str],
+    n_segments: int,
+    n_refs: Sequence[int],
+    *,
+    totals: Stats | str,
+    absent: str,
+    humans: Sequence[HumanScores] = (),
+    options: ReportOptions = ReportOptions(),
+    title: str = "ngrameval report",
+    command: str = "",
+    jobs: int | None = 1,
+    plane_text: Preprocess | None = None,
+) -> ReportData:
+    """The report of per-segment ``rows`` kept without their texts (a stats file): the scores, tests and
+    correlations of :func:`build_report`; the (alpha, N) planes from the kept n-gram ``totals`` of every system
+    (counted under ``plane_text`` at the planes' highest order or above; a str: why there are none); no analysis
+    of the texts, which ``absent`` says (one line, shown on the page)."""
+    found: list[Plane | str] = []
+    if humans:
+        found = [totals] * len(humans) if isinstance(totals, str) else _planes_of_totals(totals, names, humans,
+                                                                                       plane_text)  # fmt: skip
+    data = _scored(rows, names, n_segments, tuple(sorted(n_refs)), humans, found, options, jobs)
+    return replace(data, title=title, command=command, absent=absent)
+
+
+def _planes_of_totals(
+    totals: Stats, names: Sequence[str], humans: Sequence[HumanScores], pre: Preprocess | None
+) -> list[Plane | str]:
+    """:func:`_planes` from kept totals: the default grid, each criterion on its own when they fail together."""
+    text = pre or Preprocess()
+    alphas, orders = checked_grid(DEFAULT_ALPHAS, DEFAULT_ORDERS, 1.0, 2.0)
+    try:
+        return list(planes_of_totals(totals, names, [(h, "r2") for h in humans], text, alphas, orders, 1.0, 2.0))
+    except InputError:
+        pass
+    row = {s: k for k, s in enumerate(names)}
+    out: list[Plane | str] = []
+    for human in humans:
+        missing = [s for s in human.systems if s not in row]
+        try:
+            if missing:
+                raise InputError(f"no output for judged system(s) {', '.join(missing)}")
+            mine = Stats(totals.values[[row[s] for s in human.systems]], totals.max_order, totals.has_info)
+            out.append(plane_of_totals(mine, human, text, alphas, orders, "r2", 1.0, 2.0))
+        except InputError as exc:
+            out.append(str(exc))
+    return out

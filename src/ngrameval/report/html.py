@@ -499,7 +499,7 @@ def render_html(data: ReportData, width: int = 2) -> str:
     for i, sec in enumerate(data.humans):
         sections.append(_human(sec, data, i, width))
         toc.append((f"human-{i}", f"Human: {sec.human.criterion}"))
-    if len(data.systems) >= 2 or data.lengths:
+    if data.lengths or data.words is not None or data.pairs:  # none from statistics without their texts
         sections.append(_analysis(data, width))
         toc.append(("analysis", "Analysis"))
     if data.paraphrase is not None:
@@ -515,7 +515,8 @@ def render_html(data: ReportData, width: int = 2) -> str:
             f"<title>{e(data.title)}</title><style>{_CSS}</style></head><body>")  # fmt: skip
     intro = (f"<h1>{e(data.title)}</h1><p>{len(data.systems)} systems × {data.n_segments} segments, "
              f"{e(refs)} reference(s) per segment. Scores x100 on the 0–1 scale.</p>"
-             f'<nav class="toc">{nav}</nav>' + _answer(data, width)
+             + (f'<p class="note">{e(data.absent)}</p>' if data.absent else "")
+             + f'<nav class="toc">{nav}</nav>' + _answer(data, width)
              + (f"<details><summary>Command</summary><pre>{e(data.command)}</pre></details>" if data.command
                 else ""))  # fmt: skip
     foot = (

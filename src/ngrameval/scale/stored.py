@@ -30,6 +30,7 @@ from ngrameval.io.stats import (
     Block,
     Digests,
     StatsTable,
+    Texts,
     fingerprint,
     line_digests,
     read_table,
@@ -49,7 +50,8 @@ _STATS_BLOCKS = ("match", "total", "rmatch", "rtotal", "info")  # the Stats layo
 class RunStats:
     """The per-segment statistics of a run: ``rows[m].values[s]`` (segments x width) of metric ``m`` and system
     ``systems[s]``, the specs they were counted under, the reference counts per segment (``n_refs``, distinct), and
-    the 16-byte digest of every segment's references, outputs and source (:mod:`ngrameval.io.stats`)."""
+    the 16-byte digest of every segment's references, outputs and source (:mod:`ngrameval.io.stats`); ``texts``:
+    the texts themselves when kept (``stats --texts``: what the report's analysis reads)."""
 
     systems: tuple[str, ...]
     rows: tuple[MetricRows, ...]
@@ -59,6 +61,7 @@ class RunStats:
     hyps: tuple[Digests, ...]
     source: Digests | None = None
     written_by: str = f"ngrameval-{__version__}"
+    texts: Texts | None = None
 
     @property
     def segments(self) -> int:
@@ -93,31 +96,43 @@ def count_stats(
     specs: Sequence[MetricSpec] | str,
     source: Sequence[str] | None = None,
     jobs: int | None = 1,
+    keep_texts: bool = False,
 ) -> RunStats:
     """The :class:`RunStats` of scoring ``systems`` against ``refs`` with ``specs`` (as :func:`ngrameval.measure`:
-    a ``-m`` string or MetricSpecs; ``jobs`` threads)."""
+    a ``-m`` string or MetricSpecs; ``jobs`` threads); ``keep_texts``: keep the texts too (``stats --texts``)."""
     checked = checked_specs(specs)
     names = list(validate.systems(systems))
     rows = measure(systems, refs, checked, source, jobs)
     seg_refs = segment_major(validate.references(refs, "refs"))
     texts = validate.systems(systems)
+    src = None if source is None else validate.texts(source, "source")
+    kept = texts_of({n: texts[n] for n in names}, seg_refs, src) if keep_texts else None
     return RunStats(
         tuple(names), tuple(rows), tuple(checked), tuple(sorted({len(r) for r in seg_refs})),
         reference_digests(seg_refs), tuple(line_digests(texts[n]) for n in names),
-        None if source is None else line_digests(validate.texts(source, "source")),
+        None if src is None else line_digests(src), texts=kept,
     )  # fmt: skip
+
+
+def texts_of(
+    systems: Mapping[str, Sequence[str]], refs: Sequence[Sequence[str]], source: Sequence[str] | None
+) -> Texts:
+    """The :class:`~ngrameval.io.stats.Texts` of a run (``refs`` segment-major)."""
+    return Texts(tuple(tuple(v) for v in systems.values()), tuple(tuple(r) for r in refs),
+                 None if source is None else tuple(source))  # fmt: skip
 
 
 class Digester:
     """The digests of a corpus read piece by piece (chunks of streamed files, in order): :meth:`add` each piece's
     systems, references and source, then :meth:`run` makes the :class:`RunStats` of rows counted over the same
-    pieces."""
+    pieces; ``keep_texts``: keep the pieces' texts too."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_texts: bool = False) -> None:
         self.refs: list[Digests] = []
         self.hyps: dict[str, list[Digests]] = {}
         self.source: list[Digests] = []
         self.n_refs: set[int] = set()
+        self.texts: list[Texts] | None = [] if keep_texts else None
 
     def add(
         self, systems: Mapping[str, Sequence[str]], refs: Sequence[Sequence[str]], source: Sequence[str] | None
@@ -128,6 +143,8 @@ class Digester:
         if source is not None:
             self.source.append(line_digests(source))
         self.n_refs.update(len(r) for r in refs)
+        if self.texts is not None:
+            self.texts.append(texts_of(systems, refs, source))
 
     def run(self, names: Sequence[str], rows: Sequence[MetricRows], specs: Sequence[MetricSpec]) -> RunStats:
         """The run of ``rows`` (every segment's, named and signed: :func:`ngrameval.scale.files.score_files` with
@@ -137,8 +154,12 @@ class Digester:
             return np.concatenate(parts) if parts else np.zeros((0, DIGEST), dtype=np.uint8)
 
         hyps = tuple(cat(self.hyps.get(name, [])) for name in names)
+        texts = None
+        if self.texts is not None:
+            empty = Texts(tuple(() for _ in names), (), () if self.source else None)
+            texts = self.texts[0].concatenated(self.texts[1:]) if self.texts else empty
         return RunStats(tuple(names), tuple(rows), tuple(specs), tuple(sorted(self.n_refs)), cat(self.refs), hyps,
-                        cat(self.source) if self.source else None)  # fmt: skip
+                        cat(self.source) if self.source else None, texts=texts)  # fmt: skip
 
 
 # ---- metrics as JSON: class name, fields (non-finite floats and tuples spelled out), text settings
@@ -211,7 +232,7 @@ def to_table(run: RunStats) -> StatsTable:
             blocks[key] = Block(row.metric, _column_names(spec, width), tuple(row.values))
         records.append(_record(row, spec, blocks[key].name))
     header = {"metrics": records, "n_refs": list(run.n_refs)}
-    return StatsTable(run.systems, run.refs, run.hyps, tuple(blocks.values()), run.source, header)
+    return StatsTable(run.systems, run.refs, run.hyps, tuple(blocks.values()), run.source, header, run.texts)
 
 
 def write_stats(run: RunStats, path: str | Path) -> None:
@@ -270,7 +291,7 @@ def from_table(path: str | Path, table: StatsTable) -> RunStats:
             raise
         raise InputError(f"{path}: its metrics' metadata is damaged (no or a bad {exc})") from None
     return RunStats(table.systems, tuple(rows), tuple(specs), tuple(counts), table.refs, table.hyps, table.source,
-                    str(table.header.get("written_by", "?")))  # fmt: skip
+                    str(table.header.get("written_by", "?")), table.texts)  # fmt: skip
 
 
 def _stored_rows(
@@ -324,6 +345,9 @@ def merge_stats(runs: Sequence[RunStats], names: Sequence[str] | None = None) ->
             raise InputError(f"{lab}: {'has' if run.source is not None else 'lacks'} a source, unlike {label[0]}")
         if run.written_by != first.written_by:
             raise _differs(f"{lab}: written by another ngrameval than {label[0]}", run.written_by, first.written_by)
+        if (run.texts is None) != (first.texts is None):
+            raise InputError(f"{lab}: {'holds' if run.texts is not None else 'lacks'} the texts, unlike {label[0]} "
+                             "(write every shard with stats --texts, or none)")  # fmt: skip
     n_refs = tuple(sorted({n for run in runs for n in run.n_refs}))
     shared: dict[int, tuple[Any, ...]] = {}
     rows = []
@@ -342,6 +366,7 @@ def merge_stats(runs: Sequence[RunStats], names: Sequence[str] | None = None) ->
         first.systems, tuple(renamed), first.specs, n_refs, cat([r.refs for r in runs]),
         tuple(cat([r.hyps[s] for r in runs]) for s in range(len(first.systems))),
         None if first.source is None else cat([r.source for r in runs if r.source is not None]), first.written_by,
+        None if first.texts is None else first.texts.concatenated([r.texts for r in runs[1:] if r.texts is not None]),
     )  # fmt: skip
 
 
