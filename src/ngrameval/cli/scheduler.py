@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ngrameval.metrics.registry import MetricSpec
     from ngrameval.ngrams.stats import MetricRows
     from ngrameval.scale.dask.run import Job
+    from ngrameval.scale.stored import RunStats
 
 
 Names = Callable[[Sequence[str]], list[str]]  # SYSTEM patterns -> system names (--names, --strip-names)
@@ -68,6 +69,13 @@ def score(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -
     digits = 2 if args.width is None else int(args.width)
     render = functools.partial(render_scores, fmt=fmt, width=digits, sentence=True)  # picklable: shipped to workers
     return run.score_written(job(args, names), specs, args.shard_output, render, "txt" if fmt == "text" else fmt)
+
+
+def stats(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -> RunStats:
+    """``stats --scheduler``: the statistics of the partitions, counted on the workers, merged on the client."""
+    from ngrameval.scale.dask import run
+
+    return run.stats(job(args, names), specs, keep_texts=args.texts)
 
 
 def segment_rows(args: argparse.Namespace, specs: Sequence[MetricSpec], names: Names) -> tuple[

@@ -78,9 +78,9 @@ def check_one_machine_chunks(args: argparse.Namespace) -> None:
 
 def cmd_score(args: argparse.Namespace) -> int:
     check_one_machine_chunks(args)
-    sentence = args.sentence and not args.scheduler  # on Dask, the workers write them (--shard-output)
     streamed = None
-    kept = stored_rows(args)  # a stats file given where the system files go
+    kept = stored_rows(args)  # a stats file given where the system files go (on Dask: the shards' files)
+    sentence = args.sentence and (kept is not None or not args.scheduler)  # Dask's workers write text shards' own
     if kept is not None:
         names, rows = kept
         results = scores_of(rows, names, sentence)

@@ -4,6 +4,7 @@ what ``score`` and ``compare`` do with a stats file given where the system files
 from __future__ import annotations
 
 import argparse
+import sys
 import warnings
 from typing import Any
 
@@ -12,6 +13,7 @@ from ngrameval.cli.options import (
     Unset,
     add_chunk_size,
     add_naming_options,
+    add_scheduler,
     add_scoring_options,
     add_text_options,
 )
@@ -22,10 +24,16 @@ from ngrameval.ngrams.stats import MetricRows
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from ngrameval.cli.score import check_one_machine_chunks
     from ngrameval.scale import stored
 
+    check_one_machine_chunks(args)
     paths = list(args.systems or [])
-    if args.merge:
+    if args.merge and args.scheduler:
+        if args.refs or args.source or args.texts:
+            raise InputError("--merge reads stats files only: give the shards, no -r/--source/--texts")
+        run = _read_on_dask(args, paths)
+    elif args.merge:
         if args.refs or args.source or args.texts:
             raise InputError(
                 "--merge reads stats files only: give the shards, no -r/--source/--texts (a merge keeps "
@@ -38,7 +46,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         given = next((p for p in paths if is_stats_file(p)), None)
         if given is not None:
             raise InputError(f"{given}: a stats file, not system output (merge shards with ngrameval stats --merge)")
-        run = _streamed_run(args)
+        run = _counted_on_dask(args) if args.scheduler else _streamed_run(args)
         if run is None:
             specs, refs, systems, source = scoring_inputs(args)
             run = stored.count_stats(systems, refs, specs, source, args.jobs, keep_texts=args.texts)
@@ -65,6 +73,34 @@ def _streamed_run(args: argparse.Namespace) -> Any:
         streamed.close()
 
 
+def _counted_on_dask(args: argparse.Namespace) -> Any:
+    """``stats --scheduler``: each partition counted on its worker, merged in order on the client."""
+    from ngrameval.cli import scheduler as commands
+    from ngrameval.cli.inputs import system_namer
+
+    given = next((p for p in _shards(args.systems or []) if is_stats_file(p)), None)
+    if given is not None:
+        raise InputError(f"{given}: a stats file, not system output (merge shards with ngrameval stats --merge)")
+    return commands.stats(args, metric_specs(args, args.metrics), system_namer(args))
+
+
+def _shards(patterns: list[str]) -> list[str]:
+    """The files of ``--scheduler``'s shard patterns (globs, directories or files), in name order."""
+    from ngrameval.scale.dask.cluster import expand
+
+    return [p for pattern in patterns for p in expand(pattern)]
+
+
+def _read_on_dask(args: argparse.Namespace, patterns: list[str]) -> Any:
+    """The stats files of ``patterns`` (shards of one corpus, in name order), read on the Dask workers of
+    ``--scheduler`` and merged in order."""
+    from ngrameval.scale.dask.run import read_stats
+
+    if not patterns:
+        raise InputError("--scheduler: give the stats files of the shards (quoted globs, directories or files)")
+    return read_stats(args.scheduler, patterns, sys.stderr.isatty() and not getattr(args, "quiet", False))
+
+
 def stored_rows(args: argparse.Namespace) -> tuple[list[str], list[MetricRows]] | None:
     """The systems and rows of a stats file given as the only system file of ``score``/``compare``/``correlate``
     (None: the inputs are text); see :func:`stored_run`."""
@@ -78,18 +114,31 @@ def stored_run(args: argparse.Namespace, allow_text: bool = False) -> tuple[str,
     given, metrics it holds (an InputError naming what differs, both values); ``allow_text``: the text options pick
     statistics without ``-m`` (``plane``)."""
     paths = list(args.systems or [])
-    given = [p for p in paths if is_stats_file(p)]
+    scheduler = getattr(args, "scheduler", None)
+    files = _shards(paths) if scheduler and paths else paths
+    given = [p for p in files if is_stats_file(p)]
     if not given:
         return None
-    if len(paths) > 1:
+    if scheduler and len(given) < len(files):
+        text = next(p for p in files if not is_stats_file(p))
+        raise InputError(f"{text}: not a stats file, but {given[0]} is: give --scheduler the stats files of the "
+                         "shards only, or text shards only")  # fmt: skip
+    if len(paths) > 1 and not scheduler:
         raise InputError(f"{given[0]}: a stats file is read alone (merge shards first: ngrameval stats --merge)")
-    for option in ("--scheduler", "--chunk-size", "--ref-cache", "--names", "--strip-names"):
+    for option in ("--chunk-size", "--ref-cache", "--names", "--strip-names", "--shard-output"):
         if getattr(args, option[2:].replace("-", "_"), None):
             raise InputError(f"{option} does not apply to a stats file ({given[0]}): its systems are counted")
     from ngrameval.scale import stored
 
-    path = given[0]
-    run = stored.read_stats(path)
+    if scheduler:
+        if getattr(args, "refs", None) or getattr(args, "source", None):
+            raise InputError(f"-r/--source with --scheduler and stats files ({given[0]} ...): each shard was "
+                             "checked when counted; check the merged file against the texts on one machine "
+                             "(ngrameval stats --merge, then -r)")  # fmt: skip
+        path, run = paths[0] if len(paths) == 1 else f"{paths[0]} ...", _read_on_dask(args, paths)
+    else:
+        path = given[0]
+        run = stored.read_stats(path)
     refs_paths, source_path = getattr(args, "refs", None), getattr(args, "source", None)
     refs = None
     if refs_paths:
@@ -132,5 +181,6 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("-o", "--output", metavar="FILE", required=True, help="the stats file to write (atomically)")
     add_chunk_size(p, "in bounded memory (the same statistics; NIST: two passes)")
+    add_scheduler(p)
     add_text_options(p)
     p.set_defaults(func=cmd_stats)

@@ -101,16 +101,28 @@ def count_stats(
     """The :class:`RunStats` of scoring ``systems`` against ``refs`` with ``specs`` (as :func:`ngrameval.measure`:
     a ``-m`` string or MetricSpecs; ``jobs`` threads); ``keep_texts``: keep the texts too (``stats --texts``)."""
     checked = checked_specs(specs)
-    names = list(validate.systems(systems))
     rows = measure(systems, refs, checked, source, jobs)
     seg_refs = segment_major(validate.references(refs, "refs"))
-    texts = validate.systems(systems)
     src = None if source is None else validate.texts(source, "source")
-    kept = texts_of({n: texts[n] for n in names}, seg_refs, src) if keep_texts else None
+    return run_of(validate.systems(systems), seg_refs, src, rows, checked, keep_texts)
+
+
+def run_of(
+    systems: Mapping[str, Sequence[str]],
+    refs: Sequence[Sequence[str]],
+    source: Sequence[str] | None,
+    rows: Sequence[MetricRows],
+    specs: Sequence[MetricSpec],
+    keep_texts: bool = False,
+) -> RunStats:
+    """The :class:`RunStats` of ``rows`` counted under ``specs`` on these texts (``refs`` segment-major): their
+    digests taken, and the texts kept with ``keep_texts``."""
+    names = list(systems)
     return RunStats(
-        tuple(names), tuple(rows), tuple(checked), tuple(sorted({len(r) for r in seg_refs})),
-        reference_digests(seg_refs), tuple(line_digests(texts[n]) for n in names),
-        None if src is None else line_digests(src), texts=kept,
+        tuple(names), tuple(rows), tuple(specs), tuple(sorted({len(r) for r in refs})),
+        reference_digests(refs), tuple(line_digests(systems[n]) for n in names),
+        None if source is None else line_digests(source),
+        texts=texts_of(systems, refs, source) if keep_texts else None,
     )  # fmt: skip
 
 
@@ -320,16 +332,17 @@ def _differs(what: str, a: object, b: object) -> InputError:
     return InputError(f"{what}: {a} and {b}")
 
 
-def merge_stats(runs: Sequence[RunStats], names: Sequence[str] | None = None) -> RunStats:
+def merge_stats(runs: Sequence[RunStats], names: Sequence[str] | None = None, weighed: bool = False) -> RunStats:
     """Shards of one corpus (consecutive segments, in ``runs``' order) as one run: rows and digests concatenated,
     so the merge equals the run of the whole corpus bit for bit. Every shard must hold the same systems and metrics
-    (an InputError naming what differs, ``names``: the shards' names); a ``corpus_wide`` metric is refused."""
+    (an InputError naming what differs, ``names``: the shards' names); a ``corpus_wide`` metric is refused, unless
+    ``weighed``: the shards' rows were counted with the weights of the whole corpus (Dask partitions' NIST)."""
     if not runs:
         raise InputError("no statistics to merge")
     label = list(names) if names is not None else [f"shard {k + 1}" for k in range(len(runs))]
     first = runs[0]
     wide = [r.metric for r, sp in zip(first.rows, first.specs) if sp.metric.corpus_wide]
-    if wide:
+    if wide and not weighed:
         raise InputError(f"{label[0]}: {wide[0]} cannot be merged from shards: its statistics depend on every "
                          "reference of the corpus (count it on the whole corpus)")  # fmt: skip
     for lab, run in zip(label[1:], runs[1:]):

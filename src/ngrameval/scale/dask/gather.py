@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from ngrameval.meta.significance import Comparison
     from ngrameval.metrics.registry import MetricSpec
     from ngrameval.ngrams.stats import MetricRows, Stats
+    from ngrameval.scale.stored import RunStats
     from ngrameval.text.pipeline import Preprocess
 
 Render = Callable[[Sequence["Score"]], str]  # sentence scores -> the text of a shard's file
@@ -282,3 +283,94 @@ def write_sentences(
     graph: Delayed = _dask().delayed(named_sum, pure=True)(written(partitions, specs, out_dir, render, **options),
                                                            specs)  # fmt: skip
     return graph
+
+
+def _partition_stats(
+    part: Partition, specs: Sequence[MetricSpec], max_cells: int | None, keep_texts: bool, *nist: Any
+) -> tuple[RunStats, Said]:
+    """The :class:`~ngrameval.scale.stored.RunStats` of one partition (on its worker: its texts' digests, and the
+    texts with ``keep_texts``) and its warnings; ``nist``: the corpus unigrams and the partition's lookups of NIST's
+    weights (:func:`ngrameval.scale.dask.nist.nist_rows`), or nothing."""
+    from ngrameval.scale.dask.nist import nist_rows
+    from ngrameval.scale.stored import run_of
+
+    rows, _, said = nist_rows(part, specs, max_cells, *nist) if nist else partition_rows(part, specs, max_cells)
+    with named_errors(part):
+        return run_of(dict(part.systems), part.refs, part.source, rows, specs, keep_texts), said
+
+
+def _merged_runs(runs: Sequence[tuple[RunStats, Said]], labels: Sequence[str]) -> tuple[RunStats, Said]:
+    from ngrameval.scale.stored import merge_stats
+
+    return merge_stats([r[0] for r in runs], labels, weighed=True), sum((r[1] for r in runs), ())
+
+
+def check_stats_specs(specs: Sequence[MetricSpec]) -> None:
+    """An InputError naming a metric whose statistics the partitions cannot count exactly: CIDEr (document
+    frequencies of the whole corpus; NIST's weights are counted in a pass of their own)."""
+    check_specs(specs, nist=True)
+    wide = [sp.metric.display_name() for sp in specs if sp.metric.corpus_wide and not sp.metric.needs_info]
+    if wide:
+        raise InputError(
+            f"{wide[0]} cannot be counted on Dask partitions: its document frequencies depend on every reference of "
+            "the corpus (count it on one machine: ngrameval stats without --scheduler)"
+        )
+
+
+def counted_stats(
+    partitions: Sequence[Delayed],
+    specs: Sequence[MetricSpec] | str,
+    client: Client | None = None,
+    *,
+    keep_texts: bool = False,
+    progress: bool = False,
+    max_cells: int | None = None,
+    nist_groups: int | None = None,
+) -> RunStats:
+    """The statistics of the concatenated ``partitions`` under ``specs``, counted on the workers and merged in
+    order on the client: the :class:`~ngrameval.scale.stored.RunStats` :func:`ngrameval.count_stats` gives for the
+    whole corpus on one machine, bit for bit (NIST with the weights of the whole corpus, :mod:`.nist`; CIDEr, whose
+    document frequencies are not counted across partitions, is refused). Memory on the client: every segment's
+    rows (see the module docstring) and, with ``keep_texts``, the texts."""
+    from ngrameval.api import checked_specs
+    from ngrameval.scale.dask import nist as nd_nist
+
+    dask = _dask()
+    specs = checked_specs(specs)
+    check_stats_specs(specs)
+    if not partitions:
+        raise InputError("no partition to score")
+    graph = None
+    if any(sp.metric.corpus_wide for sp in specs):
+        graph = nd_nist.weights_graph(partitions, specs, nd_nist.checked_groups(nist_groups, len(partitions)))
+    parts = [
+        dask.delayed(_partition_stats, pure=True)(p, specs, max_cells, keep_texts,
+                                                  *(() if graph is None else (graph.unigrams, graph.found[k])))
+        for k, p in enumerate(partitions)
+    ]  # fmt: skip
+    labels = list(getattr(partitions, "labels", ())) or [f"partition {k}" for k in range(len(partitions))]
+    run, said = compute(dask.delayed(_merged_runs, pure=True)(parts, labels), client, progress)
+    say(said)
+    return cast("RunStats", run)
+
+
+def _read_stats(path: str) -> RunStats:
+    from ngrameval.scale.stored import read_stats
+
+    return read_stats(path)
+
+
+def read_stats(
+    paths: Sequence[str], client: Client | None = None, progress: bool = False, labels: Sequence[str] | None = None
+) -> RunStats:
+    """The stats files ``paths`` (shards of one corpus, in order; each read by a worker, so they must be visible
+    to the workers), merged in order on the client (:func:`ngrameval.scale.stored.merge_stats`: the same systems
+    and metrics in every file, an InputError naming the file that differs, by its ``labels``)."""
+    from ngrameval.scale.stored import merge_stats
+
+    dask = _dask()
+    if not paths:
+        raise InputError("no stats file to read")
+    runs = compute(dask.delayed(list, pure=True)([dask.delayed(_read_stats, pure=True)(p) for p in paths]), client,
+                   progress)  # fmt: skip
+    return merge_stats(runs, list(labels or paths))

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ngrameval.ngrams.stats import MetricRows
     from ngrameval.scale.dask.cluster import Partitions
     from ngrameval.scale.dask.gather import Render
+    from ngrameval.scale.stored import RunStats
 
 
 @dataclass(frozen=True)
@@ -60,17 +61,24 @@ def partitions(job: Job) -> Partitions:
 
 
 @contextmanager
-def session(job: Job) -> Iterator[tuple[Client, Partitions]]:
-    """A client of the job's scheduler (``local[:N]`` starts a local cluster, closed at the end; the dashboard's
-    address on stderr) and the job's partitions."""
+def connected(scheduler: str) -> Iterator[Client]:
+    """A client of ``scheduler`` (``local[:N]`` starts a local cluster, closed at the end; the dashboard's address
+    on stderr)."""
     from ngrameval.scale.dask import cluster
 
-    client = cluster.connect(job.scheduler)
+    client = cluster.connect(scheduler)
     try:
         print(f"ngrameval: Dask dashboard: {cast(Any, client).dashboard_link}", file=sys.stderr)
-        yield client, partitions(job)
+        yield client
     finally:
-        cluster.close(client, job.scheduler.startswith("local"))
+        cluster.close(client, scheduler.startswith("local"))
+
+
+@contextmanager
+def session(job: Job) -> Iterator[tuple[Client, Partitions]]:
+    """A client of the job's scheduler (:func:`connected`) and the job's partitions."""
+    with connected(job.scheduler) as client:
+        yield client, partitions(job)
 
 
 def score(job: Job, specs: Sequence[MetricSpec]) -> list[Score]:
@@ -101,6 +109,27 @@ def segment_rows(job: Job, specs: Sequence[MetricSpec]) -> tuple[list[str], list
     with session(job) as (client, parts):
         rows = gather.gathered(parts, specs, client, job.progress, job.max_cells)
         return list(parts.system_names), rows
+
+
+def stats(job: Job, specs: Sequence[MetricSpec], keep_texts: bool = False) -> RunStats:
+    """The statistics of the job's partitions, counted on the workers and merged in order here: those of the
+    whole corpus counted on one machine (:func:`ngrameval.scale.dask.gather.counted_stats`)."""
+    from ngrameval.scale.dask import gather
+
+    gather.check_stats_specs(specs)  # before connecting
+    with session(job) as (client, parts):
+        return gather.counted_stats(parts, specs, client, keep_texts=keep_texts, progress=job.progress,
+                                    max_cells=job.max_cells)  # fmt: skip
+
+
+def read_stats(scheduler: str, patterns: Sequence[str], progress: bool = False) -> RunStats:
+    """The stats files of the shard ``patterns`` (globs, directories or files; in name order), read on the
+    workers and merged in order here (:func:`ngrameval.scale.dask.gather.read_stats`)."""
+    from ngrameval.scale.dask import cluster, gather
+
+    paths = [p for pattern in patterns for p in cluster.expand(pattern)]
+    with connected(scheduler) as client:
+        return gather.read_stats([os.path.abspath(p) for p in paths], client, progress, labels=paths)
 
 
 def compare(job: Job, specs: Sequence[MetricSpec], baseline: bool, **options: Any) -> Comparison:
