@@ -70,9 +70,16 @@ class Partition:
 
 
 def check_specs(specs: Sequence[MetricSpec], nist: bool = False) -> None:
-    """ConfigError for a metric the distributed path cannot give exactly: NIST (global information weights)
-    unless the caller counts the references first (``nist``, as :func:`corpus_rows` does)."""
+    """ConfigError for a metric the distributed path cannot give exactly: CIDEr (document frequencies over every
+    reference of the corpus, which no pass counts across partitions: each partition's own would give another
+    score), and NIST (global information weights) unless the caller counts the references first (``nist``, as
+    :func:`corpus_rows` does)."""
     for sp in specs:
+        if sp.metric.corpus_wide and not sp.metric.needs_info:
+            raise ConfigError(
+                f"{sp.metric.display_name()} cannot be counted on Dask partitions: its document frequencies depend on "
+                "every reference of the corpus; score it on one machine (without --scheduler)"
+            )
         if sp.metric.corpus_wide and not nist:
             raise ConfigError(
                 "NIST needs the reference n-gram counts of the whole corpus, which the distributed path does not "

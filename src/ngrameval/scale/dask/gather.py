@@ -305,18 +305,6 @@ def _merged_runs(runs: Sequence[tuple[RunStats, Said]], labels: Sequence[str]) -
     return merge_stats([r[0] for r in runs], labels, weighed=True), sum((r[1] for r in runs), ())
 
 
-def check_stats_specs(specs: Sequence[MetricSpec]) -> None:
-    """An InputError naming a metric whose statistics the partitions cannot count exactly: CIDEr (document
-    frequencies of the whole corpus; NIST's weights are counted in a pass of their own)."""
-    check_specs(specs, nist=True)
-    wide = [sp.metric.display_name() for sp in specs if sp.metric.corpus_wide and not sp.metric.needs_info]
-    if wide:
-        raise InputError(
-            f"{wide[0]} cannot be counted on Dask partitions: its document frequencies depend on every reference of "
-            "the corpus (count it on one machine: ngrameval stats without --scheduler)"
-        )
-
-
 def counted_stats(
     partitions: Sequence[Delayed],
     specs: Sequence[MetricSpec] | str,
@@ -337,7 +325,7 @@ def counted_stats(
 
     dask = _dask()
     specs = checked_specs(specs)
-    check_stats_specs(specs)
+    check_specs(specs, nist=True)
     if not partitions:
         raise InputError("no partition to score")
     graph = None

@@ -114,9 +114,9 @@ def segment_rows(job: Job, specs: Sequence[MetricSpec]) -> tuple[list[str], list
 def stats(job: Job, specs: Sequence[MetricSpec], keep_texts: bool = False) -> RunStats:
     """The statistics of the job's partitions, counted on the workers and merged in order here: those of the
     whole corpus counted on one machine (:func:`ngrameval.scale.dask.gather.counted_stats`)."""
-    from ngrameval.scale.dask import gather
+    from ngrameval.scale.dask import cluster, gather
 
-    gather.check_stats_specs(specs)  # before connecting
+    cluster.check_specs(specs, nist=True)  # before connecting
     with session(job) as (client, parts):
         return gather.counted_stats(parts, specs, client, keep_texts=keep_texts, progress=job.progress,
                                     max_cells=job.max_cells)  # fmt: skip
