@@ -219,6 +219,28 @@ def test_scoring_does_not_import_scipy(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
 
 
+def test_import_and_score_load_only_what_they_use(tmp_path: Path) -> None:
+    """Issue 32, item 6 (the serial start of every process): ``import ngrameval`` loads no metric and no numpy, every
+    public name still resolves (to its module's object), and ``score -m bleu`` loads neither the paraphrase tools,
+    the matrices, the stored statistics, the corpus tools nor the HTML tables."""
+    hyp, out = write(tmp_path / "h.txt", "a b c\n"), str(tmp_path / "out.txt")
+    code = (
+        "import sys, importlib, ngrameval\n"
+        "assert 'numpy' not in sys.modules and 'ngrameval.api' not in sys.modules, sorted(sys.modules)\n"
+        "from ngrameval.cli import main\n"
+        f"assert main(['score', {hyp!r}, '-r', {hyp!r}, '-m', 'bleu', '--jobs', '1', '-o', {out!r}]) == 0\n"
+        "unused = ['ngrameval.corpus', 'ngrameval.matrices', 'ngrameval.scale.stored', 'ngrameval.io.tables', "
+        "'concurrent.futures', 'html']\n"
+        "print(*[m for m in unused if m in sys.modules])\n"
+        "for name in ngrameval.__all__:\n"
+        "    value = getattr(ngrameval, name)\n"
+        "    home = ngrameval._LAZY.get(name)\n"
+        "    assert home is None or value is getattr(importlib.import_module(home), name), name\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert run.stdout.split() == []
+
+
 @pytest.mark.slow
 def test_public_functions_are_not_shadowed_by_their_modules() -> None:
     """A package name that is also a submodule's (``meta.plane``, ``ngrameval.paraphrase``, now a deprecated alias

@@ -16,13 +16,15 @@ import itertools
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from ngrameval.errors import ConfigError
+
+if TYPE_CHECKING:  # the pool (and logging, which it imports) loads with the first job on a thread
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 W = TypeVar("W")
@@ -61,6 +63,8 @@ def thread_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
     """``[fn(x) for x in items]`` on ``jobs`` threads (inline for one job or one item), in order."""
     if jobs == 1 or len(items) < 2:
         return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=min(jobs, len(items)), thread_name_prefix="ngrameval") as pool:
         return list(pool.map(fn, items))
 
@@ -76,6 +80,8 @@ def run_blocks(sizes: Iterable[int], draw: Callable[[int], W], work: Callable[[i
             out.append(work(start, size, draw(size)))
             start += size
         return out
+    from concurrent.futures import ThreadPoolExecutor
+
     pending: deque[Future[R]] = deque()
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ngrameval") as pool:
         for size in sizes:
