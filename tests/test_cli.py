@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 import sacrebleu
 
-from ngrameval.cli import main
+from ngrameval.cli import build_parser, main
 
 
 def write(p: Path, text: str | bytes) -> str:
@@ -456,3 +457,29 @@ def test_quiet_silences_warnings_not_errors(tmp_path: Path, where: str) -> None:
     assert done.returncode == 0 and done.stderr == "" and "ROUGE-L" in done.stdout
     bad = subprocess.run([sys.executable, "-m", "ngrameval", *argv, "-w", "99"], capture_output=True, text=True)
     assert bad.returncode == 2 and "ngrameval: error:" in bad.stderr
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(found[0].choices) if found else {}
+
+
+def test_a_command_line_builds_only_its_subcommand_and_it_is_the_whole_one() -> None:
+    """Issue 32, item 6 (start-up): given the command line, the parser builds the options of the subcommand it runs
+    only (the others are listed with their help line); that subcommand (and its own subcommands) is the one of the
+    whole parser, option for option, and ``ngrameval --help`` is unchanged."""
+    whole = build_parser()
+    names = _subcommands(whole)
+    assert {"score", "stats", "corpus", "collect", "report", "plane", "refcurve"} <= set(names)
+    for name, full in names.items():
+        built = build_parser([name, "x"])
+        one = _subcommands(built)
+        assert list(one) == list(names) and built.format_help() == whole.format_help()
+        assert one[name].format_help() == full.format_help(), name
+        assert sorted(one[name]._defaults) == sorted(full._defaults), name
+        inner = [(k, p.format_help()) for k, p in _subcommands(one[name]).items()]
+        assert inner == [(k, p.format_help()) for k, p in _subcommands(full).items()], name
+        other = next(n for n in names if n != name)
+        assert not [a for a in one[other]._actions if a.dest not in ("help", "quiet")]  # listed, not built
+    typo = _subcommands(build_parser(["-q", "scor", "a.txt"]))  # not a subcommand: every one built, argparse says so
+    assert all(typo[n].format_help() == p.format_help() for n, p in names.items())
