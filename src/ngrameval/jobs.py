@@ -15,9 +15,9 @@ from __future__ import annotations
 import itertools
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import numpy as np
 
@@ -103,3 +103,29 @@ def chunked_map(
     tasks += [partial(fn, ch) for ch in segment_chunks(n_items, jobs)] if fn is not None else []
     results = thread_map(lambda task: task(), tasks, jobs)
     return results[: len(first)], results[len(first) :]
+
+
+_END = object()
+
+
+def ahead(items: Iterator[T]) -> Iterator[T]:
+    """The items of ``items`` in order, the next one made on a thread of its own while the caller works on the
+    current one (a file's next chunk read while this one is counted on the pool: the reading holds the GIL, the
+    kernels release it). An error making an item is raised where that item is asked for, as without the thread;
+    when the caller stops early, the item being made is waited for and ``items`` is closed (if it can be), on the
+    caller's thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ngrameval-ahead") as pool:
+        pending = pool.submit(next, items, _END)
+        try:
+            while (item := pending.result()) is not _END:
+                pending = pool.submit(next, items, _END)
+                yield cast(T, item)
+        finally:
+            pending.cancel()
+            while not pending.done():  # the item being made: items is not used by two threads at once
+                pending.exception()
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
