@@ -241,6 +241,7 @@ def test_import_and_score_load_only_what_they_use(tmp_path: Path) -> None:
         "    value = getattr(ngrameval, name)\n"
         "    home = ngrameval._LAZY.get(name)\n"
         "    assert home is None or value is getattr(importlib.import_module(home), name), name\n"
+        "assert ngrameval.api.measure is ngrameval.measure  # a submodule the package imported eagerly before\n"
     )
     run = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert run.stdout.split() == []

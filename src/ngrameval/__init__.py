@@ -7,6 +7,7 @@ Scores are fractions in [0, 1] in this API (NIST has its own scale); text output
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import types
 import warnings
@@ -168,6 +169,8 @@ def __getattr__(name: str) -> Any:
         return value
     if f"{__name__}.{name}" in MOVED:  # ``ngrameval.tabular.html_table`` after ``import ngrameval``
         return sys.modules[f"{__name__}.{name}"]
+    if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")  # ``ngrameval.api`` after ``import ngrameval`` alone
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
