@@ -8,6 +8,7 @@ import random
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -494,20 +495,26 @@ def _corpus(rng: random.Random, n: int, seed_words: list[str]) -> list[str]:
     return [" ".join(rng.choices(seed_words, k=rng.randint(0, 9))) for _ in range(n)]
 
 
-def _score_both(argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> list[tuple[int, bytes, str]]:
-    """``score argv`` with one job (read, then counted) and with three (counted while read): status, output, stderr."""
+def _score_both(
+    argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> list[tuple[int, bytes, str, list[str]]]:
+    """``score argv`` with one job (read, then counted) and with three (counted while read): status, output, stderr
+    and the warnings said."""
     out = []
     for jobs in ("1", "3"):
         target = tmp_path / f"out{jobs}.txt"
-        code = main([*argv, "--jobs", jobs, "-o", str(target)])
-        out.append((code, target.read_bytes() if target.exists() else b"", capsys.readouterr().err))
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            code = main([*argv, "--jobs", jobs, "-o", str(target)])
+        told = [f"{w.category.__name__}: {w.message}" for w in said]
+        out.append((code, target.read_bytes() if target.exists() else b"", capsys.readouterr().err, told))
     return out
 
 
 @pytest.mark.parametrize(
     "extra",
     [[], ["--sentence", "-f", "json"], ["--names", "x", "y", "-m", "bleu,rouge-l,chrf,ter"], ["--strip-names"],
-     ["-m", "pinc"], ["--confidence", "--confidence-n", "20"]],
+     ["-m", "pinc"], ["--confidence", "--confidence-n", "20"], ["--stem", "-m", "bleu,chrf"]],
 )  # fmt: skip
 def test_score_counted_while_read_is_the_serial_score(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], extra: list[str]
@@ -539,6 +546,7 @@ def test_score_counted_while_read_is_the_serial_score(
         argv += ["--source", files["r1.txt"]]
     one, three = _score_both(argv, capsys, tmp_path)
     assert one == three and one[0] == 0
+    assert bool(one[3]) == ("--stem" in extra or pinc)  # said once, as reading first says them
     assert chunks == ([61, 61] if pinc else [61, *[7] * 8, 5])  # one job: one call; three: chunks of 7
 
 
