@@ -5,6 +5,7 @@ worker processes on text shards, with wall time and peak RSS (VmHWM) of every pr
     python benchmarks/bench_scale.py --dist-segments 4000000 --skip-jobs
     python benchmarks/bench_scale.py --dist-segments 1000000 --dist-metrics nist --skip-jobs --check-serial
     python benchmarks/bench_scale.py --skip-jobs --skip-dist --whole-process   # the CLI process, --jobs 1 vs 2
+    python benchmarks/bench_scale.py --skip-jobs --skip-dist --whole-process --segments 1000000  # start-up amortised
 
 Every configuration of the first part runs in a fresh process (so its peak RSS is its own) and reports the best
 of ``--repeat`` runs; the identity of the numbers with jobs=1 is checked on every run.

@@ -529,9 +529,9 @@ sys.meta_path.insert(0, Hold())
 @pytest.mark.parametrize(
     ("entry", "held"),
     [
-        ([str(Path(sys.executable).parent / "ngrameval")], "ngrameval.api"),  # the installed command: the package
+        ([str(Path(sys.executable).parent / "ngrameval")], "ngrameval.errors"),  # the installed command: the package
         ([sys.executable, "-m", "ngrameval"], "ngrameval.cli"),  # python -m: the package is imported before __main__
-        ([sys.executable, "-m", "ngrameval"], "ngrameval.api"),  # python -m, while Python imports the package itself
+        ([sys.executable, "-m", "ngrameval"], "ngrameval.errors"),  # python -m, while Python imports the package
     ],
     ids=["command", "python-m", "python-m-package"],
 )

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import random
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sacrebleu
 
-from ngrameval.cli import main
+import ngrameval.cli.score
+import ngrameval.io.read
+from ngrameval.cli import build_parser, main
 
 
 def write(p: Path, text: str | bytes) -> str:
@@ -217,6 +223,29 @@ def test_scoring_does_not_import_scipy(tmp_path: Path) -> None:
         "assert rc == 0; assert 'scipy' not in sys.modules, 'scipy imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_import_and_score_load_only_what_they_use(tmp_path: Path) -> None:
+    """Issue 32, item 6 (the serial start of every process): ``import ngrameval`` loads no metric and no numpy, every
+    public name still resolves (to its module's object), and ``score -m bleu`` loads neither the paraphrase tools,
+    the matrices, the stored statistics, the corpus tools nor the HTML tables."""
+    hyp, out = write(tmp_path / "h.txt", "a b c\n"), str(tmp_path / "out.txt")
+    code = (
+        "import sys, importlib, ngrameval\n"
+        "assert 'numpy' not in sys.modules and 'ngrameval.api' not in sys.modules, sorted(sys.modules)\n"
+        "from ngrameval.cli import main\n"
+        f"assert main(['score', {hyp!r}, '-r', {hyp!r}, '-m', 'bleu', '--jobs', '1', '-o', {out!r}]) == 0\n"
+        "unused = ['ngrameval.corpus', 'ngrameval.matrices', 'ngrameval.scale.stored', 'ngrameval.io.tables', "
+        "'concurrent.futures', 'html']\n"
+        "print(*[m for m in unused if m in sys.modules])\n"
+        "for name in ngrameval.__all__:\n"
+        "    value = getattr(ngrameval, name)\n"
+        "    home = ngrameval._LAZY.get(name)\n"
+        "    assert home is None or value is getattr(importlib.import_module(home), name), name\n"
+        "assert ngrameval.api.measure is ngrameval.measure  # a submodule the package imported eagerly before\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert run.stdout.split() == []
 
 
 @pytest.mark.slow
@@ -434,3 +463,129 @@ def test_quiet_silences_warnings_not_errors(tmp_path: Path, where: str) -> None:
     assert done.returncode == 0 and done.stderr == "" and "ROUGE-L" in done.stdout
     bad = subprocess.run([sys.executable, "-m", "ngrameval", *argv, "-w", "99"], capture_output=True, text=True)
     assert bad.returncode == 2 and "ngrameval: error:" in bad.stderr
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(found[0].choices) if found else {}
+
+
+def test_a_command_line_builds_only_its_subcommand_and_it_is_the_whole_one() -> None:
+    """Issue 32, item 6 (start-up): given the command line, the parser builds the options of the subcommand it runs
+    only (the others are listed with their help line); that subcommand (and its own subcommands) is the one of the
+    whole parser, option for option, and ``ngrameval --help`` is unchanged."""
+    whole = build_parser()
+    names = _subcommands(whole)
+    assert {"score", "stats", "corpus", "collect", "report", "plane", "refcurve"} <= set(names)
+    for name, full in names.items():
+        built = build_parser([name, "x"])
+        one = _subcommands(built)
+        assert list(one) == list(names) and built.format_help() == whole.format_help()
+        assert one[name].format_help() == full.format_help(), name
+        assert sorted(one[name]._defaults) == sorted(full._defaults), name
+        inner = [(k, p.format_help()) for k, p in _subcommands(one[name]).items()]
+        assert inner == [(k, p.format_help()) for k, p in _subcommands(full).items()], name
+        other = next(n for n in names if n != name)
+        assert not [a for a in one[other]._actions if a.dest not in ("help", "quiet")]  # listed, not built
+    typo = _subcommands(build_parser(["-q", "scor", "a.txt"]))  # not a subcommand: every one built, argparse says so
+    assert all(typo[n].format_help() == p.format_help() for n, p in names.items())
+
+
+def _corpus(rng: random.Random, n: int, seed_words: list[str]) -> list[str]:
+    return [" ".join(rng.choices(seed_words, k=rng.randint(0, 9))) for _ in range(n)]
+
+
+def _score_both(
+    argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> list[tuple[int, bytes, str, list[str]]]:
+    """``score argv`` with one job (read, then counted) and with three (counted while read): status, output, stderr
+    and the warnings said."""
+    out = []
+    for jobs in ("1", "3"):
+        target = tmp_path / f"out{jobs}.txt"
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            code = main([*argv, "--jobs", jobs, "-o", str(target)])
+        told = [f"{w.category.__name__}: {w.message}" for w in said]
+        out.append((code, target.read_bytes() if target.exists() else b"", capsys.readouterr().err, told))
+    return out
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--sentence", "-f", "json"], ["--names", "x", "y", "-m", "bleu,rouge-l,chrf,ter"], ["--strip-names"],
+     ["-m", "pinc"], ["--confidence", "--confidence-n", "20"], ["--stem", "-m", "bleu,chrf"]],
+)  # fmt: skip
+def test_score_counted_while_read_is_the_serial_score(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
+    """Issue 32, item 6: with --jobs >= 2 `score` counts chunks of aligned lines on the pool while it reads the next
+    blocks; the output and the warnings are those of reading first and counting after, byte for byte (many small
+    chunks here, two references, empty and non-ASCII lines, a CRLF file)."""
+    monkeypatch.setattr(ngrameval.cli.score, "PIPELINE_CHUNK", 7)
+    monkeypatch.setattr(ngrameval.io.read, "BLOCK", 64)
+    rng = random.Random(3)
+    words = ["the", "cat", "sat", "on", "mat", "été", "naïve", "dog", "0"]
+    files = {}
+    for name in ("sys.a.txt", "sys.b.txt", "r1.txt", "r2.txt"):
+        text = "\n".join(_corpus(rng, 61, words)) + "\n"
+        files[name] = write(tmp_path / name, text.replace("\n", "\r\n") if name == "r2.txt" else text)
+    chunks: list[int] = []
+    real = ngrameval.cli.score.measure
+
+    def spy(systems: Any, *args: Any, **kwargs: Any) -> Any:
+        chunks.append(len(next(iter(systems.values()))))
+        return real(systems, *args, **kwargs)
+
+    monkeypatch.setattr(ngrameval.cli.score, "measure", spy)
+    argv = ["score", files["sys.a.txt"], files["sys.b.txt"], "-r", files["r1.txt"], files["r2.txt"], *extra]
+    if "-m" not in extra:
+        argv += ["-m", "bleu,rouge-l,chrf"]
+    pinc = "pinc" in extra  # needs --source: read first, as before
+    if pinc:
+        argv += ["--source", files["r1.txt"]]
+    one, three = _score_both(argv, capsys, tmp_path)
+    assert one == three and one[0] == 0
+    assert bool(one[3]) == ("--stem" in extra or pinc)  # said once, as reading first says them
+    assert chunks == ([61, 61] if pinc else [61, *[7] * 8, 5])  # one job: one call; three: chunks of 7
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["short-ref", "long-system", "bad-utf8-late", "bare-cr", "missing", "twice", "empty", "bad-names"],
+)
+def test_score_counted_while_read_says_the_serial_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    """Issue 32, item 6: whatever breaks while the files are read side by side (files of different lengths, a bad
+    byte in a late block of the second system while the first chunks are counted, a file given twice, no line) is
+    said as reading first says it: the same exit status, the same one line (or warning), nothing written."""
+    monkeypatch.setattr(ngrameval.cli.score, "PIPELINE_CHUNK", 5)
+    monkeypatch.setattr(ngrameval.io.read, "BLOCK", 32)
+    lines = "".join(f"line {k} a b c\n" for k in range(40))
+    a, b, r = (write(tmp_path / n, lines) for n in ("a.txt", "b.txt", "r.txt"))
+    argv = ["score", a, b, "-r", r, "-m", "bleu"]
+    if case == "short-ref":
+        write(tmp_path / "r.txt", lines[: lines.index("line 30")])
+    elif case == "long-system":
+        write(tmp_path / "b.txt", lines + "one more\n")
+    elif case == "bad-utf8-late":
+        write(tmp_path / "b.txt", lines.encode() + b"\xff\n")
+        write(tmp_path / "a.txt", lines[:20] + "\r" + lines[20:])  # an earlier fault, in a file read first
+    elif case == "bare-cr":
+        write(tmp_path / "r.txt", lines[:-1] + "\r")  # a CR at the very end: a line end, as ever
+        write(tmp_path / "b.txt", lines.replace("line 33", "line\r33"))
+    elif case == "missing":
+        argv[2] = str(tmp_path / "nope.txt")
+    elif case == "twice":
+        argv[2] = a
+    elif case == "empty":
+        argv = ["score", write(tmp_path / "e1.txt", ""), write(tmp_path / "e2.txt", ""), "-r", r, "-m", "bleu"]
+        write(tmp_path / "r.txt", "")
+    elif case == "bad-names":
+        argv += ["--names", "x"]
+    one, three = _score_both(argv, capsys, tmp_path)
+    assert one == three
+    assert (one[0] == 0) == (case in ("twice", "empty")), one
+    if one[0]:  # one line, nothing written
+        assert one[2].startswith("ngrameval: error: ") and one[2].count("\n") == 1 and one[1] == b"", one

@@ -8,6 +8,7 @@ import gzip
 import json
 import lzma
 import os
+import random
 import signal
 import stat
 import subprocess
@@ -19,10 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import ngrameval.io.read
 from ngrameval.cli import main
 from ngrameval.errors import InputError
 from ngrameval.io.judgments import read_judgments
-from ngrameval.io.read import LineStream, expanded_size, read_ids, read_lines, read_ratings
+from ngrameval.io.read import LineStream, expanded_size, read_ids, read_lines, read_ratings, read_text
 from ngrameval.io.write import _resolve, check_not_input, dumps_json, write_atomic
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
@@ -569,3 +571,44 @@ def test_reference_rows_pause_the_collector_and_restore_it() -> None:
         assert not gc.isenabled()  # a caller's own pause is kept
     finally:
         (gc.enable if was else gc.disable)()
+
+
+_PIECES = [b"a", b"b", b" ", b"\n", b"\r\n", b"\r", "\u00e9".encode(), "\ufeff".encode(), b"\xff", b"\xe2\x82",
+           "\u20ac".encode(), "\u2028".encode()]  # fmt: skip
+
+
+def _whole_file_lines(path: Path) -> list[str] | str:
+    """What read_lines gave before it read block by block: the lines of read_text, or its error."""
+    try:
+        text = read_text(path)
+    except InputError as exc:
+        return str(exc)
+    lines = text.split("\n") if text else []
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 7, 64])
+def test_read_lines_block_by_block_is_the_whole_file_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """Issue 32, item 6: read_lines reads a plain file block by block into one buffer (half the page faults of the
+    bytes, the text and the lines held at once); every file gives the same lines, or the same one error (the one the
+    whole-file reader names, e.g. bad UTF-8 before an earlier bare CR, since it decodes first), whatever the block
+    size: BOMs, CRLF, bare CRs, bad UTF-8 and lines longer than a block included."""
+    monkeypatch.setattr(ngrameval.io.read, "BLOCK", block)
+    rng = random.Random(block)
+    path = tmp_path / "t.txt"
+    for k in range(600):
+        clean = k % 3 == 0  # only what a file may hold
+        weights = [20, 10, 10, 10, 3, 0 if clean else 1, 3, 0 if clean else 1, 0 if clean else 1, 0 if clean else 1, 2,
+                   1]  # fmt: skip
+        data = (b"\xef\xbb\xbf" if k % 5 == 0 else b"") + b"".join(rng.choices(_PIECES, weights, k=rng.randint(0, 14)))
+        path.write_bytes(data)
+        try:
+            got: list[str] | str = read_lines(path)
+        except InputError as exc:
+            got = str(exc)
+        assert got == _whole_file_lines(path), data
+    path.write_bytes(b"ok\n\r bare CR on line 2\n" + b"x\n" * 40 + b"\xff bad UTF-8 on line 43\n")
+    with pytest.raises(InputError, match=r"t.txt:43: not valid UTF-8"):  # the whole file is decoded first, as before
+        read_lines(path)

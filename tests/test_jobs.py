@@ -4,6 +4,7 @@ bit for bit (rows, names, signatures, seeded p-values and intervals), and the se
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -171,3 +172,52 @@ def test_chunks_count_at_the_same_time(small_chunks: None, monkeypatch: pytest.M
     assert len(local.segment_chunks(280, 2)) % 2 == 0
     (threaded,) = measure(systems, refs, "bleu", jobs=2)
     assert all(np.array_equal(x, y) for x, y in zip(threaded.values, serial[0].values, strict=True))
+
+
+def test_ahead_gives_every_item_in_order_made_one_ahead_on_a_thread() -> None:
+    """Issue 32, item 6: ``ahead`` makes the next item (a file's next chunk) on a thread of its own while the caller
+    uses the current one: the same items in order, and item 2 is being made while the caller still holds item 1
+    (the caller waits, inside item 1, for the maker to reach item 2: without a thread running ahead it never would;
+    the timeout is a hang guard)."""
+    reached = threading.Event()
+    makers: list[str] = []
+
+    def items() -> Iterator[int]:
+        for k in range(5):
+            if k == 2:
+                reached.set()
+            makers.append(threading.current_thread().name)
+            yield k
+
+    got = []
+    for k in local.ahead(items()):
+        if k == 1:
+            assert reached.wait(timeout=60)
+        got.append(k)
+    assert got == [0, 1, 2, 3, 4]
+    assert all(name.startswith("ngrameval-ahead") for name in makers)
+
+
+def test_ahead_raises_an_items_error_where_it_is_asked_for_and_closes_when_stopped() -> None:
+    """An error making item k is raised when item k is asked for (after items 0..k-1 are used, as without the
+    thread); a caller that stops early has the source closed, on its own thread, once no item is being made."""
+    closed: list[str] = []
+
+    def items(fail_at: int) -> Iterator[int]:
+        try:
+            for k in range(10):
+                if k == fail_at:
+                    raise InputError(f"item {k}")
+                yield k
+        finally:
+            closed.append(threading.current_thread().name)
+
+    got = []
+    with pytest.raises(InputError, match="item 3"):
+        for k in local.ahead(items(3)):
+            got.append(k)
+    assert got == [0, 1, 2]
+    stopped = local.ahead(items(99))
+    assert [next(stopped), next(stopped)] == [0, 1]
+    stopped.close()  # the caller stops: the source is closed on the caller's thread
+    assert closed[-1] == threading.current_thread().name

@@ -7,6 +7,7 @@ Scores are fractions in [0, 1] in this API (NIST has its own scale); text output
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import types
 import warnings
@@ -22,8 +23,6 @@ _STARTING = sys.argv[:1] == ["-m"] and any(
     a == "-mngrameval" or (a == "-m" and _ARGV[i + 1 : i + 2] == ["ngrameval"]) for i, a in enumerate(_ARGV)
 )
 try:
-    from ngrameval.api import RougeScore, Score, aev, bleu, measure, nist, rouge, score
-    from ngrameval.corpus.paraphrase import ParaphraseResult, paraphrase, pinc, se
     from ngrameval.errors import (
         ConfigError,
         InputError,
@@ -32,21 +31,48 @@ try:
         MissingDependencyError,
         UndefinedMetricWarning,
     )
-    from ngrameval.matrices.matrix import pairwise
-    from ngrameval.metrics import BLEU, NIST, AEv, Rouge
-    from ngrameval.metrics.registry import MetricSpec, parse_specs
-    from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
-    from ngrameval.scale.stored import RunStats, count_stats, merge_stats, read_stats, write_stats
-    from ngrameval.text import Preprocess, preprocess, tokenize_lines
 except KeyboardInterrupt:
     if not _STARTING:
         raise
     print("ngrameval: interrupted", file=sys.stderr)
     raise SystemExit(130) from None
 
-# Significance needs scipy (~1 s to import): loaded on first use, so that scoring starts fast. (A lazy name must
-# not be a submodule's name too: importing the submodule would shadow it.)
+# Every name below is imported on first use (``ngrameval.bleu``, ``from ngrameval import score``): ``import
+# ngrameval`` loads no metric, no numpy, and the command line loads only what its subcommand uses (``score -m bleu``
+# neither the paraphrase tools, the matrices nor the stored statistics; significance not scipy, ~1 s). A lazy name
+# must not be a submodule's name too: importing the submodule would shadow it.
 _LAZY = {
+    "RougeScore": "ngrameval.api",
+    "Score": "ngrameval.api",
+    "aev": "ngrameval.api",
+    "bleu": "ngrameval.api",
+    "measure": "ngrameval.api",
+    "nist": "ngrameval.api",
+    "rouge": "ngrameval.api",
+    "score": "ngrameval.api",
+    "ParaphraseResult": "ngrameval.corpus.paraphrase",
+    "paraphrase": "ngrameval.corpus.paraphrase",
+    "pinc": "ngrameval.corpus.paraphrase",
+    "se": "ngrameval.corpus.paraphrase",
+    "pairwise": "ngrameval.matrices.matrix",
+    "BLEU": "ngrameval.metrics",
+    "NIST": "ngrameval.metrics",
+    "AEv": "ngrameval.metrics",
+    "Rouge": "ngrameval.metrics",
+    "MetricSpec": "ngrameval.metrics.registry",
+    "parse_specs": "ngrameval.metrics.registry",
+    "MetricRows": "ngrameval.ngrams",
+    "References": "ngrameval.ngrams",
+    "Stats": "ngrameval.ngrams",
+    "overlap_stats": "ngrameval.ngrams",
+    "RunStats": "ngrameval.scale.stored",
+    "count_stats": "ngrameval.scale.stored",
+    "merge_stats": "ngrameval.scale.stored",
+    "read_stats": "ngrameval.scale.stored",
+    "write_stats": "ngrameval.scale.stored",
+    "Preprocess": "ngrameval.text",
+    "preprocess": "ngrameval.text",
+    "tokenize_lines": "ngrameval.text",
     "Comparison": "ngrameval.meta.significance",
     "compare": "ngrameval.meta.significance",
     "paired_test": "ngrameval.meta.significance",
@@ -62,6 +88,9 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from ngrameval.api import RougeScore, Score, aev, bleu, measure, nist, rouge, score
+    from ngrameval.corpus.paraphrase import ParaphraseResult, paraphrase, pinc, se
+    from ngrameval.matrices.matrix import pairwise
     from ngrameval.meta.bradley_terry import bradley_terry
     from ngrameval.meta.correlate import correlate
     from ngrameval.meta.mqm import mqm_segment_scores
@@ -71,6 +100,11 @@ if TYPE_CHECKING:
     from ngrameval.meta.sequential import sequential_status
     from ngrameval.meta.significance import Comparison, compare, paired_test
     from ngrameval.meta.spa import soft_pairwise_accuracy
+    from ngrameval.metrics import BLEU, NIST, AEv, Rouge
+    from ngrameval.metrics.registry import MetricSpec, parse_specs
+    from ngrameval.ngrams import MetricRows, References, Stats, overlap_stats
+    from ngrameval.scale.stored import RunStats, count_stats, merge_stats, read_stats, write_stats
+    from ngrameval.text import Preprocess, preprocess, tokenize_lines
 
 
 # Modules that moved (the floors of docs/contributing.md): the old path still imports, as a module that forwards
@@ -130,9 +164,13 @@ for _old, _new in MOVED.items():
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # found: later uses skip this function
+        return value
     if f"{__name__}.{name}" in MOVED:  # ``ngrameval.tabular.html_table`` after ``import ngrameval``
         return sys.modules[f"{__name__}.{name}"]
+    if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")  # ``ngrameval.api`` after ``import ngrameval`` alone
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

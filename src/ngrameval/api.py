@@ -17,7 +17,6 @@ from ngrameval import _direct
 from ngrameval import progress as _progress
 from ngrameval._version import __version__
 from ngrameval.errors import InputError, InputTypeError
-from ngrameval.io.tables import html_table, to_pandas
 from ngrameval.jobs import chunked_map, resolve_jobs
 from ngrameval.metrics.aev import AEv
 from ngrameval.metrics.bleu import BLEU
@@ -83,6 +82,8 @@ class Score:
     def _repr_html_(self) -> str:
         """As :class:`Scores` and text output show it: x100 on the 0-1 scale (NIST on its own)."""
         head = ["system", "metric", "score x100" if self.fraction else "score", "signature"]
+        from ngrameval.io.tables import html_table  # html and pandas: loaded when a notebook shows a score
+
         return html_table(head, [[self.system, self.metric, self.score100, self.signature]], digits=4)
 
 
@@ -97,6 +98,8 @@ class Scores(list[Score]):
         """One row per system and metric (``sentences`` and ``details`` left out); ``.pivot(index="system",
         columns="metric", values="score")`` gives the table."""
         skip = ("sentences", "details", "interval")
+        from ngrameval.io.tables import to_pandas
+
         return to_pandas([{k: v for k, v in s.to_dict().items() if k not in skip} for s in self])
 
     def _repr_html_(self) -> str:
@@ -104,6 +107,8 @@ class Scores(list[Score]):
         metrics = list(dict.fromkeys(s.metric for s in self))
         cell = {(s.system, s.metric): s.score100 for s in self}
         rows = [[name, *(cell.get((name, m), math.nan) for m in metrics)] for name in systems]
+        from ngrameval.io.tables import html_table
+
         return html_table(["system", *metrics], rows, "x100 on the 0-1 scale (NIST: its own)", digits=4)
 
 
@@ -481,6 +486,8 @@ class RougeScores(dict[str, RougeScore]):
                  "signature": s.signature} for k, s in self.items()]  # fmt: skip
 
     def to_pandas(self) -> Any:
+        from ngrameval.io.tables import to_pandas
+
         return to_pandas(self.to_dict(), index="spec")
 
 

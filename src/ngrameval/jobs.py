@@ -15,14 +15,16 @@ from __future__ import annotations
 import itertools
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import numpy as np
 
 from ngrameval.errors import ConfigError
+
+if TYPE_CHECKING:  # the pool (and logging, which it imports) loads with the first job on a thread
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 W = TypeVar("W")
@@ -61,6 +63,8 @@ def thread_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
     """``[fn(x) for x in items]`` on ``jobs`` threads (inline for one job or one item), in order."""
     if jobs == 1 or len(items) < 2:
         return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=min(jobs, len(items)), thread_name_prefix="ngrameval") as pool:
         return list(pool.map(fn, items))
 
@@ -76,6 +80,8 @@ def run_blocks(sizes: Iterable[int], draw: Callable[[int], W], work: Callable[[i
             out.append(work(start, size, draw(size)))
             start += size
         return out
+    from concurrent.futures import ThreadPoolExecutor
+
     pending: deque[Future[R]] = deque()
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ngrameval") as pool:
         for size in sizes:
@@ -97,3 +103,29 @@ def chunked_map(
     tasks += [partial(fn, ch) for ch in segment_chunks(n_items, jobs)] if fn is not None else []
     results = thread_map(lambda task: task(), tasks, jobs)
     return results[: len(first)], results[len(first) :]
+
+
+_END = object()
+
+
+def ahead(items: Iterator[T]) -> Iterator[T]:
+    """The items of ``items`` in order, the next one made on a thread of its own while the caller works on the
+    current one (a file's next chunk read while this one is counted on the pool: the reading holds the GIL, the
+    kernels release it). An error making an item is raised where that item is asked for, as without the thread;
+    when the caller stops early, the item being made is waited for and ``items`` is closed (if it can be), on the
+    caller's thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ngrameval-ahead") as pool:
+        pending = pool.submit(next, items, _END)
+        try:
+            while (item := pending.result()) is not _END:
+                pending = pool.submit(next, items, _END)
+                yield cast(T, item)
+        finally:
+            pending.cancel()
+            while not pending.done():  # the item being made: items is not used by two threads at once
+                pending.exception()
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()

@@ -5,18 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ngrameval.cli.inputs import decimals, emit, input_paths
 from ngrameval.cli.options import add_jobs, add_width, seed_arg, unit_arg
-from ngrameval.corpus import Description, cluster, cluster_stats, export, human_baseline, read_corpus, select
-from ngrameval.corpus.msvd import export_names, stale_exports
 from ngrameval.errors import InputError
 from ngrameval.io.write import check_not_input, dumps_json
 from ngrameval.text.pipeline import Preprocess
 
+if TYPE_CHECKING:  # the corpus tools load when a corpus subcommand runs, not with every command
+    from ngrameval.corpus import Description
+
 
 def _corpus(args: argparse.Namespace) -> dict[str, list[Description]]:
+    from ngrameval.corpus import cluster, read_corpus, select
+
     descs = select([d for path in args.corpus for d in read_corpus(path)], args.language, args.tier)
     if not descs:
         raise InputError(f"{', '.join(args.corpus)}: no description left after --language/--tier filtering")
@@ -24,6 +27,8 @@ def _corpus(args: argparse.Namespace) -> dict[str, list[Description]]:
 
 
 def cmd_corpus_stats(args: argparse.Namespace) -> int:
+    from ngrameval.corpus import cluster_stats
+
     st = cluster_stats(_corpus(args))
     if args.format == "json":
         emit(dumps_json(st), args.output)
@@ -55,6 +60,9 @@ def _pairs(text: str) -> list[int | None]:
 
 
 def cmd_corpus_export(args: argparse.Namespace) -> int:
+    from ngrameval.corpus import export
+    from ngrameval.corpus.msvd import export_names, stale_exports
+
     pairs = _pairs(args.pairs)
     for name in export_names(pairs):
         check_not_input(Path(args.out) / name, input_paths(args), "--out")
@@ -77,6 +85,8 @@ def cmd_corpus_export(args: argparse.Namespace) -> int:
 
 
 def cmd_corpus_baseline(args: argparse.Namespace) -> int:
+    from ngrameval.corpus import human_baseline
+
     res = human_baseline(_corpus(args), Preprocess(args.tokenize, args.lowercase), jobs=args.jobs)
     text = (
         f"human baseline: {res.descriptions} descriptions of {res.clusters} clips"

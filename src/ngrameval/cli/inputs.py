@@ -57,10 +57,11 @@ def metric_specs(args: argparse.Namespace, text: str) -> list[MetricSpec]:
 
 
 def scoring_inputs(
-    args: argparse.Namespace,
+    args: argparse.Namespace, specs: list[MetricSpec] | None = None
 ) -> tuple[list[MetricSpec], list[list[str]], dict[str, list[str]], list[str] | None]:
-    """Metric specs, references, systems and (if given) the source of ``score`` and ``compare``."""
-    specs = metric_specs(args, args.metrics)
+    """Metric specs (``specs`` when the caller made them already), references, systems and (if given) the source of
+    ``score`` and ``compare``."""
+    specs = metric_specs(args, args.metrics) if specs is None else specs
     if not args.refs:
         raise InputError("give the references with -r/--refs (one file per reference, or TSV with --tsv)")
     refs = read_refs(args.refs, tsv=args.tsv, empty_is_missing=args.missing_empty_refs)

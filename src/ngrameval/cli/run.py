@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         warnings.formatwarning = lambda msg, cat, *a, **k: f"ngrameval: warning: {in_flags(str(msg))}\n"
         try:
-            args = build_parser().parse_args(argv)
+            args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
         except SystemExit as exc:  # --help, --version, or the one-line usage error already printed
             return int(exc.code or 0)
         warnings.simplefilter("default", UndefinedMetricWarning)

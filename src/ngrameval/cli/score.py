@@ -9,6 +9,7 @@ import warnings
 from typing import Any
 
 from ngrameval.api import Scores, measure, scores_of
+from ngrameval.api import named as named_rows
 from ngrameval.cli.inputs import (
     STDIN_HINT,
     decimals,
@@ -34,7 +35,11 @@ from ngrameval.cli.options import (
 )
 from ngrameval.cli.stats import stored_rows
 from ngrameval.errors import InputError
-from ngrameval.io.read import STDIN
+from ngrameval.io.read import STDIN, NotPlain, line_blocks, ref_rows
+from ngrameval.jobs import resolve_jobs
+from ngrameval.metrics.policy import summed_warnings
+from ngrameval.metrics.registry import MetricSpec
+from ngrameval.ngrams.stats import MetricRows, concatenated_rows
 from ngrameval.report.render import TABLE_FORMATS, render, score_only
 
 
@@ -97,8 +102,13 @@ def cmd_score(args: argparse.Namespace) -> int:
         elif (streamed := score_streamed(args, sentence, keep_rows=args.confidence)) is not None:
             names, rows = streamed.names, streamed.kept or streamed.rows  # kept: every segment's rows
         else:
-            specs, refs, systems, source = scoring_inputs(args)
-            names, rows = list(systems), measure(systems, refs, specs, source, args.jobs)
+            specs = metric_specs(args, args.metrics)
+            counted = read_and_count(args, specs)
+            if counted is not None:
+                names, rows = counted
+            else:
+                specs, refs, systems, source = scoring_inputs(args, specs)
+                names, rows = list(systems), measure(systems, refs, specs, source, args.jobs)
         results = scores_of(rows, names, sentence and streamed is None)
         if args.confidence:
             results = _confidence(args, results, rows)
@@ -114,6 +124,86 @@ def cmd_score(args: argparse.Namespace) -> int:
     else:
         emit(render(results, args.format, decimals(args, 2), sentence=sentence), args.output)
     return 0
+
+
+PIPELINE_CHUNK = 8_192  # segments a task of read_and_count counts (blocks of 1 MB hold ~10k lines of news text)
+
+
+class _Serially(Exception):
+    """read_and_count cannot give what the serial reading gives (an error to name in its order): read serially."""
+
+
+def read_and_count(args: argparse.Namespace, specs: list[MetricSpec]) -> tuple[list[str], list[MetricRows]] | None:
+    """``score``'s in-memory scoring on threads with the reading overlapped: the reference and system files are read
+    a block at a time, side by side (:func:`~ngrameval.io.read.line_blocks`), and every :data:`PIPELINE_CHUNK`
+    aligned segments are counted on the pool while the next blocks are read, so only the reading that no chunk
+    waits for stays serial. The rows are :func:`~ngrameval.api.measure`'s bit for bit (a segment's rows depend on
+    its own text; chunks are concatenated in order, named and warned as its chunks are). None (nothing said,
+    nothing kept): read and score as before — one job, standard input, compressed or TSV files, ``--source``,
+    ``--sentence-separator``, ``--missing-empty-refs``, a corpus-wide metric (NIST, CIDEr), a file given twice, and
+    anything the serial reading names as an error (a bad byte, files of different lengths, an error of a chunk)."""
+    if resolve_jobs(args.jobs) < 2 or not args.systems or not args.refs or args.tsv or args.source:
+        return None
+    if args.sentence_separator or args.missing_empty_refs or any(sp.metric.corpus_wide for sp in specs):
+        return None
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        paths = system_paths(args.systems)
+    if said:
+        return None  # a file given twice: said once by the serial reading
+    named = file_names(paths)
+    try:
+        names = system_names(list(named), args.names, args.strip_names)
+        with summed_warnings():  # said once at the end, summed over the chunks, as measure() says them
+            parts = _counted_side_by_side(list(args.refs), list(named.values()), names, specs, resolve_jobs(args.jobs))
+    except (_Serially, NotPlain, InputError):
+        return None
+    rows = [dataclasses.replace(r, values=v) for r, v in zip(parts[0], concatenated_rows(parts), strict=True)]
+    return names, named_rows(rows, specs, [len(args.refs)])
+
+
+def _counted_side_by_side(
+    refs: list[str], systems: list[str], names: list[str], specs: list[MetricSpec], jobs: int
+) -> list[list[MetricRows]]:
+    """The rows of every chunk of aligned lines of the files ``refs`` and ``systems``, counted on ``jobs`` threads
+    while the files are read; :class:`_Serially` when the files differ in length or hold no line, or a chunk's
+    counting names a segment (the serial path names it from the corpus's start)."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    readers = [line_blocks(p) for p in [*refs, *systems]]
+    lines: list[list[str]] = [[] for _ in readers]
+    done = [False] * len(readers)
+    tasks: list[Future[list[MetricRows]]] = []
+    start = 0
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ngrameval")
+    try:
+        while not all(done):
+            read = False
+            for k, reader in enumerate(readers):
+                if not done[k] and len(lines[k]) < PIPELINE_CHUNK:
+                    block = next(reader, None)
+                    done[k] = block is None
+                    lines[k] += block or []
+                    read = True
+            n = min(map(len, lines))
+            if n >= PIPELINE_CHUNK or (all(done) and n):
+                refs_n = ref_rows(refs, [x[:n] for x in lines[: len(refs)]], False, False, start)
+                chunk = {name: x[:n] for name, x in zip(names, lines[len(refs) :], strict=True)}
+                tasks.append(pool.submit(measure, chunk, refs_n, specs))
+                for x in lines:
+                    del x[:n]
+                start += n
+            elif not read:
+                raise _Serially  # a file ended before the others
+        if any(lines) or not tasks:
+            raise _Serially  # files of different lengths, or no line at all
+        return [t.result() for t in tasks]  # in order: a chunk's error is the first chunk's, as measure_chunked's
+    except InputError:
+        raise _Serially from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for reader in readers:
+            reader.close()
 
 
 def score_streamed(args: argparse.Namespace, sentence: bool, keep_rows: bool, on_chunk: Any = None) -> Any:

@@ -82,10 +82,14 @@ def ngram_totals(lens: IntArray, max_order: int) -> IntArray:
 
 
 def nist_info(count: IntArray, prefix: NDArray[np.int32], total_words: int) -> NDArray[np.float64]:
-    """info(w1..wn) = log2(count(w1..wn-1) / count(w1..wn)); unigrams use the total reference words."""
-    context = np.where(prefix >= 0, count[np.maximum(prefix, 0)], total_words).astype(np.float64)
+    """info(w1..wn) = log2(count(w1..wn-1) / count(w1..wn)); unigrams use the total reference words. Computed in
+    one float array (the same floats as ``np.log2(context.astype(float) / count)``): the arrays have an entry per
+    distinct reference n-gram (millions), and every fresh one costs its page faults."""
+    info: NDArray[np.float64] = np.divide(count[np.maximum(prefix, 0)], count, dtype=np.float64)
+    unigram = prefix < 0
+    info[unigram] = np.divide(total_words, count[unigram], dtype=np.float64)
     with np.errstate(divide="ignore"):
-        return np.log2(context / count)
+        return np.log2(info, out=info)
 
 
 def _zero_extra(

@@ -38,6 +38,7 @@ from ngrameval.api import Scores, checked_specs, named, scores_of
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.read import STDIN, LineStream, expanded_size, ref_rows, refs_length_error
 from ngrameval.io.stats import fingerprint, reference_digests
+from ngrameval.jobs import ahead, resolve_jobs
 from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
 from ngrameval.ngrams.stats import MetricRows
@@ -284,7 +285,8 @@ def score_files(
     try:
         with contextlib.ExitStack() as stack, summed_warnings():
             sinks: dict[tuple[int, int], io.BufferedWriter] = {}
-            for index, chunk in enumerate(read_chunks(files, chunk_size)):
+            chunks = read_chunks(files, chunk_size)  # with threads, the next chunk read while this one is counted
+            for index, chunk in enumerate(ahead(chunks) if resolve_jobs(jobs) > 1 else chunks):
                 if on_chunk is not None:
                     on_chunk(chunk)
                 try:
