@@ -220,7 +220,9 @@ def _group(key: IntArray, pos: IntArray, lay: _Layout, n_texts: int) -> _Grams:
 
 
 def _idf(n_seg: int) -> FloatArray:
-    """idf by document frequency 0..S: log(S) - log(max(1, df))."""
+    """idf by document frequency 0..S: log(S) - log(max(1, df)) (none without segments)."""
+    if not n_seg:
+        return np.zeros(1)
     out: FloatArray = np.log(float(n_seg)) - np.log(np.maximum(1.0, np.arange(n_seg + 1, dtype=np.float64)))
     return out
 
