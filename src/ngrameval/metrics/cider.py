@@ -32,7 +32,7 @@ document frequencies stay those of the full evaluated set.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -219,6 +219,22 @@ def _group(key: IntArray, pos: IntArray, lay: _Layout, n_texts: int) -> _Grams:
     return _Grams(distinct, gram, at, first, tf, txt[first])
 
 
+def _orders(tok: IntArray, lay: _Layout, vocab: int, n: int, n_texts: int) -> Iterator[tuple[int, _Grams]]:
+    """Orders ``j = 0 .. n - 1`` (n-grams of ``j + 1`` tokens) while a text is long enough, each with its grouped
+    occurrences (:func:`_group`): an n-gram's key is its prefix's index among the grams of the order before
+    times ``vocab``, plus its last token (a unigram: its token)."""
+    pos = np.arange(len(tok), dtype=np.int64)
+    gid = np.zeros(len(tok), dtype=np.int64)  # the n-gram at each position, among those of the order
+    for j in range(n):
+        if j:
+            pos = pos[lay.rest[pos] > j]
+        if not len(pos):
+            return
+        g = _group(gid[pos] * vocab + tok[pos + j] if j else tok.copy(), pos, lay, n_texts)
+        gid[g.at] = g.gram
+        yield j, g
+
+
 def _idf(n_seg: int) -> FloatArray:
     """idf by document frequency 0..S: log(S) - log(max(1, df)) (none without segments)."""
     if not n_seg:
@@ -305,15 +321,7 @@ def cider_side(refs: Texts, names: list[str], seg: IntArray, n: int) -> CiderSid
     sq_norm = np.zeros((n_ref, n))
     empty = np.zeros(0, dtype=np.int64)
     keys, dfs, match, ref, tfs = ([empty] * n for _ in range(5))
-    pos = np.arange(len(tok), dtype=np.int64)
-    gid = np.zeros(len(tok), dtype=np.int64)
-    for j in range(n):
-        if j:
-            pos = pos[lay.rest[pos] > j]
-        if not len(pos):
-            break
-        g = _group(gid[pos] * vocab + tok[pos + j] if j else tok.copy(), pos, lay, n_ref)
-        gid[g.at] = g.gram
+    for j, g in _orders(tok, lay, vocab, n, n_ref):
         e_gram, e_seg = g.gram[g.first], owner[g.txt]
         run = np.ones(len(e_gram), dtype=bool)  # a reference entry of another n-gram or segment than the last
         run[1:] = (e_gram[1:] != e_gram[:-1]) | (e_seg[1:] != e_seg[:-1])
@@ -368,16 +376,8 @@ def cider_against(
     dots = np.zeros((n_sys * n_ref, n))
     text_seg = np.tile(np.arange(first, first + m, dtype=np.int64), n_sys)
     text_sys = np.repeat(np.arange(n_sys, dtype=np.int64), m)
-    pos = np.arange(len(tok), dtype=np.int64)
-    gid = np.zeros(len(tok), dtype=np.int64)  # the n-gram at each position among the systems' n-grams
-    rid = np.full(len(tok), -1, dtype=np.int64)  # and among the references' (-1: none of them has it)
-    for j in range(n):
-        if j:
-            pos = pos[lay.rest[pos] > j]
-        if not len(pos):
-            break
-        g = _group(gid[pos] * vocab + tok[pos + j] if j else tok.copy(), pos, lay, n_texts)
-        gid[g.at] = g.gram
+    rid = np.full(len(tok), -1, dtype=np.int64)  # the reference n-gram at each position (-1: no reference has it)
+    for j, g in _orders(tok, lay, vocab, n, n_texts):
         one = g.at[np.flatnonzero(np.diff(g.gram, prepend=-1))]  # an occurrence of each distinct n-gram
         last = rtok[one + j]
         prefix = rid[one] if j else np.zeros(len(one), dtype=np.int64)
