@@ -266,10 +266,10 @@ class CiderSide:
     lens: IntArray
     sq_norm: FloatArray
     keys: list[IntArray]
-    df: list[IntArray]
+    df: list[NDArray[np.int32]]
     match: list[IntArray]
-    ref: list[IntArray]
-    tf: list[IntArray]
+    ref: list[NDArray[np.int32]]
+    tf: list[NDArray[np.int32]]
 
     @property
     def segments(self) -> int:
@@ -319,15 +319,17 @@ def cider_side(refs: Texts, names: list[str], seg: IntArray, n: int) -> CiderSid
     vocab = max(len(names), 1)
     idf = _idf(n_seg)
     sq_norm = np.zeros((n_ref, n))
-    empty = np.zeros(0, dtype=np.int64)
-    keys, dfs, match, ref, tfs = ([empty] * n for _ in range(5))
+    empty, small = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    keys, match = [empty] * n, [empty] * n
+    dfs, ref, tfs = [small] * n, [small] * n, [small] * n  # below 2**31: half the bytes of int64
     for j, g in _orders(tok, lay, vocab, n, n_ref):
         e_gram, e_seg = g.gram[g.first], owner[g.txt]
         run = np.ones(len(e_gram), dtype=bool)  # a reference entry of another n-gram or segment than the last
         run[1:] = (e_gram[1:] != e_gram[:-1]) | (e_seg[1:] != e_seg[:-1])
         df = np.bincount(e_gram[run], minlength=len(g.distinct))
         sq_norm[:, j] = _norms(lay, g.at[g.first], _squares(g.tf, df[e_gram], idf), n_ref)
-        keys[j], dfs[j], match[j], ref[j], tfs[j] = g.distinct, df, e_gram * n_seg + e_seg, g.txt, g.tf
+        keys[j], match[j] = g.distinct, e_gram * n_seg + e_seg
+        dfs[j], ref[j], tfs[j] = df.astype(np.int32), g.txt.astype(np.int32), g.tf.astype(np.int32)
     return CiderSide(names, seg, refs.lens, sq_norm, keys, dfs, match, ref, tfs)
 
 
@@ -398,7 +400,7 @@ def cider_against(
         h = sel[which]
         ref_i = text_sys[g.txt[h]] * n_ref + side.ref[j][entry] - base
         # per reference, matches in the hypothesis' order of first appearance
-        ref_i, h_at, tf_h, tf_r = _sort_rows(ref_i, e_at[h], g.tf[h], side.tf[j][entry])
+        ref_i, h_at, tf_h, tf_r = _sort_rows(ref_i, e_at[h], g.tf[h], side.tf[j][entry].astype(np.int64))
         w = idf[side.df[j][rid[h_at]]]
         hv, rv = tf_h.astype(np.float64) * w, tf_r.astype(np.float64) * w
         prod = np.minimum(hv, rv) * rv if metric.defended else hv * rv
