@@ -106,6 +106,15 @@ def test_damaged_or_foreign_entry_is_named(files: Path, tmp_path: Path, capsys: 
     code, _, err = run(argv, capsys)
     assert code == 2 and err.count("\n") == 1
     assert f"{defended}: a reference cache entry of other metric, signature than this run's" in err
+    defended.write_bytes(kept)
+    with np.load(defended) as arrays:
+        parts = {name: arrays[name] for name in arrays.files}
+    parts["ref2"] = parts["ref2"] + 10**6  # well formed, but naming references the corpus does not have
+    with defended.open("wb") as fh:
+        np.savez(fh, **parts)
+    code, _, err = run(argv, capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert f"{defended}: a damaged reference cache entry (its order-2 tables disagree)" in err
     defended.write_bytes(kept[: len(kept) // 2])  # cut short
     code, _, err = run(argv, capsys)
     assert code == 2 and err.count("\n") == 1 and f"{defended}: a damaged reference cache entry" in err

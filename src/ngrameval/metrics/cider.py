@@ -294,14 +294,20 @@ class CiderSide:
         seg, lens, sq_norm = arrays["seg"], arrays["lens"], arrays["sq_norm"]
         parts = {name: [arrays[f"{name}{j + 1}"] for j in range(n)] for name in ("keys", "df", "match", "ref", "tf")}
         side = cls(names, seg, lens, sq_norm, **parts)
-        if len(seg) < 1 or sq_norm.shape != (len(lens), n) or int(seg[-1]) != len(lens):
+        if seg.ndim != 1 or len(seg) < 1 or sq_norm.shape != (len(lens), n) or int(seg[-1]) != len(lens):
             raise ValueError("its parts disagree")
-        for j in range(n):
-            if len(parts["df"][j]) != len(parts["keys"][j]) or not (
-                len(parts["match"][j]) == len(parts["ref"][j]) == len(parts["tf"][j])
-            ):
+        n_seg = len(seg) - 1
+        for j in range(n):  # every index in range: a well-formed entry cannot make the scoring fail
+            keys, df, match, ref, tf = (parts[name][j] for name in ("keys", "df", "match", "ref", "tf"))
+            sizes = len(df) == len(keys) and len(match) == len(ref) == len(tf)
+            if not (sizes and _within(ref, len(lens)) and _within(df, n_seg + 1) and _within(match, len(keys) * n_seg)):
                 raise ValueError(f"its order-{j + 1} tables disagree")
         return side
+
+
+def _within(values: NDArray[Any], top: int) -> bool:
+    """Whether every value is in ``0 .. top - 1``."""
+    return not len(values) or (int(values.min()) >= 0 and int(values.max()) < top)
 
 
 def cider_side(refs: Texts, names: list[str], seg: IntArray, n: int) -> CiderSide:

@@ -345,7 +345,7 @@ def _load_side(entry: str, spec: MetricSpec, refs: str, segments: int) -> KeptSi
             raise ValueError("an unknown format")
         if side.segments != segments or digests.shape != (segments, 16):
             raise ValueError(f"{side.segments} segments where the references have {segments}")
-    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+    except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, zipfile.BadZipFile) as exc:
         raise InputError(f"{entry}: a damaged reference cache entry ({exc}); remove it to count again") from None
     want = _side_meta(spec, refs, segments)
     differ = [k for k in want if meta.get(k) != want[k]]
