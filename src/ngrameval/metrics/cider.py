@@ -33,7 +33,7 @@ document frequencies stay those of the full evaluated set.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -270,6 +270,12 @@ class CiderSide:
     match: list[IntArray]
     ref: list[NDArray[np.int32]]
     tf: list[NDArray[np.int32]]
+    vocab: dict[str, int] = field(init=False, repr=False, compare=False)  # id by token string
+    idf: FloatArray = field(init=False, repr=False, compare=False)  # by document frequency (:func:`_idf`)
+
+    def __post_init__(self) -> None:  # made once, not once per chunk scored against the side
+        object.__setattr__(self, "vocab", {w: i for i, w in enumerate(self.names)})
+        object.__setattr__(self, "idf", _idf(self.segments))
 
     @property
     def segments(self) -> int:
@@ -375,11 +381,10 @@ def cider_against(
     n_texts = len(texts)
     lay = _Layout.of(texts)
     tok = texts.ids.astype(np.int64)
-    ref_vocab = {w: i for i, w in enumerate(side.names)}
-    to_ref = np.fromiter((ref_vocab.get(w, -1) for w in names), dtype=np.int64, count=len(names))
+    to_ref = np.fromiter((side.vocab.get(w, -1) for w in names), dtype=np.int64, count=len(names))
     rtok = to_ref[tok] if len(tok) else np.zeros(0, dtype=np.int64)
     vocab, ref_width = max(len(names), 1), max(len(side.names), 1)
-    idf = _idf(n_seg)
+    idf = side.idf
     sq_norm = np.zeros((n_texts, n))
     dots = np.zeros((n_sys * n_ref, n))
     text_seg = np.tile(np.arange(first, first + m, dtype=np.int64), n_sys)
