@@ -78,9 +78,8 @@ def test_cold_then_warm_equals_in_memory(
     opts = ["-m", METRICS, "--chunk-size", "13", "-q"]
     code, cold, _ = run(["score", str(files / "A.txt"), *_refs(files), *opts, "--ref-cache", str(cache)], capsys)
     assert code == 0 and cold == run(["score", str(files / "A.txt"), *_refs(files), "-m", METRICS, "-q"], capsys)[1]
-    names = sorted(p.name for p in cache.iterdir())  # one entry per metric that keeps its references (not BLEU)
-    assert len(names) == 2 and names[0].startswith("cider-") and names[1].startswith("cider-d-")
-    assert all(n.endswith(".npz") for n in names)
+    names = sorted(p.name for p in cache.iterdir())  # one entry per side kept (CIDEr n=3 and n=4; not BLEU)
+    assert len(names) == 2 and all(n.startswith("cider-") and n.endswith(".npz") for n in names)
     expected = run(["score", str(files / "B.txt"), *_refs(files), "-m", METRICS, "-q"], capsys)[1]
 
     def no_counting(*args: object) -> None:
@@ -99,13 +98,15 @@ def test_damaged_or_foreign_entry_is_named(files: Path, tmp_path: Path, capsys: 
     cache = tmp_path / "cache"
     argv = ["score", str(files / "A.txt"), *_refs(files), "-m", "cider-d,cider", "-q", "--ref-cache", str(cache)]
     assert run(argv, capsys)[0] == 0
-    (plain,) = (p for p in cache.iterdir() if p.name.startswith("cider-") and not p.name.startswith("cider-d-"))
-    (defended,) = (p for p in cache.iterdir() if p.name.startswith("cider-d-"))
+    (defended,) = cache.iterdir()  # CIDEr and CIDEr-D of one order share their side
     kept = defended.read_bytes()
-    shutil.copyfile(plain, defended)  # a well-formed entry of another metric under this one's name
+    assert run(["score", str(files / "A.txt"), *_refs(files), "-m", "cider:n=3", "-q", "--ref-cache", str(cache)],
+               capsys)[0] == 0  # fmt: skip
+    (other,) = (p for p in cache.iterdir() if p != defended)
+    shutil.copyfile(other, defended)  # a well-formed entry of another order under this one's name
     code, _, err = run(argv, capsys)
     assert code == 2 and err.count("\n") == 1
-    assert f"{defended}: a reference cache entry of other metric, signature than this run's" in err
+    assert f"{defended}: a reference cache entry made with other metric parameters than this run's" in err
     defended.write_bytes(kept)
     with np.load(defended) as arrays:
         parts = {name: arrays[name] for name in arrays.files}

@@ -84,6 +84,10 @@ class Cider(RowMetric):
         enc = Encoder(pre)
         return cider_side(Texts(*enc.encode(flat)), enc.names(), seg, self.n)
 
+    def side_signature(self) -> str:
+        """The side depends on the order only: CIDEr and CIDEr-D (any sigma) of one order share it."""
+        return f"CIDEr|n:{self.n}"
+
     def side_from(self, arrays: Mapping[str, NDArray[Any]]) -> CiderSide:
         return CiderSide.from_arrays(arrays, self.n)
 

@@ -232,6 +232,11 @@ class RowMetric:
         (``keeps_references`` metrics)."""
         raise NotImplementedError(f"{type(self).__name__} keeps no reference side")
 
+    def side_signature(self) -> str:
+        """What its reference side depends on besides the text settings (``NAME|field:value...``): metrics of one
+        side signature share one side (default: the display name and the full signature)."""
+        return f"{self.display_name()}|{self.signature()}"
+
     def side_from(self, arrays: Mapping[str, NDArray[Any]]) -> KeptSide:
         """The side :meth:`KeptSide.arrays` gave; ValueError when its parts disagree."""
         raise NotImplementedError(f"{type(self).__name__} keeps no reference side")

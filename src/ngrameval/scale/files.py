@@ -257,14 +257,14 @@ SIDE_FORMAT = 1  # the layout of a kept reference side (``.npz``: the metric's a
 
 
 def side_key(fingerprint_: str, spec: MetricSpec) -> str:
-    """The name of the reference cache's entry of ``spec``'s reference side: its display name and a hash of the
-    references' fingerprint, the metric's text settings, its full signature (order, parameters) and the ngrameval
-    version (the side holds the whole corpus, so no chunk size)."""
-    metric = spec.metric
-    what = {"refs": fingerprint_, "text": metric.text_settings(spec.pre), "metric": metric.display_name(),
-            "signature": metric.signature(), "by": __version__}  # fmt: skip
+    """The name of the reference cache's entry of ``spec``'s reference side: the first field of the metric's
+    :meth:`~ngrameval.metrics.rows.RowMetric.side_signature` and a hash of the references' fingerprint, the
+    metric's text settings, that signature (what the side depends on: CIDEr's order, one side for CIDEr and
+    CIDEr-D) and the ngrameval version (the side holds the whole corpus, so no chunk size)."""
+    what = {"refs": fingerprint_, "text": spec.metric.text_settings(spec.pre), "side": spec.metric.side_signature(),
+            "by": __version__}  # fmt: skip
     digest = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:32]
-    return f"{metric.display_name().lower()}-{digest}.npz"
+    return f"{spec.metric.side_signature().split('|')[0].lower()}-{digest}.npz"
 
 
 @dataclass(frozen=True)
@@ -285,36 +285,41 @@ class Sides:
 
 
 def reference_sides(files: Files, specs: Sequence[MetricSpec], size: int, cache: str | None = None) -> Sides:
-    """The first pass of the specs whose metric ``keeps_references``: every reference read (and held) once, each
-    metric's reference side made of them; ``cache``: a directory where each side is kept under :func:`side_key`
-    (written beside, then renamed) and found again, the references then only read for their digests."""
-    wide = {k: sp for k, sp in enumerate(specs) if sp.metric.keeps_references}
+    """The first pass of the specs whose metric ``keeps_references``: every reference read (and held) once, one
+    reference side made of them per side signature and text setting (CIDEr and CIDEr-D of one order share one);
+    ``cache``: a directory where each side is kept under :func:`side_key` (written beside, then renamed) and found
+    again, the references then only read for their digests."""
+    wide: dict[tuple[str, Preprocess], list[int]] = {}
+    for k, sp in enumerate(specs):
+        if sp.metric.keeps_references:
+            wide.setdefault((sp.metric.side_signature(), sp.pre), []).append(k)
     if not wide:
         return Sides({}, np.zeros((0, 16), dtype=np.uint8))
     digests, seg_refs = _read_references(files, size, keep=cache is None)
-    out: dict[int, KeptSide] = {}
-    entries: dict[int, str] = {}
+    made: dict[tuple[str, Preprocess], KeptSide] = {}
+    entries: dict[tuple[str, Preprocess], str] = {}
     if cache is not None:
         _cache_dir(cache)
         refs = fingerprint(digests)
-        entries = {k: os.path.join(cache, side_key(refs, sp)) for k, sp in wide.items()}
-        found = {k: sp for k, sp in wide.items() if os.path.exists(entries[k])}
-        out = {k: _load_side(entries[k], sp, refs, len(digests)) for k, sp in found.items()}
-        if len(out) < len(wide):
+        entries = {key: os.path.join(cache, side_key(refs, specs[ks[0]])) for key, ks in wide.items()}
+        found = [key for key, entry in entries.items() if os.path.exists(entry)]
+        made = {key: _load_side(entries[key], specs[wide[key][0]], refs, len(digests)) for key in found}
+        if len(made) < len(wide):
             seg_refs = _read_references(files, size, keep=True)[1]
-    for k, sp in wide.items():
-        if k not in out:
+    for key, ks in wide.items():
+        if key not in made:
             assert seg_refs is not None
-            out[k] = sp.metric.reference_side(seg_refs, sp.pre)
-            if k in entries:
-                _keep_side(out[k], sp, fingerprint(digests), digests, entries[k])
-    return Sides(out, digests)
+            sp = specs[ks[0]]
+            made[key] = sp.metric.reference_side(seg_refs, sp.pre)
+            if key in entries:
+                _keep_side(made[key], sp, fingerprint(digests), digests, entries[key])
+    return Sides({k: made[key] for key, ks in wide.items() for k in ks}, digests)
 
 
 def _side_meta(spec: MetricSpec, refs: str, segments: int) -> dict[str, object]:
     metric = spec.metric
-    return {"format": SIDE_FORMAT, "metric": metric.display_name(), "signature": metric.signature(),
-            "text": metric.text_settings(spec.pre), "refs": refs, "segments": segments, "by": __version__}  # fmt: skip
+    return {"format": SIDE_FORMAT, "side": metric.side_signature(), "text": metric.text_settings(spec.pre),
+            "refs": refs, "segments": segments, "by": __version__}  # fmt: skip
 
 
 def _keep_side(side: KeptSide, spec: MetricSpec, refs: str, digests: Digests, entry: str) -> None:
@@ -333,26 +338,36 @@ def _keep_side(side: KeptSide, spec: MetricSpec, refs: str, digests: Digests, en
 
 
 def _load_side(entry: str, spec: MetricSpec, refs: str, segments: int) -> KeptSide:
-    """The side kept as ``entry``; an InputError naming it when it is damaged or made of other references or
-    settings than ``spec``'s on ``refs``."""
+    """The side kept as ``entry``; an InputError naming it when it is damaged, or made of other references or
+    settings than ``spec``'s on ``refs`` (checked first: a foreign entry is named as such)."""
+    bad = (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, zipfile.BadZipFile)
     try:
         with np.load(entry, allow_pickle=False) as kept:
             arrays = {name: kept[name] for name in kept.files}
         meta = json.loads(bytes(arrays.pop("meta")).decode())
         digests = arrays.pop("digests")
-        side = spec.metric.side_from(arrays)
         if not isinstance(meta, dict) or meta.get("format") != SIDE_FORMAT:
             raise ValueError("an unknown format")
-        if side.segments != segments or digests.shape != (segments, 16):
-            raise ValueError(f"{side.segments} segments where the references have {segments}")
-    except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, zipfile.BadZipFile) as exc:
+    except bad as exc:
         raise InputError(f"{entry}: a damaged reference cache entry ({exc}); remove it to count again") from None
     want = _side_meta(spec, refs, segments)
     differ = [k for k in want if meta.get(k) != want[k]]
-    if differ or fingerprint(digests) != refs:
-        what = ", ".join(differ) or "refs"
-        raise InputError(f"{entry}: a reference cache entry of other {what} than this run's; remove it to count again")
+    if not differ and (digests.shape != (segments, 16) or fingerprint(digests) != refs):
+        differ = ["refs"]
+    if differ:
+        what = ", ".join(dict.fromkeys(_META_WORDS[k] for k in differ))
+        raise InputError(f"{entry}: a reference cache entry made with other {what} than this run's; remove it")
+    try:
+        side = spec.metric.side_from(arrays)
+        if side.segments != segments:
+            raise ValueError(f"{side.segments} segments where the references have {segments}")
+    except bad as exc:
+        raise InputError(f"{entry}: a damaged reference cache entry ({exc}); remove it to count again") from None
     return side
+
+
+_META_WORDS = {"format": "format", "side": "metric parameters", "text": "text settings", "refs": "references",
+               "segments": "references", "by": "ngrameval version"}  # fmt: skip
 
 
 @dataclass
