@@ -10,9 +10,10 @@ For every metric on its own, with ``jobs=1``:
   system down to;
 * ``write``/``read+score``: writing the stats file of one system, then reading it and scoring it.
 
-Then NIST streamed from files (50,000 segments a chunk, as ``--ref-cache`` streams them) with the reference cache:
-the first system with an empty cache (the references counted and kept), the second system with the cache filled
-(the counts read), and the second system without a cache.
+Then every metric the reference cache keeps (``--cache-metrics``: NIST's weights, CIDEr-D's reference side),
+streamed from files (50,000 segments a chunk, as ``--ref-cache`` streams them): the first system with an empty
+cache (the references counted and kept), the second system with the cache filled (read), and the second system
+without a cache.
 
     python benchmarks/bench_stats.py                       # 100k segments, bleu chrf ter rouge-l nist cider-d
     python benchmarks/bench_stats.py --segments 20000 --metrics bleu,chrf
@@ -60,12 +61,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-cache", action="store_true", help="leave out the reference cache's table")
     ap.add_argument("--skip-metrics", action="store_true", help="leave out the per-metric table")
+    ap.add_argument("--cache-metrics", default="nist,cider-d", help="the reference cache's metrics")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     hyps, refs = make_corpus_fast(args.segments, 1)
     other = [perturbed(h) for h in hyps]
     if args.skip_metrics:
-        ref_cache_table(hyps, other, refs, args.repeat)
+        ref_cache_table(hyps, other, refs, args.repeat, args.cache_metrics.split(","))
         return
     print(f"{args.segments} segments, one reference each; CPU seconds (process_time), best of {args.repeat}")
     print(f"{'metric':<10} {'1 system':>9} {'+1 system':>10} {'share':>6} {'write':>7} {'read+score':>11}")
@@ -81,34 +83,39 @@ def main() -> None:
             extra = two - one
             print(f"{metric:<10} {one:>9.3f} {extra:>10.3f} {extra / one:>6.2f} {write:>7.3f} {read:>11.3f}")
     if not args.skip_cache:
-        ref_cache_table(hyps, other, refs, args.repeat)
+        ref_cache_table(hyps, other, refs, args.repeat, args.cache_metrics.split(","))
 
 
-def ref_cache_table(hyps: list[str], other: list[str], refs: list[str], repeat: int) -> None:
-    """CPU time of NIST streamed from files: first system with an empty cache, second with it filled, and without."""
+def ref_cache_table(hyps: list[str], other: list[str], refs: list[str], repeat: int, metrics: list[str]) -> None:
+    """CPU time of each metric streamed from files: first system with an empty cache, second with it filled, and
+    second without; the second system's scores with the cache checked equal to those without."""
     from ngrameval.scale.files import DEFAULT_CHUNK, Files, score_files
 
+    print(f"\nstreamed from files ({DEFAULT_CHUNK} segments a chunk), CPU seconds, best of {repeat}:")
+    print(
+        f"{'metric':<10} {'first, empty cache':>19} {'second, cache filled':>21} {'share':>6} {'second, no cache':>17}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         paths = {}
         for name, lines in (("a", hyps), ("b", other), ("ref", refs)):
             paths[name] = str(Path(tmp) / f"{name}.txt")
             Path(paths[name]).write_text("".join(f"{x}\n" for x in lines), "utf-8")
         first, second = Files({"a": paths["a"]}, [paths["ref"]]), Files({"b": paths["b"]}, [paths["ref"]])
-        fresh = iter(range(repeat))
+        fresh = iter(range(len(metrics) * repeat))
+        for metric in metrics:
 
-        def cold() -> object:
-            return score_files(first, "nist", DEFAULT_CHUNK, 1, ref_cache=str(Path(tmp) / f"cold{next(fresh)}"))
+            def cold(m: str = metric) -> object:
+                return score_files(first, m, DEFAULT_CHUNK, 1, ref_cache=str(Path(tmp) / f"cold{next(fresh)}"))
 
-        warm_dir = str(Path(tmp) / "warm")
-        score_files(first, "nist", DEFAULT_CHUNK, 1, ref_cache=warm_dir)
-        t_cold, _ = cpu(cold, repeat)
-        t_warm, warm = cpu(lambda: score_files(second, "nist", DEFAULT_CHUNK, 1, ref_cache=warm_dir), repeat)
-        t_none, none = cpu(lambda: score_files(second, "nist", DEFAULT_CHUNK, 1), repeat)
-        assert [s.score for s in warm.scores()] == [s.score for s in none.scores()]  # type: ignore[attr-defined]
-    print(f"\nNIST streamed from files ({DEFAULT_CHUNK} segments a chunk), CPU seconds, best of {repeat}:")
-    print(f"first system, empty --ref-cache (counts kept)  {t_cold:7.3f}")
-    print(f"second system, --ref-cache filled (read)       {t_warm:7.3f}  ({t_warm / t_cold:.2f} of the first)")
-    print(f"second system, no cache                        {t_none:7.3f}")
+            warm_dir = str(Path(tmp) / f"warm-{metric}")
+            score_files(first, metric, DEFAULT_CHUNK, 1, ref_cache=warm_dir)
+            t_cold, _ = cpu(cold, repeat)
+            t_warm, warm = cpu(
+                lambda m=metric, d=warm_dir: score_files(second, m, DEFAULT_CHUNK, 1, ref_cache=d), repeat
+            )  # type: ignore[misc]
+            t_none, none = cpu(lambda m=metric: score_files(second, m, DEFAULT_CHUNK, 1), repeat)  # type: ignore[misc]
+            assert [s.score for s in warm.scores()] == [s.score for s in none.scores()], metric  # type: ignore[attr-defined]
+            print(f"{metric:<10} {t_cold:>19.3f} {t_warm:>21.3f} {t_warm / t_cold:>6.2f} {t_none:>17.3f}")
 
 
 if __name__ == "__main__":

@@ -166,17 +166,20 @@ def test_nothing_half_written_on_error(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
-def test_cli_scores_equal_and_cider_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_scores_equal_cider_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Streamed scores equal those in memory; CIDEr (refused with --chunk-size before its reference side could be
+    made on its own) too: its side of every reference first, then the chunks."""
     files, _ = on_disk(tmp_path, 80, 6, ".gz")
     args = [*files.systems.values(), "-r", *files.refs, "--source", str(files.source), "-m", METRICS, "-w", "6"]
     assert main(["score", *args]) == 0
     whole = capsys.readouterr().out
     assert main(["score", *args, "--chunk-size", "11", "--jobs", "2"]) == 0
     assert capsys.readouterr().out == whole
-    assert main(["score", *args[:-4], "-m", "cider-d", "--chunk-size", "11"]) == 2
-    assert "CIDEr" in capsys.readouterr().err
-    with pytest.raises(ConfigError, match="need every reference"):
-        score_files(files, "cider-d", 10)
+    cider = [*args[:-4], "-m", "cider-d,cider"]
+    assert main(["score", *cider]) == 0
+    whole = capsys.readouterr().out
+    assert main(["score", *cider, "--chunk-size", "11"]) == 0
+    assert capsys.readouterr().out == whole
 
 
 def test_chunks_in_lockstep(tmp_path: Path) -> None:
@@ -221,13 +224,14 @@ def test_memory_flat(tmp_path: Path) -> None:
 def test_empty_files_and_nist_on_stdin(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "h").write_text("")
     (tmp_path / "r").write_text("")
-    args = ["score", str(tmp_path / "h"), "-r", str(tmp_path / "r"), "-m", "bleu,nist,rouge-l,chrf"]
+    args = ["score", str(tmp_path / "h"), "-r", str(tmp_path / "r"), "-m", "bleu,nist,rouge-l,chrf,cider-d"]
     assert main(args) == 0
     whole = capsys.readouterr().out
     assert main([*args, "--chunk-size", "3"]) == 0
     assert capsys.readouterr().out == whole
-    with pytest.raises(ConfigError, match="references twice"):
-        score_files(Files({"h": str(tmp_path / "h")}, ["-"]), "nist", 5)
+    for metric in ("nist", "cider-d"):
+        with pytest.raises(ConfigError, match="references twice"):
+            score_files(Files({"h": str(tmp_path / "h")}, ["-"]), metric, 5)
 
 
 def test_compare_streamed_equals_in_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

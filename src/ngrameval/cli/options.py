@@ -334,9 +334,10 @@ def add_chunk_size(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument(
         "--ref-cache",
         metavar="DIR",
-        help="keep NIST's reference counts in DIR, keyed by the references' fingerprint, text settings, order and "
-        "chunk size: scoring another system against the same references reads them instead of counting again "
-        "(streams the files: 50,000 segments a chunk unless --chunk-size)",
+        help="keep the reference side of NIST (counts, by chunk) and CIDEr/CIDEr-D (document frequencies, reference "
+        "vectors) in DIR, keyed by the references' fingerprint, text settings and the metric's parameters: scoring "
+        "another system against the same references reads it instead of counting again (streams the files: 50,000 "
+        "segments a chunk unless --chunk-size)",
     )
 
 

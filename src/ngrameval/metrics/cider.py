@@ -32,17 +32,18 @@ document frequencies stay those of the full evaluated set.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ngrameval.errors import InputError
 from ngrameval.metrics.policy import FloatArray
-from ngrameval.metrics.rows import Batch, RowMetric, Rows
+from ngrameval.metrics.rows import Batch, KeptSide, RowMetric, Rows
 from ngrameval.ngrams.stats import mean_of_rows, mean_rows
-from ngrameval.ngrams.texts import IntArray, Texts
+from ngrameval.ngrams.texts import IntArray, Texts, flatten
 from ngrameval.text.pipeline import Encoder, Preprocess
 from ngrameval.text.validate import MAX_ORDER, MAX_SQUARED, integer, number
 
@@ -69,10 +70,35 @@ class Cider(RowMetric):
     def order_needed(self) -> int:
         return self.n
 
+    keeps_references: ClassVar[bool] = True  # its reference side (df, reference vectors) is kept by the cache
+
     def rows(self, batch: Batch) -> Rows:
-        """Rows ``(CIDEr, 1)``; df over every reference of the batch (:func:`cider_rows`)."""
-        flat, seg = batch.flat
-        return Rows(tuple(cider_rows(self, batch.systems, flat, seg, batch.pre)), self)
+        """Rows ``(CIDEr, 1)`` against the reference side of every reference of the batch (df over all of them),
+        made once for CIDEr and CIDEr-D of one order."""
+        side = batch.shared(("cider-side", self.n), lambda: self.reference_side(batch.seg_refs, batch.pre))
+        return self.rows_against(side, batch.systems, batch.pre)
+
+    def reference_side(self, seg_refs: Sequence[Sequence[str]], pre: Preprocess) -> CiderSide:
+        """The references' side (:func:`cider_side`), tokenized by ``pre``: document frequencies and vectors."""
+        flat, seg = flatten(seg_refs)
+        enc = Encoder(pre)
+        return cider_side(Texts(*enc.encode(flat)), enc.names(), seg, self.n)
+
+    def side_signature(self) -> str:
+        """The side depends on the order only: CIDEr and CIDEr-D (any sigma) of one order share it."""
+        return f"CIDEr|n:{self.n}"
+
+    def side_from(self, arrays: Mapping[str, NDArray[Any]]) -> CiderSide:
+        return CiderSide.from_arrays(arrays, self.n)
+
+    def rows_against(self, side: KeptSide, systems: Sequence[Sequence[str]], pre: Preprocess, first: int = 0) -> Rows:
+        """Rows ``(CIDEr, 1)`` of the systems' segments ``first, first + 1, ...`` against ``side``, the systems
+        tokenized by ``pre`` (:func:`cider_against`)."""
+        if not isinstance(side, CiderSide) or len(side.keys) != self.n:
+            raise TypeError(f"{self.display_name()} n={self.n} needs its own reference side, not {side!r:.60}")
+        enc = Encoder(pre)
+        hyps = [Texts(*enc.encode(h)) for h in systems]
+        return Rows(tuple(mean_rows(s) for s in cider_against(self, side, hyps, enc.names(), first)), self)
 
     def __call__(self, values: FloatArray) -> FloatArray:
         """Mean CIDEr of summed ``(score, 1)`` rows.
@@ -134,175 +160,285 @@ def _squares(tf: IntArray, df: IntArray, idf: FloatArray) -> FloatArray:
     return out
 
 
-def _layout(hyps: Sequence[Texts], refs: Texts, seg: IntArray) -> tuple[Texts, IntArray, IntArray]:
-    """All texts in one array, segment by segment: the segment's hypothesis of each system, then its
-    references. Returns the texts, the position of each reference ``(refs,)`` and of each hypothesis
-    ``(systems, segments)``."""
-    n_seg, n_ref, n_sys = len(seg) - 1, len(refs), len(hyps)
-    owner = np.repeat(np.arange(n_seg, dtype=np.int64), np.diff(seg))
-    ref_at = n_sys * (owner + 1) + np.arange(n_ref, dtype=np.int64)
-    hyp_at = (n_sys * np.arange(n_seg) + seg[:-1])[None, :] + np.arange(n_sys)[:, None]
-    sources = [refs, *hyps]
-    shift = np.cumsum([0] + [len(t.ids) for t in sources])
-    starts = np.concatenate([t.off[:-1] + sh for t, sh in zip(sources, shift.tolist(), strict=False)])
-    ids = np.concatenate([t.ids for t in sources])
-    src = np.empty(n_ref + n_sys * n_seg, dtype=np.int64)
-    src[ref_at] = np.arange(n_ref)
-    src[hyp_at.reshape(-1)] = n_ref + np.arange(n_sys * n_seg)
-    lens = np.concatenate([t.lens for t in sources])[src]
-    off = np.zeros(len(src) + 1, dtype=np.int64)
-    np.cumsum(lens, out=off[1:])
-    at = np.repeat(starts[src] - off[:-1], lens) + np.arange(off[-1])
-    return Texts(ids[at], off), ref_at, hyp_at
+@dataclass(frozen=True)
+class _Grams:
+    """One order's n-gram occurrences, grouped by n-gram, then text, then position (one sort): ``distinct``, the
+    sorted distinct n-gram keys; per occurrence in that order ``gram`` (its index in ``distinct``) and ``at`` (its
+    position); per entry (an n-gram's first occurrence in a text) ``first`` (index of the occurrence), ``tf``
+    (occurrences in the text) and ``txt`` (the text)."""
+
+    distinct: IntArray
+    gram: IntArray
+    at: IntArray
+    first: IntArray
+    tf: IntArray
+    txt: IntArray
 
 
-def cider_scores(metric: Cider, hyps: Sequence[Texts], refs: Texts, seg: IntArray) -> list[FloatArray]:
-    """Segment CIDEr(-D) of every system in ``hyps`` (token ids from one encoder) against ``refs``
-    (segment ``s`` has references ``seg[s] .. seg[s + 1] - 1``, at least one).
+@dataclass(frozen=True)
+class _Layout:
+    """Texts by position: the text of every token, the token's place in its text and the tokens left from it."""
 
-    Per order, every n-gram occurrence is one int64 key (n-gram, text, position in the text); one sort groups
-    them by n-gram, and within an n-gram by segment (hypotheses before references, by the layout of
-    :func:`_layout`), which gives term and document frequencies and each reference n-gram's match in its
-    segment's hypothesis. Sums run in the reference code's order: each text's n-grams in order of first
-    appearance (norms) and the hypothesis' n-grams in that order (dot products)."""
-    n_seg, n_ref, n, n_sys = len(seg) - 1, len(refs), metric.n, len(hyps)
+    tok_text: IntArray
+    start: IntArray
+    local: IntArray
+    rest: IntArray
+
+    @classmethod
+    def of(cls, texts: Texts) -> _Layout:
+        lens = texts.lens
+        tok_text = np.repeat(np.arange(len(texts), dtype=np.int64), lens)
+        start = texts.off[:-1]
+        local = np.arange(int(texts.off[-1]), dtype=np.int64) - start[tok_text]
+        return cls(tok_text, start, local, lens[tok_text] - local)
+
+
+def _group(key: IntArray, pos: IntArray, lay: _Layout, n_texts: int) -> _Grams:
+    """The occurrences at ``pos`` (ascending) of the n-grams ``key`` (non-negative) grouped: one sort of keys
+    packed with their text and position when the bits fit, else a stable argsort (``pos`` ascending keeps text
+    and position order)."""
+    m = len(pos)
+    local_bits = max(int(lay.local[pos].max()) if m else 0, 0).bit_length()
+    shift = max(n_texts - 1, 0).bit_length() + local_bits
+    if m and int(key.max()).bit_length() + shift <= 63:
+        packed = key << shift
+        packed |= lay.tok_text[pos] << local_bits
+        packed |= lay.local[pos]
+        packed.sort()
+        low = packed & ((1 << shift) - 1)
+        skey = packed >> shift
+        txt = low >> local_bits
+        at = (low & ((1 << local_bits) - 1)) + lay.start[txt]
+    else:
+        by = np.argsort(key, kind="stable")
+        at, skey = pos[by], key[by]
+        txt = lay.tok_text[at]
+    new = np.ones(m, dtype=bool)
+    np.not_equal(skey[1:], skey[:-1], out=new[1:])
+    gram = np.cumsum(new) - 1
+    distinct = skey[new]
+    new[1:] |= txt[1:] != txt[:-1]
+    first = np.flatnonzero(new)
+    tf = np.diff(np.append(first, m))
+    return _Grams(distinct, gram, at, first, tf, txt[first])
+
+
+def _orders(tok: IntArray, lay: _Layout, vocab: int, n: int, n_texts: int) -> Iterator[tuple[int, _Grams]]:
+    """Orders ``j = 0 .. n - 1`` (n-grams of ``j + 1`` tokens) while a text is long enough, each with its grouped
+    occurrences (:func:`_group`): an n-gram's key is its prefix's index among the grams of the order before
+    times ``vocab``, plus its last token (a unigram: its token)."""
+    pos = np.arange(len(tok), dtype=np.int64)
+    gid = np.zeros(len(tok), dtype=np.int64)  # the n-gram at each position, among those of the order
+    for j in range(n):
+        if j:
+            pos = pos[lay.rest[pos] > j]
+        if not len(pos):
+            return
+        g = _group(gid[pos] * vocab + tok[pos + j] if j else tok.copy(), pos, lay, n_texts)
+        gid[g.at] = g.gram
+        yield j, g
+
+
+def _idf(n_seg: int) -> FloatArray:
+    """idf by document frequency 0..S: log(S) - log(max(1, df)) (none without segments)."""
+    if not n_seg:
+        return np.zeros(1)
+    out: FloatArray = np.log(float(n_seg)) - np.log(np.maximum(1.0, np.arange(n_seg + 1, dtype=np.float64)))
+    return out
+
+
+def _norms(lay: _Layout, at: IntArray, squares: FloatArray, n_texts: int) -> FloatArray:
+    """Each text's sum of ``squares`` (one at each of its entries' positions ``at``), added in the order of its
+    positions, as the reference code adds a vector's squares in order of first appearance (bincount adds in array
+    order; the zeros of other positions add nothing)."""
+    weight = np.zeros(len(lay.tok_text))
+    weight[at] = squares
+    return np.bincount(lay.tok_text, weights=weight, minlength=n_texts).astype(np.float64, copy=False)
+
+
+@dataclass(frozen=True)
+class CiderSide:
+    """CIDEr's reference side, everything its rows need from the references alone (kept by the reference cache):
+    ``names``, the references' vocabulary (token strings by id); ``seg``, each segment's references; ``lens``,
+    each reference's tokens; ``sq_norm`` (references x orders), each reference vector's squared norm; per order
+    ``keys`` (the sorted distinct reference n-grams: ``prefix n-gram index * len(names) + last token``, a unigram
+    its token), ``df`` (each one's document frequency) and the entries of every reference holding it, sorted:
+    ``match`` (``n-gram index * segments + segment``), ``ref`` (the reference), ``tf`` (its count there)."""
+
+    names: list[str]
+    seg: IntArray
+    lens: IntArray
+    sq_norm: FloatArray
+    keys: list[IntArray]
+    df: list[NDArray[np.int32]]
+    match: list[IntArray]
+    ref: list[NDArray[np.int32]]
+    tf: list[NDArray[np.int32]]
+    vocab: dict[str, int] = field(init=False, repr=False, compare=False)  # id by token string
+    idf: FloatArray = field(init=False, repr=False, compare=False)  # by document frequency (:func:`_idf`)
+
+    def __post_init__(self) -> None:  # made once, not once per chunk scored against the side
+        object.__setattr__(self, "vocab", {w: i for i, w in enumerate(self.names)})
+        object.__setattr__(self, "idf", _idf(self.segments))
+
+    @property
+    def segments(self) -> int:
+        return len(self.seg) - 1
+
+    def arrays(self) -> dict[str, NDArray[Any]]:
+        """The side as named arrays (:meth:`from_arrays` reads them back); the vocabulary as UTF-8 bytes and ends."""
+        data = [w.encode("utf-8", "surrogatepass") for w in self.names]
+        ends = np.cumsum([len(d) for d in data], dtype=np.int64)
+        out: dict[str, NDArray[Any]] = {"vocab": np.frombuffer(b"".join(data), dtype=np.uint8), "vocab_ends": ends,
+                                        "seg": self.seg, "lens": self.lens, "sq_norm": self.sq_norm}  # fmt: skip
+        for j in range(len(self.keys)):
+            for name in ("keys", "df", "match", "ref", "tf"):
+                out[f"{name}{j + 1}"] = getattr(self, name)[j]
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, NDArray[Any]], n: int) -> CiderSide:
+        """The side of order ``n`` kept as :meth:`arrays`; ValueError when its parts disagree."""
+        raw, ends = bytes(arrays["vocab"]), arrays["vocab_ends"].tolist()
+        names = [raw[a:b].decode("utf-8", "surrogatepass") for a, b in zip([0, *ends[:-1]], ends)]
+        seg, lens, sq_norm = arrays["seg"], arrays["lens"], arrays["sq_norm"]
+        parts = {name: [arrays[f"{name}{j + 1}"] for j in range(n)] for name in ("keys", "df", "match", "ref", "tf")}
+        side = cls(names, seg, lens, sq_norm, **parts)
+        if seg.ndim != 1 or len(seg) < 1 or sq_norm.shape != (len(lens), n) or int(seg[-1]) != len(lens):
+            raise ValueError("its parts disagree")
+        n_seg = len(seg) - 1
+        for j in range(n):  # every index in range: a well-formed entry cannot make the scoring fail
+            keys, df, match, ref, tf = (parts[name][j] for name in ("keys", "df", "match", "ref", "tf"))
+            sizes = len(df) == len(keys) and len(match) == len(ref) == len(tf)
+            if not (sizes and _within(ref, len(lens)) and _within(df, n_seg + 1) and _within(match, len(keys) * n_seg)):
+                raise ValueError(f"its order-{j + 1} tables disagree")
+        return side
+
+
+def _within(values: NDArray[Any], top: int) -> bool:
+    """Whether every value is in ``0 .. top - 1``."""
+    return not len(values) or (int(values.min()) >= 0 and int(values.max()) < top)
+
+
+def cider_side(refs: Texts, names: list[str], seg: IntArray, n: int) -> CiderSide:
+    """The reference side of ``refs`` (token ids whose strings are ``names``; segment ``s`` has references
+    ``seg[s] .. seg[s + 1] - 1``, at least one) up to order ``n``: per order one sort groups every occurrence
+    by n-gram, then reference and position, which gives term and document frequencies; the squared norms add
+    each reference's squares in its order of first appearance."""
+    n_seg, n_ref = len(seg) - 1, len(refs)
     per_seg = np.diff(seg)
     if n_seg and per_seg.min() == 0:
         raise InputError(f"segment {int(np.argmin(per_seg)) + 1} has no reference; every segment needs at least one")
-    if not n_seg:
-        return [np.zeros(0) for _ in hyps]
     owner = np.repeat(np.arange(n_seg, dtype=np.int64), per_seg)
-    texts, ref_at, hyp_at = _layout(hyps, refs, seg)
-    n_texts, lens = len(texts), texts.lens
-    n_tok = int(texts.off[-1])
-    # int32 indices when they fit: half the memory traffic (fresh pages are much of the time here)
-    idx: type[np.signedinteger[Any]] = np.int32 if max(n_tok, n_texts) < 2**31 - 1 else np.int64
-    # each text's tag: segment * (systems + 1) + (its system, or ``systems`` for a reference)
-    tags = n_sys + 1
-    text_tag = np.empty(n_texts, dtype=np.int64)
-    text_tag[ref_at] = owner * tags + n_sys
-    text_tag[hyp_at] = np.arange(n_seg)[None, :] * tags + np.arange(n_sys)[:, None]
-    text_tag = text_tag.astype(idx) if n_seg * tags < 2**31 else text_tag
-    text_ref = np.full(n_texts, -1, dtype=np.int64)
-    text_ref[ref_at] = np.arange(n_ref)
-    tok = texts.ids
-    vocab = int(tok.max()) + 1 if n_tok else 1
-    tok_text = np.repeat(np.arange(n_texts, dtype=idx), lens)
-    text_start = texts.off[:-1].astype(idx)
-    local = np.arange(n_tok, dtype=idx) - text_start[tok_text]  # position within the text
-    rest = lens.astype(idx)[tok_text] - local  # tokens from each position to the end of its text
-    # idf by document frequency: log(S) - log(max(1, df))
-    idf = np.log(float(n_seg)) - np.log(np.maximum(1.0, np.arange(n_seg + 1, dtype=np.float64)))
+    lay = _Layout.of(refs)
+    tok = refs.ids.astype(np.int64)
+    vocab = max(len(names), 1)
+    idf = _idf(n_seg)
+    sq_norm = np.zeros((n_ref, n))
+    empty, small = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    keys, match = [empty] * n, [empty] * n
+    dfs, ref, tfs = [small] * n, [small] * n, [small] * n  # below 2**31: half the bytes of int64
+    for j, g in _orders(tok, lay, vocab, n, n_ref):
+        e_gram, e_seg = g.gram[g.first], owner[g.txt]
+        run = np.ones(len(e_gram), dtype=bool)  # a reference entry of another n-gram or segment than the last
+        run[1:] = (e_gram[1:] != e_gram[:-1]) | (e_seg[1:] != e_seg[:-1])
+        df = np.bincount(e_gram[run], minlength=len(g.distinct))
+        sq_norm[:, j] = _norms(lay, g.at[g.first], _squares(g.tf, df[e_gram], idf), n_ref)
+        keys[j], match[j] = g.distinct, e_gram * n_seg + e_seg
+        dfs[j], ref[j], tfs[j] = df.astype(np.int32), g.txt.astype(np.int32), g.tf.astype(np.int32)
+    return CiderSide(names, seg, refs.lens, sq_norm, keys, dfs, match, ref, tfs)
+
+
+def _expand(lo: IntArray, count: IntArray) -> tuple[IntArray, IntArray]:
+    """For ranges ``lo[i] .. lo[i] + count[i] - 1``: each member's range ``i`` and the member."""
+    which = np.repeat(np.arange(len(lo), dtype=np.int64), count)
+    starts = np.cumsum(count) - count
+    return which, lo[which] + np.arange(int(count.sum()), dtype=np.int64) - starts[which]
+
+
+def cider_against(
+    metric: Cider, side: CiderSide, hyps: Sequence[Texts], names: Sequence[str], first: int = 0
+) -> list[FloatArray]:
+    """Segment CIDEr(-D) of every system in ``hyps`` (token ids of one encoder whose strings are ``names``), the
+    segments ``first, first + 1, ...`` of ``side``'s references (:func:`cider_side`).
+
+    The systems' texts in one array; per order one sort groups their occurrences by n-gram, then text and
+    position (term frequencies, each n-gram's first appearance in its text); an n-gram is found among the
+    references' (``side.keys``: its document frequency, 0 if absent) by its prefix's index and its last token,
+    and its entries in the references of the text's segment by ``side.match``. Sums run in the reference code's
+    order: each text's n-grams in order of first appearance (norms), the hypothesis' n-grams in that order (dot
+    products)."""
+    n, n_sys = metric.n, len(hyps)
+    m = len(hyps[0]) if hyps else 0
+    n_seg = side.segments
+    if first + m > n_seg:
+        raise InputError(f"segments {first + 1}..{first + m} are not among the {n_seg} of the references' side")
+    if not m:
+        return [np.zeros(0) for _ in hyps]
+    seg = side.seg[first : first + m + 1]
+    base, n_ref = int(seg[0]), int(seg[-1] - seg[0])
+    per_seg = np.diff(seg)
+    owner = np.repeat(np.arange(m, dtype=np.int64), per_seg)
+    shift = np.cumsum([0] + [len(h.ids) for h in hyps]).tolist()
+    ends = [h.off[1:] + sh for h, sh in zip(hyps, shift, strict=False)]
+    texts = Texts(np.concatenate([h.ids for h in hyps]), np.concatenate([np.zeros(1, dtype=np.int64), *ends]))
+    n_texts = len(texts)
+    lay = _Layout.of(texts)
+    tok = texts.ids.astype(np.int64)
+    to_ref = np.fromiter((side.vocab.get(w, -1) for w in names), dtype=np.int64, count=len(names))
+    rtok = to_ref[tok] if len(tok) else np.zeros(0, dtype=np.int64)
+    vocab, ref_width = max(len(names), 1), max(len(side.names), 1)
+    idf = side.idf
     sq_norm = np.zeros((n_texts, n))
-    dots = [np.zeros((n_ref, n)) for _ in hyps]
-    pos = np.arange(n_tok, dtype=idx)  # start positions of the current order's n-grams
-    gid = np.zeros(n_tok, dtype=idx)  # n-gram id (this order) of the n-gram starting at each position
-    # work buffers, reused by every order (each order has fewer n-grams than the one before)
-    key_buf, at_buf = np.empty(n_tok, dtype=np.int64), np.empty(n_tok, dtype=idx)
-    gram_buf, txt_buf = np.empty(n_tok, dtype=idx), np.empty(n_tok, dtype=idx)
-    new_buf, weight = np.empty(n_tok, dtype=bool), np.empty(n_tok)
-    local_bits = max(int(lens.max()) - 1, 0).bit_length()
-    shift = max(n_texts - 1, 0).bit_length() + local_bits
-    for j in range(n):
-        if j:
-            pos = pos[rest[pos] > j]
-        m = len(pos)
-        if not m:
-            break
-        key, at, gram, txt, new = key_buf[:m], at_buf[:m], gram_buf[:m], txt_buf[:m], new_buf[:m]
-        if j:  # (id of the (n-1)-gram prefix, last token): exact
-            np.multiply(gid[pos], vocab, out=key, dtype=np.int64)
-            key += tok[pos + j]
-        else:
-            key[:] = tok
-        # occurrences by n-gram, then text and position (= segment, text, position): one sort of packed keys
-        if int(key.max()).bit_length() + shift <= 63:
-            key <<= shift
-            key |= tok_text[pos].astype(np.int64) << local_bits
-            key |= local[pos]
-            key.sort()
-            np.bitwise_and(key, (1 << shift) - 1, out=at, casting="unsafe")
-            key >>= shift
-            np.right_shift(at, local_bits, out=txt)
-            at &= (1 << local_bits) - 1
-            at += text_start[txt]
-        else:
-            by = np.argsort(key, kind="stable")
-            at[:] = pos[by]
-            key[:] = key[by]
-            np.take(tok_text, at, out=txt)
-        new[0] = True
-        np.not_equal(key[1:], key[:-1], out=new[1:])
-        np.cumsum(new, dtype=idx, out=gram)
-        gram -= 1
-        gid[at] = gram
-        new[1:] |= txt[1:] != txt[:-1]
-        first = np.flatnonzero(new)  # first occurrence of each n-gram in each text
-        tf = np.empty(len(first), dtype=idx)
-        np.subtract(first[1:], first[:-1], out=tf[:-1], casting="unsafe")
-        tf[-1] = m - first[-1]
-        e_gram, e_txt, e_at = gram[first], txt[first], at[first]
-        e_tag = text_tag[e_txt]
-        e_kind = e_tag % tags
-        # runs: the entries of one n-gram in one segment (the segment's hypotheses first, then its references)
-        run = np.empty(len(first), dtype=bool)
-        run[0] = True
-        e_tag //= tags
-        run[1:] = (e_gram[1:] != e_gram[:-1]) | (e_tag[1:] != e_tag[:-1])
-        run_id = np.cumsum(run, dtype=idx)
-        # document frequency: segments whose references hold the n-gram (runs that end with a reference)
-        ends = np.flatnonzero(run)
-        ends[:-1] = ends[1:] - 1
-        ends[-1] = len(first) - 1
-        df = np.bincount(e_gram[ends[e_kind[ends] == n_sys]], minlength=int(gram[-1]) + 1)
-        # norms: squares summed in each text's order of first appearance (bincount adds in array order;
-        # the zeros of repeated and absent positions add nothing)
-        weight[:] = 0.0
-        weight[e_at] = _squares(tf, df[e_gram], idf)
-        sq_norm[:, j] = np.bincount(tok_text, weights=weight, minlength=n_texts)
-        r_idx = np.flatnonzero(e_kind == n_sys)
-        for k in range(n_sys):
-            # the last entry of system k at or before each reference entry: a match if in the same run
-            last = np.where(e_kind == k, np.arange(len(first), dtype=idx), -1)
-            np.maximum.accumulate(last, out=last)
-            h = last[r_idx]
-            hit = (h >= 0) & (run_id[np.maximum(h, 0)] == run_id[r_idx])
-            p, h = r_idx[hit], h[hit]
-            # per reference, matches in the hypothesis' order of first appearance
-            ref_i, h_at, tf_h, tf_r = _sort_rows(text_ref[e_txt[p]], e_at[h], tf[h], tf[p])
-            w = idf[df[gid[h_at]]]
-            hv, rv = tf_h.astype(np.float64) * w, tf_r.astype(np.float64) * w
-            prod = np.minimum(hv, rv) * rv if metric.defended else hv * rv
-            dots[k][:, j] = np.bincount(ref_i, weights=prod, minlength=n_ref)
+    dots = np.zeros((n_sys * n_ref, n))
+    text_seg = np.tile(np.arange(first, first + m, dtype=np.int64), n_sys)
+    text_sys = np.repeat(np.arange(n_sys, dtype=np.int64), m)
+    rid = np.full(len(tok), -1, dtype=np.int64)  # the reference n-gram at each position (-1: no reference has it)
+    for j, g in _orders(tok, lay, vocab, n, n_texts):
+        one = g.at[np.flatnonzero(np.diff(g.gram, prepend=-1))]  # an occurrence of each distinct n-gram
+        last = rtok[one + j]
+        prefix = rid[one] if j else np.zeros(len(one), dtype=np.int64)
+        known = (last >= 0) & (prefix >= 0)
+        key = prefix * ref_width + last if j else last
+        at = np.minimum(np.searchsorted(side.keys[j], key), max(len(side.keys[j]) - 1, 0))
+        known &= side.keys[j][at] == key if len(side.keys[j]) else False
+        gram_rid = np.where(known, at, -1)
+        rid[g.at] = gram_rid[g.gram]
+        e_at = g.at[g.first]
+        e_rid = gram_rid[g.gram[g.first]]
+        e_df = np.where(e_rid >= 0, side.df[j][np.maximum(e_rid, 0)] if len(side.df[j]) else 0, 0)
+        sq_norm[:, j] = _norms(lay, e_at, _squares(g.tf, e_df, idf), n_texts)
+        sel = np.flatnonzero(e_rid >= 0)
+        want = e_rid[sel] * n_seg + text_seg[g.txt[sel]]
+        lo = np.searchsorted(side.match[j], want, "left")
+        which, entry = _expand(lo, np.searchsorted(side.match[j], want, "right") - lo)
+        h = sel[which]
+        ref_i = text_sys[g.txt[h]] * n_ref + side.ref[j][entry] - base
+        # per reference, matches in the hypothesis' order of first appearance
+        ref_i, h_at, tf_h, tf_r = _sort_rows(ref_i, e_at[h], g.tf[h], side.tf[j][entry].astype(np.int64))
+        w = idf[side.df[j][rid[h_at]]]
+        hv, rv = tf_h.astype(np.float64) * w, tf_r.astype(np.float64) * w
+        prod = np.minimum(hv, rv) * rv if metric.defended else hv * rv
+        dots[:, j] = np.bincount(ref_i, weights=prod, minlength=n_sys * n_ref)
     norm = np.sqrt(sq_norm)
-    bigrams = np.maximum(lens - 1, 0)
-    nr = norm[ref_at]
+    nr = np.sqrt(side.sq_norm[base : base + n_ref])
+    ref_bigrams = np.maximum(side.lens[base : base + n_ref] - 1, 0)
+    bigrams = np.maximum(texts.lens - 1, 0)
     out = []
     for k in range(n_sys):
-        h_text = hyp_at[k][owner]
-        dot = dots[k]
+        h_text = k * m + owner
+        dot = dots[k * n_ref : (k + 1) * n_ref]
         nh = norm[h_text]
         both = (nh != 0) & (nr != 0)
         sim = np.where(both, dot / np.where(both, nh * nr, 1.0), dot)
         if metric.defended:
-            delta = (bigrams[h_text] - bigrams[ref_at]).astype(np.float64)
+            delta = (bigrams[h_text] - ref_bigrams).astype(np.float64)
             uniq, inv = np.unique(delta, return_inverse=True)
             # Python's float power, as the reference code's ``np.e ** (-(delta ** 2) / (2 * sigma ** 2))``
             pen = np.array([np.e ** (-(d**2) / (2 * metric.sigma**2)) for d in uniq.tolist()])
             sim = sim * pen[inv.reshape(-1)][:, None]
         # sum over references in order (bincount adds sequentially), mean over orders, / refs, x 10
-        total = np.stack([np.bincount(owner, weights=sim[:, j], minlength=n_seg) for j in range(n)], axis=1)
+        total = np.stack([np.bincount(owner, weights=sim[:, j], minlength=m) for j in range(n)], axis=1)
         score = total.mean(axis=1)
         out.append(score / per_seg * 10.0)
     return out
-
-
-def cider_rows(
-    metric: Cider, systems: Sequence[Sequence[str]], refs: Sequence[str], seg: IntArray, pre: Preprocess
-) -> list[FloatArray]:
-    """``(segments, 2)`` rows ``(CIDEr, 1)`` of each system; the references of segment ``s`` are
-    ``refs[seg[s]:seg[s + 1]]``, tokenized by ``pre`` (all of them at once: df needs the whole set)."""
-    enc = Encoder(pre)
-    ref_texts = Texts(*enc.encode(refs))
-    hyp_texts = [Texts(*enc.encode(h)) for h in systems]
-    return [mean_rows(s) for s in cider_scores(metric, hyp_texts, ref_texts, seg)]

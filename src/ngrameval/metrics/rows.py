@@ -11,7 +11,11 @@ files, Dask) loops over metrics and never asks which class one is; what it needs
   frequencies): threads measure the whole corpus in one task, a Dask graph counts the references first;
 - ``needs_source``: rows are measured against the source sentences (PINC: signature ``nrefs:src``);
 - ``reads_tokens``: rows need the batch's encoded references (:attr:`Batch.references`: PINC, SE);
-- :meth:`RowMetric.text_settings`: the text part of its signature (chrF, TER read raw text their own way).
+- :meth:`RowMetric.text_settings`: the text part of its signature (chrF, TER read raw text their own way);
+- ``keeps_references``: what its rows need from the references alone can be made once (:meth:`RowMetric.reference_side`,
+  a :class:`KeptSide` of arrays), kept (the reference cache, :mod:`ngrameval.scale.files`) and the systems counted
+  against it (:meth:`RowMetric.rows_against`), bit for bit its :meth:`RowMetric.rows` (CIDEr's document frequencies
+  and reference vectors).
 
 Products shared by several metrics of one text setting (the n-gram statistics, the encoded references, the
 normalised raw text, one ROUGE tokenization for every variant) are made once per :class:`Batch`.
@@ -19,9 +23,9 @@ normalised raw text, one ROUGE tokenization for every variant) are made once per
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar, cast, overload
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -151,6 +155,19 @@ def raw_text_ignored(given: Preprocess, why: str) -> list[tuple[str, str]]:
     return out + [(opt, why) for opt, on in (("--stem", given.stem), ("--stopwords", given.stopwords)) if on]
 
 
+class KeptSide(Protocol):
+    """A metric's reference side (:meth:`RowMetric.reference_side`): numpy arrays only, so it can be kept on disk."""
+
+    @property
+    def segments(self) -> int:
+        """The segments whose references it holds."""
+        ...
+
+    def arrays(self) -> dict[str, NDArray[Any]]:
+        """The side as named arrays (:meth:`RowMetric.side_from` reads them back)."""
+        ...
+
+
 class RowMetric:
     """What every metric class offers orchestration (see the module docstring); the defaults are a metric of
     its own rows that reads tokenized text, higher is better."""
@@ -160,6 +177,7 @@ class RowMetric:
     corpus_wide: ClassVar[bool] = False
     needs_source: ClassVar[bool] = False
     reads_tokens: ClassVar[bool] = False
+    keeps_references: ClassVar[bool] = False
     higher_is_better: ClassVar[bool] = True
     tokenizer_option: ClassVar[str] = "tok= in the spec"  # how a user sets its tokenizer
 
@@ -208,3 +226,22 @@ class RowMetric:
     def details(self, order: int, nist: bool) -> Details | None:
         """The breakdown of a summed row of statistics counted at ``order`` (None: the metric has none)."""
         return None
+
+    def reference_side(self, seg_refs: Sequence[Sequence[str]], pre: Preprocess) -> KeptSide:
+        """What the rows need from the references ``seg_refs`` (segment-major) alone, under ``pre``
+        (``keeps_references`` metrics)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no reference side")
+
+    def side_signature(self) -> str:
+        """What its reference side depends on besides the text settings (``NAME|field:value...``): metrics of one
+        side signature share one side (default: the display name and the full signature)."""
+        return f"{self.display_name()}|{self.signature()}"
+
+    def side_from(self, arrays: Mapping[str, NDArray[Any]]) -> KeptSide:
+        """The side :meth:`KeptSide.arrays` gave; ValueError when its parts disagree."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no reference side")
+
+    def rows_against(self, side: KeptSide, systems: Sequence[Sequence[str]], pre: Preprocess, first: int = 0) -> Rows:
+        """The rows of the systems' segments ``first, first + 1, ...`` against the kept ``side``: those of
+        :meth:`rows` on the whole corpus, bit for bit."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no reference side")

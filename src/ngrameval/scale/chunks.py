@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from ngrameval import _overlap
 from ngrameval.api import measure
 from ngrameval.metrics.registry import MetricSpec
+from ngrameval.metrics.rows import KeptSide
 from ngrameval.ngrams.count import References, count_rows
 from ngrameval.ngrams.stats import MetricRows, add_rows, stats_width
 from ngrameval.ngrams.texts import Texts
@@ -108,17 +109,23 @@ def chunk_rows(
     weights: Mapping[Preprocess, WeightSource],
     jobs: int | None,
     index: int = 0,
+    sides: Mapping[int, KeptSide] | None = None,
 ) -> list[MetricRows]:
-    """The rows of every spec on one chunk (NIST weighted by ``weights``), unnamed (:func:`ngrameval.api.named`
-    names them)."""
+    """The rows of every spec on one chunk (NIST weighted by ``weights``; the spec ``k`` of ``sides`` counted
+    against its reference side of the whole corpus), unnamed (:func:`ngrameval.api.named` names them)."""
     out: list[MetricRows | None] = [None] * len(specs)
+    sides = sides or {}
     counted = {pre: ks for pre, (_, ks) in with_nist(specs).items()}
-    plain = [k for k in range(len(specs)) if not any(k in ks for ks in counted.values())]
+    plain = [k for k in range(len(specs)) if k not in sides and not any(k in ks for ks in counted.values())]
     if plain:
         rows = measure(chunk.systems, chunk.refs, [specs[k] for k in plain], chunk.source, jobs)
         for k, r in zip(plain, rows, strict=True):
             out[k] = r
     texts = list(chunk.systems.values())
+    for k, side in sides.items():
+        metric = specs[k].metric
+        own = metric.rows_against(side, texts, specs[k].pre, chunk.start)
+        out[k] = MetricRows(metric.display_name(), "", specs[k].fraction, own.values, own.scorer, own.details)
     for pre, table in weights.items():
         values = tuple(nist_values(texts, chunk.refs, pre, table, index))
         order = table.max_order

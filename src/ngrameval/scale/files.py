@@ -8,8 +8,12 @@ those of the whole files in memory.
 - NIST takes two passes: the first streams the references and counts their n-grams on disk
   (:mod:`ngrameval.scale.refspill`: unigram counts in memory, higher orders in files of up to 104 bytes a reference
   token, counted a group of hash buckets at a time), the second weights each chunk's matches with those counts.
-- CIDEr/CIDEr-D are refused: their document frequencies and per-segment scores need every reference at once
-  (score them in memory).
+- A metric that ``keeps_references`` (CIDEr/CIDEr-D: document frequencies over every reference) takes two passes
+  too: the first reads every reference and makes the metric's reference side of the whole corpus
+  (:meth:`~ngrameval.metrics.rows.RowMetric.reference_side`, in memory), the second scores each chunk's systems
+  against it (:meth:`~ngrameval.metrics.rows.RowMetric.rows_against`), its references checked by their digests.
+- ``ref_cache``: a directory keeping those first passes (NIST's weights chunk by chunk, a metric's reference side)
+  for the next system against the same references (:func:`cached_references`, :func:`reference_sides`).
 - ``--sentence``: each chunk's sentence scores go to a spill file (8 bytes per segment, system and metric) and
   the output is written at the end in the in-memory layout, through a temporary file renamed over the target.
 - ``--confidence``: the bootstrap needs every segment's rows, so they are kept (the summable statistics only:
@@ -27,6 +31,7 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -37,10 +42,11 @@ from ngrameval._version import __version__
 from ngrameval.api import Scores, checked_specs, named, scores_of
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.read import STDIN, LineStream, expanded_size, ref_rows, refs_length_error
-from ngrameval.io.stats import fingerprint, reference_digests
+from ngrameval.io.stats import Digests, fingerprint, reference_digests
 from ngrameval.jobs import ahead, resolve_jobs
 from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
+from ngrameval.metrics.rows import KeptSide
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.scale.chunks import Chunk, Summed, add_references, chunk_rows, fold, nist_orders, with_nist
 from ngrameval.scale.refspill import KeptChunks, SpilledCounts, SpilledWeights
@@ -70,15 +76,16 @@ class Files:
 
 
 def _unstreamable(spec: MetricSpec) -> bool:
-    """Whether a chunk's rows of ``spec`` need every reference at once in a way no first pass counts: corpus-wide
-    statistics other than NIST's information weights (CIDEr's document frequencies)."""
-    return spec.metric.corpus_wide and not spec.metric.needs_info
+    """Whether a chunk's rows of ``spec`` need every reference at once in a way no first pass makes: corpus-wide
+    statistics other than NIST's information weights and a kept reference side."""
+    metric = spec.metric
+    return metric.corpus_wide and not metric.needs_info and not metric.keeps_references
 
 
 def auto_chunk(files: Files, specs: Sequence[MetricSpec], chunk_size: int | None) -> int | None:
     """The chunk size to stream with: ``chunk_size`` when given, else :data:`DEFAULT_CHUNK` when the inputs are
     larger than :data:`AUTO_BYTES` (a compressed file: once decompressed) and can be streamed (files, not standard
-    input; no CIDEr); None: in memory."""
+    input; no metric whose rows need every reference at once); None: in memory."""
     if chunk_size is not None:
         return chunk_size
     paths = files.paths()
@@ -150,14 +157,32 @@ def read_chunks(files: Files, size: int, refs_only: bool = False) -> Iterator[Ch
 
 
 def count_references(
-    files: Files, specs: Sequence[MetricSpec], size: int, cache: str | None = None
+    files: Files, specs: Sequence[MetricSpec], size: int, cache: str | None = None, refs: str | None = None
 ) -> dict[Preprocess, Weights]:
     """NIST's first pass: the reference n-gram counts of every text setting of a NIST spec, over all chunks,
     on disk (:mod:`ngrameval.scale.refspill`); the caller closes the weights. ``cache``: a directory of weights
-    counted before (:func:`cached_references`)."""
+    counted before (:func:`cached_references`); ``refs``: the references' fingerprint when known."""
     if cache is not None:
-        return cached_references(files, nist_orders(specs), size, cache)
+        return cached_references(files, nist_orders(specs), size, cache, refs)
     return dict(_count(files, nist_orders(specs), size))
+
+
+def _read_references(files: Files, size: int, keep: bool) -> tuple[Digests, list[list[str]] | None]:
+    """Every segment's reference digest, and with ``keep`` the references (segment-major), read once."""
+    digests: list[Digests] = []
+    kept: list[list[str]] | None = [] if keep else None
+    for chunk in read_chunks(files, size, refs_only=True):
+        digests.append(reference_digests(chunk.refs))
+        if kept is not None:
+            kept.extend(list(r) for r in chunk.refs)
+    return (np.concatenate(digests) if digests else np.zeros((0, 16), dtype=np.uint8)), kept
+
+
+def _cache_dir(cache: str) -> None:
+    try:
+        os.makedirs(cache, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{cache}: cannot make the reference cache ({exc.strerror or exc})") from None
 
 
 def reference_key(fingerprint_: str, pre: Preprocess, order: int, size: int) -> str:
@@ -167,16 +192,16 @@ def reference_key(fingerprint_: str, pre: Preprocess, order: int, size: int) -> 
     return "nist-" + hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def cached_references(files: Files, orders: dict[Preprocess, int], size: int, cache: str) -> dict[Preprocess, Weights]:
+def cached_references(
+    files: Files, orders: dict[Preprocess, int], size: int, cache: str, refs: str | None = None
+) -> dict[Preprocess, Weights]:
     """:func:`count_references` through the directory ``cache``: the weights of an entry keyed as
     :func:`reference_key` says are read, not counted; those counted are kept there (written beside, then renamed:
-    a reader never sees half an entry). The references are read once more to fingerprint them."""
-    digests = [reference_digests(chunk.refs) for chunk in read_chunks(files, size, refs_only=True)]
-    refs = fingerprint(np.concatenate(digests) if digests else np.zeros((0, 16), dtype=np.uint8))
-    try:
-        os.makedirs(cache, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"{cache}: cannot make the reference cache ({exc.strerror or exc})") from None
+    a reader never sees half an entry). The references are read once more to fingerprint them (unless ``refs``,
+    their fingerprint, is given)."""
+    if refs is None:
+        refs = fingerprint(_read_references(files, size, keep=False)[0])
+    _cache_dir(cache)
     entries = {pre: os.path.join(cache, reference_key(refs, pre, order, size)) for pre, order in orders.items()}
     weights: dict[Preprocess, SpilledWeights] = {}
     try:
@@ -229,6 +254,123 @@ def _count(files: Files, orders: dict[Preprocess, int], size: int) -> dict[Prepr
             table.close()  # the files of weights made are theirs now
 
 
+SIDE_FORMAT = 1  # the layout of a kept reference side (``.npz``: the metric's arrays, ``digests``, ``meta``)
+
+
+def side_key(fingerprint_: str, spec: MetricSpec) -> str:
+    """The name of the reference cache's entry of ``spec``'s reference side: the first field of the metric's
+    :meth:`~ngrameval.metrics.rows.RowMetric.side_signature` and a hash of the references' fingerprint, the
+    metric's text settings, that signature (what the side depends on: CIDEr's order, one side for CIDEr and
+    CIDEr-D) and the ngrameval version (the side holds the whole corpus, so no chunk size)."""
+    what = {"refs": fingerprint_, "text": spec.metric.text_settings(spec.pre), "side": spec.metric.side_signature(),
+            "by": __version__}  # fmt: skip
+    digest = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:32]
+    return f"{spec.metric.side_signature().split('|')[0].lower()}-{digest}.npz"
+
+
+@dataclass(frozen=True)
+class Sides:
+    """The reference sides of the specs that keep one (by spec index) and every segment's reference digest, with
+    which each chunk's references are checked (:meth:`check`)."""
+
+    sides: dict[int, KeptSide]
+    digests: Digests
+
+    def check(self, chunk: Chunk) -> None:
+        """InputError unless ``chunk``'s references are those the sides were made of."""
+        if not self.sides:
+            return
+        got = reference_digests(chunk.refs)
+        if not np.array_equal(got, self.digests[chunk.start : chunk.start + len(got)]):
+            raise InputError("the references changed since their reference side was made (first pass or --ref-cache)")
+
+
+def reference_sides(files: Files, specs: Sequence[MetricSpec], size: int, cache: str | None = None) -> Sides:
+    """The first pass of the specs whose metric ``keeps_references``: every reference read (and held) once, one
+    reference side made of them per side signature and text setting (CIDEr and CIDEr-D of one order share one);
+    ``cache``: a directory where each side is kept under :func:`side_key` (written beside, then renamed) and found
+    again, the references then only read for their digests."""
+    wide: dict[tuple[str, Preprocess], list[int]] = {}
+    for k, sp in enumerate(specs):
+        if sp.metric.keeps_references:
+            wide.setdefault((sp.metric.side_signature(), sp.pre), []).append(k)
+    if not wide:
+        return Sides({}, np.zeros((0, 16), dtype=np.uint8))
+    digests, seg_refs = _read_references(files, size, keep=cache is None)
+    made: dict[tuple[str, Preprocess], KeptSide] = {}
+    entries: dict[tuple[str, Preprocess], str] = {}
+    if cache is not None:
+        _cache_dir(cache)
+        refs = fingerprint(digests)
+        entries = {key: os.path.join(cache, side_key(refs, specs[ks[0]])) for key, ks in wide.items()}
+        found = [key for key, entry in entries.items() if os.path.exists(entry)]
+        made = {key: _load_side(entries[key], specs[wide[key][0]], refs, len(digests)) for key in found}
+        if len(made) < len(wide):
+            seg_refs = _read_references(files, size, keep=True)[1]
+    for key, ks in wide.items():
+        if key not in made:
+            assert seg_refs is not None
+            sp = specs[ks[0]]
+            made[key] = sp.metric.reference_side(seg_refs, sp.pre)
+            if key in entries:
+                _keep_side(made[key], sp, fingerprint(digests), digests, entries[key])
+    return Sides({k: made[key] for key, ks in wide.items() for k in ks}, digests)
+
+
+def _side_meta(spec: MetricSpec, refs: str, segments: int) -> dict[str, object]:
+    metric = spec.metric
+    return {"format": SIDE_FORMAT, "side": metric.side_signature(), "text": metric.text_settings(spec.pre),
+            "refs": refs, "segments": segments, "by": __version__}  # fmt: skip
+
+
+def _keep_side(side: KeptSide, spec: MetricSpec, refs: str, digests: Digests, entry: str) -> None:
+    """Save ``side`` as the cache entry ``entry`` (a temporary name beside it, renamed)."""
+    meta = np.frombuffer(json.dumps(_side_meta(spec, refs, len(digests))).encode(), dtype=np.uint8)
+    tmp = f"{entry}.{os.urandom(4).hex()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, meta=meta, digests=digests, **side.arrays())  # type: ignore[arg-type]
+        os.rename(tmp, entry)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if not os.path.exists(entry):  # another process kept the same entry first: fine
+            raise InputError(f"{entry}: cannot keep the reference side ({exc.strerror or exc})") from None
+
+
+def _load_side(entry: str, spec: MetricSpec, refs: str, segments: int) -> KeptSide:
+    """The side kept as ``entry``; an InputError naming it when it is damaged, or made of other references or
+    settings than ``spec``'s on ``refs`` (checked first: a foreign entry is named as such)."""
+    bad = (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, zipfile.BadZipFile)
+    try:
+        with np.load(entry, allow_pickle=False) as kept:
+            arrays = {name: kept[name] for name in kept.files}
+        meta = json.loads(bytes(arrays.pop("meta")).decode())
+        digests = arrays.pop("digests")
+        if not isinstance(meta, dict) or meta.get("format") != SIDE_FORMAT:
+            raise ValueError("an unknown format")
+    except bad as exc:
+        raise InputError(f"{entry}: a damaged reference cache entry ({exc}); remove it to count again") from None
+    want = _side_meta(spec, refs, segments)
+    differ = [k for k in want if meta.get(k) != want[k]]
+    if not differ and (digests.shape != (segments, 16) or fingerprint(digests) != refs):
+        differ = ["refs"]
+    if differ:
+        what = ", ".join(dict.fromkeys(_META_WORDS[k] for k in differ))
+        raise InputError(f"{entry}: a reference cache entry made with other {what} than this run's; remove it")
+    try:
+        side = spec.metric.side_from(arrays)
+        if side.segments != segments:
+            raise ValueError(f"{side.segments} segments where the references have {segments}")
+    except bad as exc:
+        raise InputError(f"{entry}: a damaged reference cache entry ({exc}); remove it to count again") from None
+    return side
+
+
+_META_WORDS = {"format": "format", "side": "metric parameters", "text": "text settings", "refs": "references",
+               "segments": "references", "by": "ngrameval version"}  # fmt: skip
+
+
 @dataclass
 class Streamed:
     """What :func:`score_files` returns: the corpus rows (one summed row per system, named and signed as
@@ -267,8 +409,9 @@ def score_files(
 ) -> Streamed:
     """Score ``files`` streamed ``chunk_size`` segments at a time (see the module docstring); ``sentence``
     spills sentence scores for :func:`ngrameval.report.sentences.write_sentences`, ``keep_rows`` keeps the rows for
-    resampling; ``ref_cache``: a directory where NIST's reference counts are kept and found again
-    (:func:`cached_references`); ``on_chunk``: called with every chunk read, in order (a stats file's digests)."""
+    resampling; ``ref_cache``: a directory where NIST's reference counts and the reference sides of the metrics
+    that keep one are kept and found again (:func:`cached_references`, :func:`reference_sides`); ``on_chunk``:
+    called with every chunk read, in order (a stats file's digests)."""
     specs = checked_specs(specs)
     for sp in specs:
         if _unstreamable(sp):
@@ -276,9 +419,14 @@ def score_files(
                 f"{sp.metric.display_name()} cannot be streamed: its document frequencies and per-segment scores "
                 "need every reference at once; score it without --chunk-size (in memory)"
             )
-    if with_nist(specs) and STDIN in files.refs:
-        raise ConfigError("NIST reads the references twice when streamed (counts, then scores): give them as files")
-    weights = count_references(files, specs, chunk_size, ref_cache) if with_nist(specs) else {}
+    twice = [sp.metric.display_name() for sp in specs if sp.metric.needs_info or sp.metric.keeps_references]
+    if twice and STDIN in files.refs:
+        raise ConfigError(
+            f"{twice[0]} reads the references twice when streamed (counts, then scores): give them as files"
+        )
+    sides = reference_sides(files, specs, chunk_size, ref_cache)
+    refs_fp = fingerprint(sides.digests) if sides.sides and ref_cache is not None else None
+    weights = count_references(files, specs, chunk_size, ref_cache, refs_fp) if with_nist(specs) else {}
     spill = tempfile.TemporaryDirectory(prefix="ngrameval-") if sentence else None
     acc: Summed | None = None
     kept = _Kept()
@@ -290,7 +438,8 @@ def score_files(
                 if on_chunk is not None:
                     on_chunk(chunk)
                 try:
-                    rows = chunk_rows(chunk, specs, weights, jobs, index)
+                    sides.check(chunk)
+                    rows = chunk_rows(chunk, specs, weights, jobs, index, sides.sides)
                 except InputError as exc:
                     where = f" (segments counted from line {chunk.start + 1}, where a chunk of {chunk_size} starts)"
                     raise type(exc)(f"{exc}{where}") from None
@@ -305,7 +454,7 @@ def score_files(
                     kept.add(rows)
         if acc is None:  # empty files: scored as in memory (zeros, with the same warnings)
             empty = Chunk(0, {name: [] for name in files.systems}, [], [] if files.source else None)
-            acc = fold(None, (chunk_rows(empty, specs, weights, jobs), frozenset(), ()))
+            acc = fold(None, (chunk_rows(empty, specs, weights, jobs, 0, sides.sides), frozenset(), ()))
         n_refs = sorted(acc.n_refs)
         summed = named(list(acc.rows), specs, n_refs)
         full = None

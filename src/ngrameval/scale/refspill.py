@@ -34,6 +34,7 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO, TypeVar
@@ -384,7 +385,7 @@ class SpilledWeights:
             if meta.get("format") != 1 or len(vocab) != len(meta["vocab"]) or len(unigrams) != len(vocab):
                 raise ValueError("its parts disagree")
             return cls(order, int(meta["total_words"]), vocab, unigrams, tmp, tables, digests)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
             tmp.cleanup()
             raise InputError(f"{path}: a damaged reference cache entry ({exc}); remove it to count again") from None
 
@@ -439,7 +440,7 @@ class KeptChunks:
                 return ChunkWeights(kept["gid"], kept["info"], kept["order"], lambda gram: table[gram])
         except FileNotFoundError:
             pass
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             if isinstance(exc, InputError):
                 raise
             raise InputError(f"{file}: a damaged reference cache entry ({exc}); remove it to count again") from None
