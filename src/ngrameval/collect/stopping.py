@@ -115,7 +115,7 @@ def _record_settled(s: Session, got: Settlement, sqlite: bool) -> None:
     if not sqlite:
         s.execute(select(func.pg_advisory_xact_lock(BUDGET_LOCK)))
     if s.get(Meta, SETTLED) is None:
-        s.add(Meta(key=SETTLED, value=f"after {got.answers} answers on {got.criterion}"))
+        s.add(Meta(key=SETTLED, value=f"after {got.counted()} on {got.criterion}"))
         s.flush()
 
 
@@ -147,7 +147,7 @@ def overview(repo: Repo) -> tuple[Settlement | None, StopState | None]:
     with repo.session() as s:
         got, now = read_settlement(s, study), state(s, study)
     if study.stopping.when == "settled" and got.all_settled and now.reason != "settled":
-        why = f"after {got.answers} answers on {got.criterion}"
+        why = f"after {got.counted()} on {got.criterion}"
         now = StopState(True, "settled", _detail(study, "settled", now.shown, now.spent, why), now.shown, now.spent)
     return got, now
 
