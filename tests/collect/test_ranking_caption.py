@@ -10,15 +10,16 @@ import re
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
-from collect.settle_studies import judge, open_store, write_settle_study
+from collect.settle_studies import judge, judge_every_trial, open_store, write_settle_study
 from collect.test_app import TestClient
 from collect.test_pairwise import write_pairwise
 from collect.test_settle_app import _login
 from ngrameval.cli import main
 from ngrameval.collect import stopping
 from ngrameval.collect.app import create_app
-from ngrameval.collect.models import Meta
+from ngrameval.collect.models import Meta, TrialRow
 from ngrameval.collect.settle import read_settlement
 from ngrameval.collect.store import Store
 
@@ -28,19 +29,20 @@ RANK = {"A": 3, "B": 2, "C": 1}  # the judges below prefer A to B to C
 def compare_all(store: Store) -> int:
     """One new judge preferring the better system (:data:`RANK`) of every comparison they are given; how many
     they answered."""
-    (token,) = store.add_invites(1)
-    aid = store.use_invite(token)
-    assert aid is not None
-    store.assign_trials(aid)
-    n = 0
-    while (t := store.next_trial(aid)) is not None:
-        pair = store.pair_of(t.id)
-        assert t.lease is not None and pair is not None
-        a_better = RANK[t.system] > RANK[pair.system_b]
+    answered = []
+
+    def answer(aid: int, lease: str, system: str) -> None:
+        with store.session() as s:
+            trial = s.scalar(select(TrialRow.id).where(TrialRow.lease == lease))
+        pair = store.pair_of(trial or 0)
+        assert pair is not None
+        a_better = RANK[system] > RANK[pair.system_b]
         choice = "left" if a_better == (pair.left == "a") else "right"
-        assert store.submit_preference(aid, t.lease, choice).outcome == "stored"
-        n += 1
-    return n
+        assert store.submit_preference(aid, lease, choice).outcome == "stored"
+        answered.append(lease)
+
+    judge_every_trial(store, answer)
+    return len(answered)
 
 
 def _caption(page: str) -> str:

@@ -6,47 +6,20 @@ token, and the first page's answer was refused as "not given to you"."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from sqlalchemy import func, select
 
+from collect.races import at_once
 from collect.settle_studies import open_store, write_settle_study
 from collect.test_app import TestClient, _field
 from ngrameval.collect.app import create_app
 from ngrameval.collect.models import RatingRow, TrialRow
 from ngrameval.collect.store import Store
 
-T = TypeVar("T")
 TABS = 6  # requests of one judge at once
-
-
-def at_once(jobs: list[Callable[[], T]]) -> list[T]:
-    """Run ``jobs`` on threads released together by a barrier; their results in the jobs' order (an exception
-    of any is raised here)."""
-    barrier = threading.Barrier(len(jobs))
-    out: list[T | None] = [None] * len(jobs)
-    errors: list[BaseException] = []
-
-    def run(k: int) -> None:
-        try:
-            barrier.wait()
-            out[k] = jobs[k]()
-        except BaseException as exc:  # pragma: no cover - raised below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(jobs))]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    if errors:
-        raise errors[0]
-    return [x for x in out if x is not None]
 
 
 def tabs(store: Store, n: int) -> list[TestClient]:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
+from collect.races import at_once
 from collect.settle_studies import open_store
 from collect.span_studies import write_span_study
 from collect.test_pairwise import write_pairwise
@@ -61,35 +61,24 @@ def answerer(store: Store) -> Callable[[int, str, int, str], str]:
 def test_racing_judges_stop_once_settled(tmp_path: Path, db_url: str, kind: str) -> None:
     store = open_store(write_kind(tmp_path, kind), db_url)
     answer = answerer(store)
-    barrier = threading.Barrier(THREADS)
-    errors: list[BaseException] = []
-    judges = [0] * THREADS
 
-    def crowd(k: int) -> None:
-        try:
-            barrier.wait()
-            while judges[k] < 40:  # a bound, not a goal: the study stops long before
-                (token,) = store.add_invites(1)
-                aid = store.use_invite(token)
-                assert aid is not None
-                judges[k] += 1
-                if not stopping.finished(store):
-                    store.assign_trials(aid)
-                given = 0
-                while (t := store.next_trial(aid)) is not None:
-                    assert t.lease is not None and answer(aid, t.lease, t.id, t.system) == "stored"
-                    given += 1
-                if not given:
-                    return  # a new judge got nothing: the study has stopped
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+    def crowd() -> int:
+        """New judges one after another until one gets no trial (the study stopped); how many came."""
+        for judges in range(1, 40):  # a bound, not a goal: the study stops long before
+            (token,) = store.add_invites(1)
+            aid = store.use_invite(token)
+            assert aid is not None
+            if not stopping.finished(store):
+                store.assign_trials(aid)
+            given = 0
+            while (t := store.next_trial(aid)) is not None:
+                assert t.lease is not None and answer(aid, t.lease, t.id, t.system) == "stored"
+                given += 1
+            if not given:
+                return judges
+        return 40
 
-    threads = [threading.Thread(target=crowd, args=(k,)) for k in range(THREADS)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert errors == []
+    judges = at_once([crowd] * THREADS)
     with store.session() as s:
         record = s.get(Meta, stopping.SETTLED)
         normal = s.scalar(select(func.count()).where(TrialRow.lease.is_not(None), TrialRow.kind == "normal"))

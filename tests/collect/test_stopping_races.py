@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import csv
 import io
-import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
+from collect.races import at_once
 from collect.settle_studies import open_store
 from collect.span_studies import write_span_study
 from collect.test_app import TestClient, _field
@@ -51,9 +52,9 @@ def answer(kind: str, page: str) -> dict[str, str]:
     return {**form, "spans": "[]", **({"c_esa": "70"} if kind == "esa" else {})}
 
 
-def work(kind: str, client: TestClient, page: str) -> tuple[int, str]:
+def work(kind: str, client: TestClient) -> tuple[int, str]:
     """Answer every task the app gives (each form posted twice, as a double click); (answers, the last page)."""
-    n = 0
+    page, n = client.get("/task").text, 0
     while 'name="token"' in page:
         form = answer(kind, page)
         r = client.post("/task", data=form)
@@ -76,25 +77,8 @@ def race(store: Store, kind: str) -> list[tuple[int, str]]:
             page = c.get("/task").text
             assert c.post("/task", data=answer(kind, page)).status_code == 200
         clients.append(c)
-    barrier = threading.Barrier(JUDGES)
-    results: list[tuple[int, str] | None] = [None] * JUDGES  # in the judges' order: the first two qualified
-    errors: list[BaseException] = []
-
-    def run(k: int) -> None:
-        try:
-            barrier.wait()
-            n, page = work(kind, clients[k], clients[k].get("/task").text)
-            results[k] = (n + (k < 2), page)
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(JUDGES)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert errors == []
-    return [r for r in results if r is not None]
+    raced = at_once([partial(work, kind, c) for c in clients])
+    return [(n + (k < 2), page) for k, (n, page) in enumerate(raced)]  # the first two answered one before
 
 
 @pytest.mark.slow
