@@ -6,6 +6,7 @@ token, and the first page's answer was refused as "not given to you"."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -14,9 +15,13 @@ from sqlalchemy import func, select
 
 from collect.races import at_once
 from collect.settle_studies import open_store, write_settle_study
+from collect.span_studies import write_span_study
 from collect.test_app import TestClient, _field
+from collect.test_pairwise import write_pairwise
 from ngrameval.collect.app import create_app
 from ngrameval.collect.models import RatingRow, TrialRow
+from ngrameval.collect.repo import Submitted
+from ngrameval.collect.spans import submit_marks
 from ngrameval.collect.store import Store
 
 TABS = 6  # requests of one judge at once
@@ -65,6 +70,35 @@ def test_requests_of_one_judge_at_once_share_one_token(tmp_path: Path, db_url: s
         assert sorted(r.outcome for r in got) == ["repeat"] * (TABS - 1) + ["stored"]
         assert _answered(store) == (k + 1, k + 1)
     assert store.next_trial(aid) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["pairwise", "mqm"])
+def test_side_by_side_and_span_trials_too(tmp_path: Path, db_url: str, kind: str) -> None:
+    """The same race on a side-by-side and an MQM study (their answers are stored by other functions)."""
+    if kind == "pairwise":
+        store = open_store(write_pairwise(tmp_path, n_items=6), db_url)
+        send: Callable[[int, str], Submitted] = lambda aid, lease: store.submit_preference(aid, lease, "left")  # noqa: E731
+    else:
+        store = open_store(write_span_study(tmp_path, "mqm", n_items=6), db_url)
+        send = lambda aid, lease: submit_marks(store, aid, lease, "[]", {})  # noqa: E731
+    (token,) = store.add_invites(1)
+    aid = store.use_invite(token)
+    assert aid is not None
+    store.assign_trials(aid)
+    rounds = 0
+    while True:
+        shown = at_once([partial(store.next_trial, aid) for _ in range(TABS)])
+        if shown[0] is None:
+            break
+        assert len({t.id if t else None for t in shown}) == 1 and len({t.lease if t else None for t in shown}) == 1
+        lease = shown[0].lease
+        assert lease is not None
+        got = at_once([partial(send, aid, lease) for _ in range(TABS)])
+        assert sorted(r.outcome for r in got) == ["repeat"] * (TABS - 1) + ["stored"]
+        rounds += 1
+        assert _answered(store)[0] == rounds
+    assert rounds >= 6  # a whole row: one trial per item at least
 
 
 @pytest.mark.slow
