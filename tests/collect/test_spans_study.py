@@ -32,9 +32,11 @@ def test_study_kinds_and_defaults(tmp_path: Path) -> None:
 
 def test_custom_tree(tmp_path: Path) -> None:
     extra = 'severities = ["Critical", "Minor"]\nallow_overlap = true\nmax_spans = 3\n'
+    extra += "weights = { Critical = 10, Minor = 1 }\n"  # a severity Google's weights lack needs its weight
     extra += '[spans.categories]\nAccuracy = ["Omission"]\n"Made up" = []\n'
     st = load_study(write_span_study(tmp_path, "mqm", extra))
-    assert st.spans == SpanRules(("Critical", "Minor"), (("Accuracy", ("Omission",)), ("Made up", ())), True, True, 3)
+    tree = (("Accuracy", ("Omission",)), ("Made up", ()))
+    assert st.spans == SpanRules(("Critical", "Minor"), tree, True, True, 3, (("critical", 10.0), ("minor", 1.0)))
     assert st.spans.leaves == ("Accuracy/Omission", "Made up")
 
 

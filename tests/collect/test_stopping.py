@@ -117,9 +117,11 @@ def test_racing_clients_do_not_overspend_the_budget(tmp_path: Path, db_url: str)
         tiers = set(s.scalars(select(TrialRow.tier).where(TrialRow.lease.is_not(None))))
         rows = set(s.scalars(select(func.count()).select_from(TrialRow).group_by(TrialRow.annotator_id)))
     assert tiers == {1, 2}  # both rates were spent
-    # however the threads were scheduled, a judge stops on the "finished" page unless they did their whole row
+    # however the threads were scheduled, a judge stops on the "finished" page unless they did their whole row; a
+    # qualified judge may be refused their dearer trial while cheaper ones still fit: told there is nothing more
     (row,) = rows
-    assert all('id="study-finished"' in page or answers == row for _, answers, page in results)
+    for k, answers, page in results:
+        assert 'id="study-finished"' in page or answers == row or (k < 2 and "nothing more for you" in page)
     assert any('id="study-finished"' in page for _, _, page in results)
     state = stopping.finished(store)
     assert state.startswith("the budget is spent (") and "of 2.00 EUR committed" in state

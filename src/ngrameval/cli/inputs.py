@@ -180,6 +180,10 @@ def judgments_from(args: argparse.Namespace, dataset: str | None = None) -> list
     where = dict(_key_value(w) for w in getattr(args, "where", None) or [])
     if dataset is not None:
         where[args.set_column] = dataset
+    if getattr(args, "mqm_weights", None) is not None and args.judgments_layout != "mqm":
+        raise ConfigError(
+            f"--mqm-weights weighs MQM errors: it needs --judgments-layout mqm (got {args.judgments_layout})"
+        )
     if args.judgments_layout in ("mqm", "esa"):
         return _span_judgments(args, where)
     if args.judgments_layout == "preferences":
@@ -210,8 +214,66 @@ def _span_judgments(args: argparse.Namespace, where: dict[str, str]) -> list[Jud
     if where:
         raise ConfigError(f"--judgments-layout {args.judgments_layout}: --where and --set-column are not supported")
     spans = read_spans(args.judgments)
-    scored = mqm_segment_scores(spans) if args.judgments_layout == "mqm" else esa_segment_scores(spans)
-    return to_judgments(scored, args.judgments_layout)
+    if args.judgments_layout == "esa":
+        return to_judgments(esa_segment_scores(spans), "esa")
+    weights = mqm_weights(args.mqm_weights, spans, args.judgments)
+    return to_judgments(mqm_segment_scores(spans, weights), "mqm")
+
+
+def parse_mqm_weights(text: str) -> tuple[dict[str, float], set[str]]:
+    """``--mqm-weights``: comma-separated ``SEVERITY[/CATEGORY[/SUB]]=WEIGHT`` and ``google`` (mt-metrics-eval's
+    weights, :data:`ngrameval.meta.mqm.MQM_WEIGHTS`), later entries over earlier ones; (the weights, the keys
+    given by name). A one-line :class:`ConfigError` naming the option for anything else."""
+    from ngrameval.meta.mqm import MQM_WEIGHTS, weight
+
+    out: dict[str, float] = {}
+    named: set[str] = set()
+    for item in text.split(","):
+        if item.strip().lower() == "google":
+            out.update(MQM_WEIGHTS)
+            continue
+        key, sep, value = item.rpartition("=")
+        if not sep:
+            raise ConfigError(f"--mqm-weights: expected SEVERITY[/CATEGORY]=WEIGHT or google, got {item.strip()!r}")
+        name, number = weight(key, value, "--mqm-weights")
+        if name in named:
+            raise ConfigError(f"--mqm-weights: {key.strip()!r} is given twice")
+        named.add(name)
+        out[name] = number
+    return out, named
+
+
+def mqm_weights(text: str | None, spans: Sequence[Any], path: str) -> dict[str, float]:
+    """The weights of ``--mqm-weights`` (None: mt-metrics-eval's) checked against the errors of ``spans`` (read
+    from ``path``): a severity of the option that no error of the file has is an error (a misspelt name), and so
+    is an error that no weight covers; without the option such an error weighs 0 as in mt-metrics-eval, with a
+    warning that names it."""
+    from ngrameval.meta.mqm import MQM_WEIGHTS, unweighted
+
+    weights, named = (dict(MQM_WEIGHTS), set()) if text is None else parse_mqm_weights(text)
+    present = {s.severity.strip().lower() for s in spans if s.is_error}
+    unknown = sorted({k.split("/")[0] for k in named} - present)
+    if unknown:
+        raise ConfigError(
+            f"--mqm-weights: severity {', '.join(map(repr, unknown))} does not occur in {path} "
+            f"(its severities: {', '.join(sorted(present)) or 'none'})"
+        )
+    missing = unweighted(spans, weights)
+    if missing:
+        what = "; ".join(
+            f"{sev!r} ({len(rows)} error{'s' if len(rows) > 1 else ''}, the first at {path}:{rows[0].line})"
+            for sev, rows in missing.items()
+        )
+        if text is not None:
+            raise ConfigError(f"--mqm-weights: no weight for {what}: give each severity one (e.g. Critical=10)")
+        example = next(iter(missing))
+        warnings.warn(
+            f"no MQM weight for {what}: weighed 0 (as mt-metrics-eval does); give one with --mqm-weights "
+            f"(e.g. --mqm-weights google,{example.capitalize()}=10)",
+            UserWarning,
+            stacklevel=2,
+        )
+    return weights
 
 
 def parse_low_high(option: str, text: str) -> tuple[float, float]:

@@ -425,6 +425,14 @@ def add_judgment_options(q: argparse.ArgumentParser, systems: bool = True, requi
         help="leave out scores outside LOW..HIGH, counted in a warning (e.g. 0,100: E2E's slider box took any number)",
     )
     q.add_argument(
+        "--mqm-weights",
+        metavar="WEIGHTS",
+        help="--judgments-layout mqm: the weight of each error, comma-separated SEVERITY[/CATEGORY[/SUB]]=WEIGHT "
+        "(the most specific match wins; 'google' stands for mt-metrics-eval's Major=5,Minor=1,Neutral=0,"
+        "Major/Non-translation!=25,Minor/Fluency/Punctuation=0.1, the default), e.g. google,Critical=10; every "
+        "severity of the file must get a weight (without this option one that has none weighs 0, with a warning)",
+    )
+    q.add_argument(
         "--repeated",
         choices=REPEATED,
         default="error",

@@ -152,6 +152,7 @@ def datasheet(store: Store) -> dict[str, Any]:
             "allow_overlap": st.spans.allow_overlap,
             "reference_shown": st.spans.show_reference,
             "max_spans": st.spans.max_spans,
+            **({"mqm_weights": st.spans.weights_option} if st.kind == "mqm" else {}),
             "omissions": "[missing] marks without offsets",
         }
     if st.rating:

@@ -74,8 +74,7 @@ class Pairs(Trials):
         at = self.clock()
         try:
             with self.write() as s:
-                t = s.scalar(select(TrialRow).where(TrialRow.lease == lease).with_for_update(of=TrialRow)
-                             if not self.sqlite else select(TrialRow).where(TrialRow.lease == lease))  # fmt: skip
+                t = s.scalar(self._locked(select(TrialRow).where(TrialRow.lease == lease)))
                 if t is None or t.annotator_id != aid:
                     return Submitted("foreign")
                 pair = s.scalar(select(PairRow).where(PairRow.trial_id == t.id))

@@ -74,6 +74,7 @@ class Scoring:
     criteria: Callable[[Study], tuple[str, ...]]
     scale: Callable[[Study, str], tuple[float, float]]
     tallies: Callable[[Session, str], dict[str, Tally]]
+    scores_per_answer: int = 1  # a side-by-side comparison scores both of its systems
 
 
 def _criteria(study: Study) -> tuple[str, ...]:
@@ -137,7 +138,7 @@ def _mqm_tallies(s: Session, criterion: str) -> dict[str, Tally]:
 
 MQM = Scoring(lambda study: ("mqm",), lambda study, criterion: (-MQM_CAP, 0.0), _mqm_tallies)
 
-PAIRS = Scoring(lambda study: (WIN_RATE,), lambda study, criterion: (0.0, 1.0), _pair_tallies)
+PAIRS = Scoring(lambda study: (WIN_RATE,), lambda study, criterion: (0.0, 1.0), _pair_tallies, scores_per_answer=2)
 
 #: study kind -> how its answers are scored for the running ranking
 SCORINGS: dict[str, Scoring] = {"rate": RATINGS, "da": RATINGS, "esa": RATINGS, "mqm": MQM, "pairwise": PAIRS}
@@ -166,14 +167,29 @@ class Settlement:
 
     criterion: str
     status: SequentialStatus
+    scores_per_answer: int = 1  # 2 in a side-by-side study (:class:`Scoring`)
 
     @property
     def all_settled(self) -> bool:
         return self.status.all_settled
 
     @property
-    def answers(self) -> int:
+    def judgments(self) -> int:
+        """Scores counted in the ranking: the systems' ``n`` added up (a comparison counts once per system)."""
         return sum(s.n for s in self.status.ranking)
+
+    @property
+    def answers(self) -> int:
+        """Answers the ranking counts: answered normal trials (a comparison is one answer)."""
+        return self.judgments // self.scores_per_answer
+
+    def counted(self) -> str:
+        """What the ranking counts, for people: ``48 answers``; side by side ``48 comparisons (96 system
+        judgments)``."""
+        n = self.answers
+        if self.scores_per_answer == 1:
+            return f"{n} answer{'' if n == 1 else 's'}"
+        return f"{n} comparison{'' if n == 1 else 's'} ({self.judgments} system judgments)"
 
     @property
     def standings(self) -> tuple[Standing, ...]:
@@ -202,6 +218,7 @@ class Settlement:
             "planned": st.t_opt,
             "method": st.method,
             "answers": self.answers,
+            "judgments": self.judgments,
             "all_settled": st.all_settled,
             "clusters": max((s.cluster for s in st.ranking), default=0),
             "ranking": [
@@ -239,7 +256,7 @@ class Settlement:
         lines = ["  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip() for row in (head, *body)]
         settled = sum(p.settled for p in st.pairs)
         lines.append(
-            f"{self.criterion} on [{st.low:g}, {st.high:g}], {self.answers} answers: {settled} of {len(st.pairs)} "
+            f"{self.criterion} on [{st.low:g}, {st.high:g}], {self.counted()}: {settled} of {len(st.pairs)} "
             f"adjacent pairs settled{' (all)' if st.all_settled else ''}; alpha = {st.alpha:g} under continuous "
             f"monitoring ({st.method})"
         )
@@ -274,7 +291,8 @@ def settle_tallies(study: Study, tallies: Mapping[str, Tally], criterion: str | 
         raise InputError(f"answers of system(s) not in the study: {', '.join(unknown[:5])}")
     sums = {sys: tallies.get(sys, (0, 0.0)) for sys in systems}
     st = study.stopping
-    return Settlement(name, status_from_sums(sums, low, high, st.alpha, st.planned))
+    status = status_from_sums(sums, low, high, st.alpha, st.planned)
+    return Settlement(name, status, scoring(study).scores_per_answer)
 
 
 def settle(study: Study, answers: Iterable[Answer], criterion: str | None = None) -> Settlement:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -27,7 +27,7 @@ from ngrameval.collect.span_rules import SpanRules
 from ngrameval.collect.study import Study
 from ngrameval.collect.trials import Trials
 from ngrameval.errors import InputError
-from ngrameval.meta.mqm import span_weight
+from ngrameval.meta.mqm import MQM_WEIGHTS, span_weight
 
 MISSING = "[missing]"  # how the page and the export's target show an omission
 NO_ERROR = "No-error"  # Google's MQM category and severity of a segment a rater found no error in
@@ -124,15 +124,15 @@ def submit_marks(
             for k, m in enumerate(marks)
         )
         if store.study.kind == "mqm":
-            s.add(RatingRow(trial_id=t.id, criterion="mqm", score=mqm_score(marks)))
+            s.add(RatingRow(trial_id=t.id, criterion="mqm", score=mqm_score(marks, rules.weight_map)))
 
     return store.submit_rating(aid, lease, scores, assignment, extra=add)
 
 
-def mqm_score(marks: Sequence[Mark]) -> float:
-    """One rater's MQM score of a segment: minus the sum of the weights of its marks (Google's weights,
-    :data:`ngrameval.meta.mqm.MQM_WEIGHTS`; 0 for no error, higher is better)."""
-    return 0.0 - math.fsum(span_weight(m.severity, m.category) for m in marks)
+def mqm_score(marks: Sequence[Mark], weights: Mapping[str, float] = MQM_WEIGHTS) -> float:
+    """One rater's MQM score of a segment: minus the sum of the weights of its marks (the study's ``[spans]
+    weights``, by default Google's, :data:`ngrameval.meta.mqm.MQM_WEIGHTS`; 0 for no error, higher is better)."""
+    return 0.0 - math.fsum(span_weight(m.severity, m.category, weights) for m in marks)
 
 
 Answer = tuple[TrialRow, Annotator, tuple[Mark, ...], float | None]

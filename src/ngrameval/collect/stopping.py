@@ -12,7 +12,10 @@ PostgreSQL: a transaction-scoped advisory lock taken before counting), so racing
 
 Settlement is checked when a trial would be shown; the first time every adjacent pair is settled is recorded
 in the ``meta`` table (key :data:`SETTLED`) and the study stays stopped (a confidence sequence allows stopping
-at that data-dependent time; looking on and stopping later would not be covered).
+at that data-dependent time; looking on and stopping later would not be covered). On PostgreSQL the same
+advisory lock orders these decisions too: a request that read "not recorded yet" before another recorded it
+would otherwise read the ranking after that (settled rankings need not stay settled with more answers) and show
+a trial in a study that had stopped.
 """
 
 from __future__ import annotations
@@ -115,24 +118,28 @@ def _record_settled(s: Session, got: Settlement, sqlite: bool) -> None:
     if not sqlite:
         s.execute(select(func.pg_advisory_xact_lock(BUDGET_LOCK)))
     if s.get(Meta, SETTLED) is None:
-        s.add(Meta(key=SETTLED, value=f"after {got.answers} answers on {got.criterion}"))
+        s.add(Meta(key=SETTLED, value=f"after {got.counted()} on {got.criterion}"))
         s.flush()
 
 
 def admit(s: Session, study: Study, trial: TrialRow, sqlite: bool) -> bool:
     """Whether ``trial`` may be shown now; called in the write transaction that shows it (module docstring)."""
     stop = study.stopping
-    if stop.when == "settled" and study.kind in SCORINGS:
+    settled = stop.when == "settled" and study.kind in SCORINGS
+    budget = stop.budget is not None or stop.max_answers is not None
+    if not (settled or budget):
+        return True
+    if not sqlite:  # one decision at a time, read after the lock: every earlier one (a settlement recorded, a
+        s.execute(select(func.pg_advisory_xact_lock(BUDGET_LOCK)))  # trial shown) is seen
+    if settled:
         if s.get(Meta, SETTLED) is not None:
             return False
         got = read_settlement(s, study)
         if got.all_settled:
             _record_settled(s, got, sqlite)
             return False
-    if stop.budget is None and stop.max_answers is None:
+    if not budget:
         return True
-    if not sqlite:  # one budget decision at a time; counted after the lock, so every earlier one is seen
-        s.execute(select(func.pg_advisory_xact_lock(BUDGET_LOCK)))
     n, spent = committed(s, study)
     return not _over(study, n, spent, trial.tier)
 
@@ -147,7 +154,7 @@ def overview(repo: Repo) -> tuple[Settlement | None, StopState | None]:
     with repo.session() as s:
         got, now = read_settlement(s, study), state(s, study)
     if study.stopping.when == "settled" and got.all_settled and now.reason != "settled":
-        why = f"after {got.answers} answers on {got.criterion}"
+        why = f"after {got.counted()} on {got.criterion}"
         now = StopState(True, "settled", _detail(study, "settled", now.shown, now.spent, why), now.shown, now.spent)
     return got, now
 

@@ -68,6 +68,7 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     max_answers = 2000           # ... or would be more answers than this
     [spans]                      # esa / mqm: error spans (see :mod:`ngrameval.collect.spans`)
     severities = ["Major", "Minor", "Neutral"]   # mqm (esa: always minor, major)
+    weights = { Major = 5, Minor = 1, Neutral = 0 }  # mqm: each severity's weight (default: Google's MQM weights)
     allow_overlap = false
     show_reference = false       # show the manifest's column 'reference' beside the source
     max_spans = 50

@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Callable
 
 import numpy as np
-from sqlalchemy import delete, func, select
+from sqlalchemy import Select, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -166,18 +166,23 @@ class Trials(Repo):
         if passed and self.study.training_qualifies:
             a.status = "qualified"
 
+    def _locked(self, q: Select[TrialRow]) -> Select[TrialRow]:
+        """``q`` (a select of trials) locking the rows it returns until the write transaction ends, on PostgreSQL
+        (``FOR UPDATE``: a concurrent transaction that selects one of them waits, then reads it as committed);
+        SQLite's write transactions hold the database's write lock from ``BEGIN`` instead."""
+        return q if self.sqlite else q.with_for_update(of=TrialRow)
+
     def next_trial(self, aid: int) -> TrialRow | None:
         """The judge's next unanswered trial, leased to the page that shows it (its form token and the server
         time it was first shown are set once); None when there is none, or when a trial not shown yet would be
         new work in a study that has stopped (:func:`ngrameval.collect.stopping.admit`, decided in the same
         transaction). A trial shown before is always given again: its answer is paid work."""
         with self.write() as s:
-            t = s.scalar(
-                select(TrialRow)
-                .where(TrialRow.annotator_id == aid, TrialRow.token.is_(None))
-                .order_by(TrialRow.position)
-                .limit(1)
-            )
+            q = select(TrialRow).where(TrialRow.annotator_id == aid, TrialRow.token.is_(None))
+            # PostgreSQL: the trial's row is locked, so a concurrent request of this judge waits and then finds
+            # the lease set (without the lock it set a second token over the first: the first page's answer was
+            # refused); SQLite's write lock, taken at BEGIN, does this already
+            t = s.scalar(self._locked(q.order_by(TrialRow.position).limit(1)))
             if t is not None and t.lease is None:
                 if not stopping.admit(s, self.study, t, self.sqlite):
                     return None
@@ -199,7 +204,7 @@ class Trials(Repo):
         at = self.clock()
         try:
             with self.write() as s:
-                t = s.scalar(select(TrialRow).where(TrialRow.lease == lease))
+                t = s.scalar(self._locked(select(TrialRow).where(TrialRow.lease == lease)))
                 if t is None or t.annotator_id != aid:
                     return Submitted("foreign")
                 if t.token is not None:

@@ -38,29 +38,59 @@ ESA_SEVERITIES = ("minor", "major")
 Cell = tuple[str, str, int]  # system, doc, doc_id
 
 
+def weight(key: str, value: str, where: str = "weights") -> tuple[str, float]:
+    """One weight: ``key`` (``severity[/category[/subcategory]]``, lower-cased) and ``value``, a finite number
+    >= 0 (a penalty); a :class:`ConfigError` naming ``where`` otherwise."""
+    name = key.strip().lower()
+    if not name or any(not p.strip() for p in name.split("/")):
+        raise ConfigError(f"{where}: expected severity[/category]=weight, got an empty name in {key!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError(f"{where}: the weight of {key.strip()!r} must be a number, got {value.strip()!r}") from None
+    if not math.isfinite(number) or number < 0:
+        raise ConfigError(f"{where}: the weight of {key.strip()!r} must be a finite number >= 0, got {value.strip()!r}")
+    return name, number
+
+
 def parse_weights(spec: str) -> dict[str, float]:
     """``"Major:5 Minor:1 ..."`` (space-separated ``severity[/category[/subcategory]]:weight``) -> weights."""
     out: dict[str, float] = {}
     for item in spec.split():
         key, sep, value = item.rpartition(":")
-        try:
-            out[key.lower()] = float(value)
-        except ValueError:
-            sep = ""
         if not sep or not key:
             raise ConfigError(f"weights: expected severity[/category]:number, got {item!r}")
+        name, number = weight(key, value)
+        out[name] = number
     return out
 
 
-def span_weight(severity: str, category: str, weights: Mapping[str, float] = MQM_WEIGHTS) -> float:
-    """The weight of the most specific ``severity/category/...`` prefix found in ``weights`` (0 if none)."""
+def weight_key(severity: str, category: str, weights: Mapping[str, float] = MQM_WEIGHTS) -> str | None:
+    """The most specific ``severity/category/...`` prefix of this error found in ``weights`` (None if none)."""
     parts = [p.lower() for p in [severity, *category.split("/")]]
     while parts:
         key = "/".join(parts)
         if key in weights:
-            return weights[key]
+            return key
         parts.pop()
-    return 0.0
+    return None
+
+
+def span_weight(severity: str, category: str, weights: Mapping[str, float] = MQM_WEIGHTS) -> float:
+    """The weight of the most specific ``severity/category/...`` prefix found in ``weights`` (0 if none)."""
+    key = weight_key(severity, category, weights)
+    return 0.0 if key is None else weights[key]
+
+
+def unweighted(spans: Sequence[Span], weights: Mapping[str, float] = MQM_WEIGHTS) -> dict[str, list[Span]]:
+    """The errors (not no-error rows) that no key of ``weights`` covers, by severity (lower case, first-seen
+    order): :func:`span_weight` weighs them 0, as mt-metrics-eval does; a caller that wants no silent 0 checks
+    here first."""
+    out: dict[str, list[Span]] = {}
+    for s in spans:
+        if s.is_error and weight_key(s.severity, s.category, weights) is None:
+            out.setdefault(s.severity.strip().lower(), []).append(s)
+    return out
 
 
 @dataclass(frozen=True)
