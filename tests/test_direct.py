@@ -87,6 +87,39 @@ def test_rows_equal_the_vocabulary_path(
         np.testing.assert_array_equal(g, w)
 
 
+# texts of a few words, so n-grams repeat within a text and across the pair: a segment with one reference is counted
+# by comparing the positions of equal tokens (seg_counts_one), and one whose repeats make too many comparisons
+# (a word said hundreds of times) by the n-gram table (seg_counts): both must give the vocabulary path's rows
+few_words = st.lists(st.sampled_from(["a", "b", "c", "a.", ","]), max_size=60).map(" ".join)
+repeated = st.builds(lambda w, k, tail: " ".join([w] * k) + tail, st.sampled_from(["a", "b"]), st.integers(0, 400),
+                     few_words)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.one_of(few_words, repeated), st.one_of(few_words, repeated)), max_size=6),
+    order=st.integers(1, 7),
+)
+@pytest.mark.slow
+def test_one_reference_with_repeated_ngrams_equals_the_vocabulary_path(
+    pairs: list[tuple[str, str]], order: int
+) -> None:
+    systems = [[h for h, _ in pairs]]
+    refs = [[r] for _, r in pairs]
+    pre = Preprocess()
+    got = direct_stats(systems, refs, pre, order)[0].values
+    np.testing.assert_array_equal(got, vocabulary_rows(systems, refs, pre, order)[0])
+
+
+def test_one_reference_counts_repeats_clipped() -> None:
+    # hand-counted: hyp "a a b a b" vs ref "a b a b b": unigrams a 3/2 -> 2, b 2/3 -> 2 (4); bigrams "a a" 1/0,
+    # "a b" 2/2, "b a" 1/1 (3); trigrams "a a b" 0, "a b a" 1/1, "b a b" 1/1 (2); 4-grams "a b a b" 1/1 (1)
+    row = direct_stats([["a a b a b", "a " * 300]], [["a b a b b"], ["a " * 200]], Preprocess(), 4)[0].values
+    np.testing.assert_array_equal(row[0, 3:7], [4, 3, 2, 1])
+    np.testing.assert_array_equal(row[1, 3:7], [200, 199, 198, 197])  # the many-repeats case: the n-gram table
+    np.testing.assert_array_equal(row[:, 11:15], row[:, 3:7])  # one reference: recall matches = matches
+
+
 @settings(max_examples=200, deadline=None)
 @given(lines=st.lists(st.one_of(long_line, long_latin1), max_size=6), lowercase=st.booleans())
 @pytest.mark.slow

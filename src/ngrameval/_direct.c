@@ -15,7 +15,8 @@
  *   rmatch[n] = sum over refs r, n-grams g of r of min(count_r(g), count_hyp(g))
  *
  * the same numbers as ngrameval._overlap.overlap on the vocabulary's ids. When order n has no common n-gram,
- * no higher order has one.
+ * no higher order has one. A segment with one reference (rmatch = match then) is counted without n-gram tables
+ * (seg_counts_one): each hypothesis position is compared with the positions of its token on both sides.
  *
  * counts(systems, refs, mode, lowercase, max_order, prep)
  *     -> (hyp_len int64[K*S], ref_len int64[R], seg int64[S + 1], match int64[K*S*N], rmatch int64[K*S*N])
@@ -402,6 +403,75 @@ static void seg_counts(count_t *c, const int32_t *h, size_t H, const int32_t *r,
     }
 }
 
+/* match[n] (n < N) of hypothesis h[0..H) against one reference r[0..L) (token ids below V; room in c's arrays for
+   V ids and H + L positions), without an n-gram table: the n-gram of order n at hypothesis position i occurs at
+   reference position p exactly when the two sequences agree for n tokens from i and p, so each position i whose
+   token the reference holds is compared with the reference positions of its token (the length of agreement, up to
+   N, gives every order at once: count_ref of each order is the number of those reaching it) and with the other
+   hypothesis positions of its token (count_hyp; and an earlier one reaching order n means the n-gram was counted
+   there already). Every distinct hypothesis n-gram thus adds min(count_hyp, count_ref) once, at its first
+   occurrence: match[n] exactly as seg_counts counts it. The comparisons grow with the square of a token's
+   repeats, so a segment whose comparisons number above 8 (H + L) + 64 is left to seg_counts (return 1; else 0).
+   A token held once on each side (the common case) needs one comparison and no tally. */
+static int seg_counts_one(count_t *c, const int32_t *h, size_t H, const int32_t *r, size_t L, int32_t V, size_t N,
+                          int64_t *match) {
+    /* per token id its first position on each side (-1: none), per position the next one of its token */
+    int32_t *hfirst = c->hc, *rfirst = c->rc, *hnext = c->hlist, *rnext = c->rlist;
+    memset(hfirst, 0xff, (size_t)V * sizeof(int32_t));
+    memset(rfirst, 0xff, (size_t)V * sizeof(int32_t));
+    for (size_t i = H; i-- > 0;) {
+        hnext[i] = hfirst[h[i]];
+        hfirst[h[i]] = (int32_t)i;
+    }
+    for (size_t p = L; p-- > 0;) {
+        rnext[p] = rfirst[r[p]];
+        rfirst[r[p]] = (int32_t)p;
+    }
+    memset(match, 0, N * sizeof(int64_t));
+    const size_t bound = 8 * (H + L) + 64;
+    size_t pairs = 0;
+    int32_t crl[MAX_ORDER + 1], chl[MAX_ORDER + 1]; /* how many positions agree with i for exactly l tokens */
+    for (size_t i = 0; i < H; i++) {
+        const int32_t t = h[i], p0 = rfirst[t];
+        if (p0 < 0) continue;
+        const size_t top = N < H - i ? N : H - i;
+        const int once = hfirst[t] == (int32_t)i && hnext[i] < 0; /* the hypothesis holds t at i only */
+        if (once && rnext[p0] < 0) { /* and the reference once: each order it agrees for occurs once on both sides */
+            size_t p = (size_t)p0, lim = top < L - p ? top : L - p, l = 1;
+            while (l < lim && h[i + l] == r[p + l]) l++;
+            for (size_t n = 0; n < l; n++) match[n]++;
+            continue;
+        }
+        size_t best = 0, seen = 0;
+        for (size_t n = 0; n <= top; n++) crl[n] = 0;
+        for (int32_t q = p0; q >= 0; q = rnext[q]) {
+            size_t p = (size_t)q, lim = top < L - p ? top : L - p, l = 1;
+            while (l < lim && h[i + l] == r[p + l]) l++;
+            crl[l]++;
+            best = l > best ? l : best;
+            pairs++;
+        }
+        for (size_t n = 0; n <= best; n++) chl[n] = 0;
+        if (!once)
+            for (int32_t q = hfirst[t]; q >= 0; q = hnext[q]) {
+                size_t j = (size_t)q, lim = best < H - j ? best : H - j, l = 1;
+                pairs++;
+                if (j == i) continue;
+                while (l < lim && h[i + l] == h[j + l]) l++;
+                chl[l]++;
+                if (j < i && l > seen) seen = l; /* the orders up to l were counted at j */
+            }
+        if (pairs > bound) return 1;
+        int32_t cr = 0, ch = 1;
+        for (size_t n = best; n > seen; n--) {
+            cr += crl[n];
+            ch += chl[n];
+            match[n - 1] += ch < cr ? ch : cr;
+        }
+    }
+    return 0;
+}
+
 /* ---- the call ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -602,8 +672,10 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
                 return -2;
             }
             if (N && count_reserve(c, (size_t)V + n_tok * N + 1) < 0) return -1;
-            if (N)
+            if (N && (R != 1 || seg_counts_one(c, g->ids + hoff[k], H, r, (*ro)[1], V, N, a->match + row * N)))
                 seg_counts(c, g->ids + hoff[k], H, r, *ro, R, V, N, a->match + row * N, a->rmatch + row * N);
+            else if (N)
+                memcpy(a->rmatch + row * N, a->match + row * N, N * sizeof(int64_t)); /* one reference: the same */
             if (a->rows)
                 stats_row(a->rows + row * (3 + 5 * N), a->hyp_len[row], a->ref_len + a->seg[s], R,
                           a->match + row * N, a->rmatch + row * N, N);
