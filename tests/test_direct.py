@@ -7,6 +7,9 @@ threads run."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from functools import partial
 from pathlib import Path
@@ -128,21 +131,52 @@ def test_scanner_gives_sacrebleu_tokens_across_blocks(lines: list[str], lowercas
     assert line_tokens(lines, "13a", lowercase) == [tok(s.lower() if lowercase else s).split() for s in lines]
 
 
-def test_every_byte_at_every_place_of_a_block() -> None:
-    # each Latin-1 character at the start, inside and at the end of a 16- and a 64-byte stretch of a long line, so
-    # the 64-byte class masks (SSE2 where the machine has it, the table otherwise) meet every byte value everywhere
-    tok = _get_tokenizer("13a")()
+def every_byte_lines(length: int = 128) -> list[str]:
+    """Each Latin-1 character at the start, inside and at the end of a 16- and a 64-byte stretch of a line (and,
+    when ``length`` < 128, of its last, partial block)."""
     lines = []
     for code in range(256):
         if chr(code) == "\n":
             continue
         for at in (0, 5, 15, 16, 31, 47, 62, 63):
-            body = list("ab,c d.e-f 9 x'y" * 8)
-            body[at] = chr(code)
-            body[at + 64] = chr(code)
+            body = list(("ab,c d.e-f 9 x'y" * 8)[:length])
+            body[at % length] = chr(code)
+            body[(at + 64) % length] = chr(code)
             lines.append("".join(body))
-    assert line_tokens(lines, "13a") == [tok(s).split() for s in lines]
-    assert line_tokens(lines, "none") == [s.split() for s in lines]
+    return lines
+
+
+@pytest.mark.parametrize("length", [128, 100, 40])
+def test_every_byte_at_every_place_of_a_block(length: int) -> None:
+    # the 64-byte class masks (SSSE3 nibble tables or SSE2 where the machine has them, the table otherwise; a line's
+    # last block copied and padded with spaces) meet every byte value everywhere, wide lines' UTF-8 form too
+    tok = _get_tokenizer("13a")()
+    lines = every_byte_lines(length)
+    wide = [s + " \u2019\u00e9\u2014x\u00a0\u3000" + s[::-1] for s in lines[::7]]
+    assert line_tokens(lines + wide, "13a") == [tok(s).split() for s in lines + wide]
+    assert line_tokens(lines + wide, "none") == [s.split() for s in lines + wide]
+
+
+def test_without_ssse3_the_sse2_masks_give_the_same_tokens() -> None:
+    # NGRAMEVAL_NO_SSSE3 (read at import) makes the scanner take the SSE2 masks on an SSSE3 machine: both kinds
+    # of masks, on every byte at every place, give the same tokens and counts
+    code = textwrap.dedent(
+        """
+        import json, sys
+        from tests.test_direct import every_byte_lines, line_tokens
+        from ngrameval.ngrams.direct import direct_stats
+        from ngrameval.text.pipeline import Preprocess
+        lines = every_byte_lines(128) + every_byte_lines(40)
+        rows = direct_stats([lines[::2]], [[r] for r in lines[1::2]], Preprocess(), 4)[0].values
+        print(json.dumps([line_tokens(lines, "13a"), line_tokens(lines, "none"), rows.tolist()]))
+        """
+    )
+    env = {**os.environ, "NGRAMEVAL_NO_SSSE3": "1"}
+    root = Path(__file__).parent.parent
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, check=True)
+    lines = every_byte_lines(128) + every_byte_lines(40)
+    rows = direct_stats([lines[::2]], [[r] for r in lines[1::2]], Preprocess(), 4)[0].values
+    assert json.loads(out.stdout) == [line_tokens(lines, "13a"), line_tokens(lines, "none"), rows.tolist()]
 
 
 @pytest.mark.parametrize("size", [1, 62, 63, 64, 65, 127, 128, 129, 192, 500])

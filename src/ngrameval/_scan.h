@@ -161,10 +161,66 @@ enum { MODE_PLAIN = 0, MODE_V13A = 1, MODE_ROUGE = 2 };
 /* A byte's class, as bits: 1 it belongs to a word, 2 it is a padded symbol (a token of its own), 4 it is '.', ','
    or '-' (a word holding one may need rules 2-4). Whitespace is 0. */
 enum { CL_SPACE = 0, CL_WORD = 1, CL_PAD = 2, CL_SPECIAL = 5 };
+/* block_masks_nibbles: GCC or Clang on x86 (SSSE3 chosen at run time, the functions compiled for it alone) */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define NGRAMEVAL_NIBBLES 1
+#include <tmmintrin.h>
+#else
+#define NGRAMEVAL_NIBBLES 0
+#endif
 static uint8_t CLASS_V13A[256], CLASS_PLAIN[256];
 /* The same for a line in the UTF-8 form of utf8_line (any code point): every byte from 0x80 up is part of a word
    (utf8_line has made the whitespace above ASCII a space already). */
 static uint8_t CLASS_V13A_U8[256], CLASS_PLAIN_U8[256];
+
+/* The class tables as nibble tables, for block_masks_nibbles (SSSE3's byte shuffle looks up 16 bytes at once):
+   byte x = 16 hi + lo is padded when lo_a[lo] & hi_a[hi] has a bit of pad_bits, special when one of special_bits,
+   whitespace when lo_b[lo] & hi_b[hi] is not 0. Each distinct row (the set of lo of one hi) of a class gets a bit
+   of its own, so the tables give the class of every byte exactly; ok is 0 when the bits would not fit (never
+   for these four tables: the padded rows are 5 distinct ones, whitespace's at most 4). */
+typedef struct {
+    uint8_t lo_a[16], hi_a[16], lo_b[16], hi_b[16];
+    uint8_t pad_bits, special_bits, ok;
+} nibbles_t;
+static nibbles_t NIBBLES_V13A, NIBBLES_PLAIN, NIBBLES_V13A_U8, NIBBLES_PLAIN_U8;
+static int USE_NIBBLES; /* the CPU has SSSE3 (checked once at import) */
+
+/* Adds the bytes of class `cl` of `cls` to the tables (lo, hi), a bit per distinct row from *next on. */
+static inline void nibble_class(const uint8_t *cls, uint8_t cl, uint8_t *lo, uint8_t *hi, unsigned *next,
+                                uint8_t *bits, uint8_t *ok) {
+    uint16_t rows[16];
+    uint8_t row_bit[16];
+    unsigned n_rows = 0;
+    for (unsigned h = 0; h < 16; h++) {
+        uint16_t row = 0;
+        for (unsigned l = 0; l < 16; l++) row |= (uint16_t)((cls[16 * h + l] == cl) << l);
+        if (!row) continue;
+        unsigned k = 0;
+        while (k < n_rows && rows[k] != row) k++;
+        if (k == n_rows) {
+            if (*next >= 8) {
+                *ok = 0;
+                return;
+            }
+            rows[n_rows] = row;
+            row_bit[n_rows++] = (uint8_t)(1u << (*next)++);
+            for (unsigned l = 0; l < 16; l++)
+                if (row >> l & 1) lo[l] |= row_bit[k];
+        }
+        hi[h] |= row_bit[k];
+        *bits |= row_bit[k];
+    }
+}
+
+static inline void nibbles_of(const uint8_t *cls, nibbles_t *t) {
+    unsigned next_a = 0, next_b = 0;
+    uint8_t space_bits = 0;
+    memset(t, 0, sizeof *t);
+    t->ok = 1;
+    nibble_class(cls, CL_PAD, t->lo_a, t->hi_a, &next_a, &t->pad_bits, &t->ok);
+    nibble_class(cls, CL_SPECIAL, t->lo_a, t->hi_a, &next_a, &t->special_bits, &t->ok);
+    nibble_class(cls, CL_SPACE, t->lo_b, t->hi_b, &next_b, &space_bits, &t->ok);
+}
 
 static inline void init_classes(void) {
     for (int c = 0; c < 256; c++) {
@@ -176,6 +232,14 @@ static inline void init_classes(void) {
         CLASS_V13A[c] = k;
         CLASS_V13A_U8[c] = c < 0x80 ? k : CL_WORD;
     }
+    nibbles_of(CLASS_V13A, &NIBBLES_V13A);
+    nibbles_of(CLASS_PLAIN, &NIBBLES_PLAIN);
+    nibbles_of(CLASS_V13A_U8, &NIBBLES_V13A_U8);
+    nibbles_of(CLASS_PLAIN_U8, &NIBBLES_PLAIN_U8);
+#if NGRAMEVAL_NIBBLES
+    __builtin_cpu_init();
+    USE_NIBBLES = __builtin_cpu_supports("ssse3") && !getenv("NGRAMEVAL_NO_SSSE3");
+#endif
 }
 
 /* One code point c >= 0x80 of utf8_line at o: a space for whitespace (the only ones above ASCII are U+0085, U+00A0,
@@ -298,8 +362,53 @@ static inline void block_masks_sse2(const uint8_t *s, int v13a, int u8, uint64_t
 }
 #endif
 
+#if NGRAMEVAL_NIBBLES
+/* block_masks_table for a whole block of 64 bytes, 16 at a time, by the nibble tables `t` (SSSE3: two byte shuffles
+   per table pair give the class bits of 16 bytes). */
+__attribute__((target("ssse3"))) static void block_masks_nibbles(const uint8_t *s, const nibbles_t *t, uint64_t *W,
+                                                                 uint64_t *P, uint64_t *S) {
+    const __m128i lo_a = _mm_loadu_si128((const __m128i *)t->lo_a), hi_a = _mm_loadu_si128((const __m128i *)t->hi_a);
+    const __m128i lo_b = _mm_loadu_si128((const __m128i *)t->lo_b), hi_b = _mm_loadu_si128((const __m128i *)t->hi_b);
+    const __m128i nib = _mm_set1_epi8(0x0F), zero = _mm_setzero_si128();
+    const __m128i pad = _mm_set1_epi8((char)t->pad_bits), special = _mm_set1_epi8((char)t->special_bits);
+    uint64_t w = 0, p = 0, sp = 0;
+    for (unsigned k = 0; k < 64; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + k));
+        __m128i lo = _mm_and_si128(v, nib), hi = _mm_and_si128(_mm_srli_epi16(v, 4), nib);
+        __m128i a = _mm_and_si128(_mm_shuffle_epi8(lo_a, lo), _mm_shuffle_epi8(hi_a, hi));
+        __m128i b = _mm_and_si128(_mm_shuffle_epi8(lo_b, lo), _mm_shuffle_epi8(hi_b, hi));
+        uint64_t not_pad = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(a, pad), zero));
+        uint64_t not_special = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(a, special), zero));
+        uint64_t not_space = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b, zero));
+        w |= (not_pad & not_space) << k;
+        p |= (~not_pad & 0xFFFF) << k;
+        sp |= (~not_special & 0xFFFF) << k;
+    }
+    *W = w;
+    *P = p;
+    *S = sp;
+}
+#endif
+
 static inline void block_masks(const uint8_t *s, size_t len, const uint8_t *cls, uint64_t *W, uint64_t *P,
                                uint64_t *S) {
+#if NGRAMEVAL_NIBBLES
+    const nibbles_t *t = cls == CLASS_V13A      ? &NIBBLES_V13A
+                         : cls == CLASS_PLAIN    ? &NIBBLES_PLAIN
+                         : cls == CLASS_V13A_U8  ? &NIBBLES_V13A_U8
+                         : cls == CLASS_PLAIN_U8 ? &NIBBLES_PLAIN_U8
+                                                 : NULL;
+    if (USE_NIBBLES && t && t->ok) {
+        uint8_t tail[64];
+        if (len < 64) { /* a line's last block: its bytes, then spaces (no class bit) */
+            memcpy(tail, s, len);
+            memset(tail + len, ' ', 64 - len);
+            s = tail;
+        }
+        block_masks_nibbles(s, t, W, P, S);
+        return;
+    }
+#endif
 #if defined(__SSE2__)
     if (len >= 64 && (cls == CLASS_V13A || cls == CLASS_PLAIN || cls == CLASS_V13A_U8 || cls == CLASS_PLAIN_U8)) {
         block_masks_sse2(s, cls == CLASS_V13A || cls == CLASS_V13A_U8, cls == CLASS_V13A_U8 || cls == CLASS_PLAIN_U8,
