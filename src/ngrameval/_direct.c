@@ -672,20 +672,23 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
                 return -2;
             }
             if (N && count_reserve(c, (size_t)V + n_tok * N + 1) < 0) return -1;
-            if (N && (R != 1 || seg_counts_one(c, g->ids + hoff[k], H, r, (*ro)[1], V, N, a->match + row * N)))
-                seg_counts(c, g->ids + hoff[k], H, r, *ro, R, V, N, a->match + row * N, a->rmatch + row * N);
+            /* with rows: one row's counts at a time (no K x S x N arrays to fill, page by page, and drop) */
+            int64_t *match = a->match + (a->rows ? 0 : row * N), *rmatch = a->rmatch + (a->rows ? 0 : row * N);
+            if (N && (R != 1 || seg_counts_one(c, g->ids + hoff[k], H, r, (*ro)[1], V, N, match)))
+                seg_counts(c, g->ids + hoff[k], H, r, *ro, R, V, N, match, rmatch);
             else if (N)
-                memcpy(a->rmatch + row * N, a->match + row * N, N * sizeof(int64_t)); /* one reference: the same */
+                memcpy(rmatch, match, N * sizeof(int64_t)); /* one reference: the same */
             if (a->rows)
                 stats_row(a->rows + row * (3 + 5 * N), a->hyp_len[row], a->ref_len + a->seg[s], R,
-                          a->match + row * N, a->rmatch + row * N, N);
+                          match, rmatch, N);
         }
         if (k_poll(ks, ch * N + 1) < 0) return -2;
     }
     return 0;
 }
 
-static int parse(call_t *a, PyObject *systems, PyObject *refs) {
+/* The call's arrays; `per_row`: match and rmatch of one row only (counts' rows, and rouge, which has its own). */
+static int parse(call_t *a, PyObject *systems, PyObject *refs, int per_row) {
     a->S = PyTuple_GET_SIZE(refs);
     a->seg = (int64_t *)malloc(((size_t)a->S + 1) * sizeof(int64_t));
     if (!a->seg) {
@@ -727,7 +730,7 @@ static int parse(call_t *a, PyObject *systems, PyObject *refs) {
             return -1;
         }
     }
-    size_t KS = (size_t)(a->K * a->S), KSN = KS * (size_t)a->N;
+    size_t KS = (size_t)(a->K * a->S), KSN = per_row ? (size_t)a->N : KS * (size_t)a->N;
     a->hyp_len = (int64_t *)calloc(KS + 1, sizeof(int64_t));
     a->ref_len = (int64_t *)calloc((size_t)a->R + 1, sizeof(int64_t));
     a->match = (int64_t *)calloc(KSN + 1, sizeof(int64_t));
@@ -766,7 +769,7 @@ static PyObject *counts(PyObject *self, PyObject *args) {
     Py_buffer view = {0};
     PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
     a.refs = refs;
-    if (!systems || !refs || parse(&a, systems, refs) < 0) goto done;
+    if (!systems || !refs || parse(&a, systems, refs, rows_o != Py_None) < 0) goto done;
     if (rows_o != Py_None) {
         if (PyObject_GetBuffer(rows_o, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
         size_t want = (size_t)(a.K * a.S) * (3 + 5 * (size_t)a.N);
@@ -1018,7 +1021,7 @@ static PyObject *rouge(PyObject *self, PyObject *args) {
     kstate_t ks = {0};
     PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
     a.refs = refs;
-    if (!systems || !refs || parse(&a, systems, refs) < 0) goto done;
+    if (!systems || !refs || parse(&a, systems, refs, 1) < 0) goto done;
     size_t KR = (size_t)(a.K * a.R);
     o.hits = (int64_t *)calloc(KR * (size_t)a.N + 1, sizeof(int64_t));
     o.lcs = (int64_t *)calloc(KR + 1, sizeof(int64_t));
