@@ -147,3 +147,17 @@ def test_smoothed_precisions_are_sacrebleus_loop_on_strided_rows(method: str) ->
     seen = total.copy()
     seen[:, 1:] += value if method == "add-k" else 0.0  # add-k adds to the orders from 2 on
     assert valid.tolist() == [[bool(np.all(t[: i + 1] > 0)) for i in range(4)] for t in seen]
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), orders=st.integers(1, 7))
+def test_reduce_last_is_numpys_reduction_bit_for_bit(seed: int, orders: int) -> None:
+    # BLEU sums its log precisions column by column (policy.reduce_last): the same floats as numpy's sum
+    from ngrameval.metrics.policy import reduce_last
+
+    rng = np.random.default_rng(seed)
+    logs = np.log(rng.random((1000, orders)) + 1e-300) * rng.choice([1.0, 1e-8, 1e8], size=(1000, orders))
+    assert np.array_equal(reduce_last(np.add, logs), logs.sum(axis=-1))
+    flags = rng.random((1000, orders)) < 0.7
+    assert np.array_equal(reduce_last(np.logical_and, flags), flags.all(axis=-1))
+    assert np.array_equal(reduce_last(np.logical_or, flags), flags.any(axis=-1))
