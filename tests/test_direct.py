@@ -157,6 +157,35 @@ def test_every_byte_at_every_place_of_a_block(length: int) -> None:
     assert line_tokens(lines + wide, "none") == [s.split() for s in lines + wide]
 
 
+@settings(max_examples=300, deadline=None)
+@given(words=st.lists(st.text("a1.,-", min_size=1, max_size=8), min_size=1, max_size=30))
+def test_words_of_dots_commas_hyphens_and_digits_split_as_sacrebleu(words: list[str]) -> None:
+    # a word the v13a rules 2-4 leave whole ("well-known", "10,000", "7.5") is taken as one token without the rule
+    # passes; every other one ("U.S.", "2-0", "a.1") goes through them
+    tok = _get_tokenizer("13a")()
+    lines = [" ".join(words), "".join(words)]
+    assert line_tokens(lines, "13a") == [tok(s).split() for s in lines]
+
+
+@pytest.mark.parametrize("at", range(0, 40, 3))
+def test_wide_characters_at_every_place_of_an_ascii_run(at: int) -> None:
+    # a 2-byte str's UTF-8 form is written 8 ASCII code units at a time: a wide character (a curly quote, a dash,
+    # NBSP and other Unicode whitespace, a combining mark) anywhere in a run, and runs of every length
+    base = 'The U.S. well-known 10,000 cats\' "tails" (and) dogs.'
+    lines = []
+    for wide in ("\u2019", "\u2014", "\u00a0", "\u2009", "\u3000", "e\u0301", "\u20ac"):
+        body = base[:at] + wide + base[at:]
+        lines += [body, body * 3, wide + body[::-1]]
+    tok = _get_tokenizer("13a")()
+    assert line_tokens(lines, "13a") == [tok(s).split() for s in lines]
+    assert line_tokens(lines, "none") == [s.split() for s in lines]
+    refs = [[r] for r in lines[1:] + lines[:1]]
+    pre = Preprocess()
+    np.testing.assert_array_equal(
+        direct_stats([lines], refs, pre, 4)[0].values, vocabulary_rows([lines], refs, pre, 4)[0]
+    )
+
+
 def test_without_ssse3_the_sse2_masks_give_the_same_tokens() -> None:
     # NGRAMEVAL_NO_SSSE3 (read at import) makes the scanner take the SSE2 masks on an SSSE3 machine: both kinds
     # of masks, on every byte at every place, give the same tokens and counts

@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* The key of a token longer than 7 code points (or holding one above 255): compared by its characters. */
 #define LONG_TOKEN UINT64_MAX
@@ -299,9 +302,33 @@ static inline int utf8_line(bbuf_t *out, PyObject *s, int lower) {
     uint8_t *o = (uint8_t *)out->p;
     if (kind == PyUnicode_1BYTE_KIND)
         UTF8_LOOP(uint8_t);
-    else if (kind == PyUnicode_2BYTE_KIND)
-        UTF8_LOOP(uint16_t);
-    else
+    else if (kind == PyUnicode_2BYTE_KIND) {
+        const uint16_t *u = (const uint16_t *)d;
+        size_t i = 0;
+#if defined(__SSE2__)
+        /* runs of 8 ASCII code units (most of a news line around its curly quotes) as 8 bytes at once */
+        const __m128i high = _mm_set1_epi16((short)0xFF80), zero = _mm_setzero_si128();
+        const __m128i a1 = _mm_set1_epi8('A' - 1), z1 = _mm_set1_epi8('Z' + 1), case_bit = _mm_set1_epi8(32);
+        while (i + 8 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(u + i));
+            if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(v, high), zero)) != 0xFFFF) {
+                for (size_t e = i + 8; i < e; i++) /* not all ASCII: these 8 one by one */
+                    o = u[i] < 0x80 ? (*o = (uint8_t)(lower && u[i] >= 'A' && u[i] <= 'Z' ? u[i] + 32 : u[i]), o + 1)
+                                    : utf8_wide(o, u[i]);
+                continue;
+            }
+            __m128i b = _mm_packus_epi16(v, v); /* bytes below 0x80: signed compares are exact */
+            if (lower)
+                b = _mm_add_epi8(b, _mm_and_si128(_mm_and_si128(_mm_cmpgt_epi8(b, a1), _mm_cmplt_epi8(b, z1)), case_bit));
+            _mm_storel_epi64((__m128i *)o, b);
+            o += 8;
+            i += 8;
+        }
+#endif
+        for (; i < n; i++)
+            o = u[i] < 0x80 ? (*o = (uint8_t)(lower && u[i] >= 'A' && u[i] <= 'Z' ? u[i] + 32 : u[i]), o + 1)
+                            : utf8_wide(o, u[i]);
+    } else
         UTF8_LOOP(Py_UCS4);
     out->len = (size_t)(o - (uint8_t *)out->p);
     return 0;
@@ -438,6 +465,21 @@ static inline unsigned CTZ64(uint64_t x) {
 #define ALWAYS_INLINE inline
 #endif
 
+/* Whether rules 2-4 leave " " + w[0..n) + " " (a v13a word) as it is, so the word is one token: no '.' or ','
+   beside a non-digit (rule 2 before it, rule 3 after it; the spaces around the word are non-digits), no '-' after
+   a digit (rule 4). A rule pass changes a string exactly when one of its pairs occurs in it. */
+static inline int rules_leave_word(const uint8_t *w, size_t n) {
+    for (size_t j = 0; j < n; j++) {
+        uint8_t c = w[j];
+        if (c == '.' || c == ',') {
+            if (!j || j + 1 == n || !is_digit(w[j - 1]) || !is_digit(w[j + 1])) return 0;
+        } else if (c == '-' && j && is_digit(w[j - 1])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* What scan_bytes hands its sink: a token of bytes s[0..n) (`end` bounds what may be read past it, for key_u8),
    or a v13a word w[0..n) holding '.', ',' or '-' that needs rules 2-4 (rules_on_word). 0, or < 0 to stop. */
 typedef int (*token_sink_fn)(void *sink, const uint8_t *s, size_t n, const uint8_t *end);
@@ -509,6 +551,10 @@ static ALWAYS_INLINE int scan_bytes(void *sink, token_sink_fn token, word_sink_f
         if (m_len == 1 || j == m_len - 1) {
             if (m_len > 1 && (got = token(sink, s + a, m_len - 1, end)) < 0) return got;
             if ((got = token(sink, s + i - 1, 1, end)) < 0) return got;
+            continue;
+        }
+        if (rules_leave_word(s + a, m_len)) { /* "well-known", "10,000", "7.5": one token as it is */
+            if ((got = token(sink, s + a, m_len, end)) < 0) return got;
             continue;
         }
         if ((got = word(sink, s + a, m_len)) < 0) return got;
