@@ -492,73 +492,73 @@ typedef int (*word_sink_fn)(void *sink, const uint8_t *w, size_t n);
 static ALWAYS_INLINE int scan_bytes(void *sink, token_sink_fn token, word_sink_fn word, const uint8_t *s, size_t n,
                                     const uint8_t *cls) {
     const uint8_t *end = s + n;
-    uint64_t W, P, S; /* the masks of the block s[base .. base + 64) */
-    size_t base = 0, pos = 0;
+    uint64_t W, P, S, carry = 0; /* the masks of the block s[base .. base + 64) */
     int got;
-    if (!n) return 0;
-    block_masks(s, n, cls, &W, &P, &S);
-    for (;;) {
-        if (pos >= n) return 0; /* (a word that ran to the end left base past it, with stale masks) */
-        uint64_t m = pos - base < 64 ? (W | P) >> (pos - base) << (pos - base) : 0;
-        while (!m) {
-            base += 64;
-            if (base >= n) return 0;
-            block_masks(s + base, n - base, cls, &W, &P, &S);
-            m = W | P;
-        }
-        size_t a = base + CTZ64(m), off = a - base, i;
-        if (P >> off & 1) {
-            if ((got = token(sink, s + a, 1, end)) < 0) return got;
-            pos = a + 1;
-            continue;
-        }
-        uint64_t e = ~W >> off, sp = S >> off;
-        int special;
-        if (e) { /* the word ends in this block */
-            unsigned len = CTZ64(e);
-            i = a + len;
-            special = (sp & ((UINT64_C(1) << len) - 1)) != 0;
-        } else {
-            special = sp != 0;
-            for (;;) {
-                base += 64;
-                if (base >= n) {
-                    i = n;
-                    break;
-                }
-                block_masks(s + base, n - base, cls, &W, &P, &S);
-                if (~W) {
-                    unsigned len = CTZ64(~W);
-                    i = base + len;
-                    special |= (S & ((UINT64_C(1) << len) - 1)) != 0;
-                    break;
-                }
-                special |= S != 0;
+    /* starts: the bytes of the block where a token starts (a padded symbol, or a word byte after a byte that is not
+       a word's: `carry` is 1 when the block before ended inside a word) */
+    for (size_t base = 0; base < n; base += 64) {
+        block_masks(s + base, n - base, cls, &W, &P, &S);
+        uint64_t starts = P | (W & ~(W << 1 | carry));
+        carry = W >> 63;
+        while (starts) {
+            unsigned off = CTZ64(starts);
+            starts &= starts - 1;
+            size_t a = base + off, i;
+            if (P >> off & 1) {
+                if ((got = token(sink, s + a, 1, end)) < 0) return got;
+                continue;
             }
+            uint64_t e = ~W >> off;
+            int special;
+            if (e) { /* the word ends in this block */
+                unsigned len = CTZ64(e);
+                i = a + len;
+                special = (S >> off & ((UINT64_C(1) << len) - 1)) != 0;
+            } else { /* it runs on into the next blocks: scanning goes on from the block where it ends */
+                special = (S >> off) != 0;
+                starts = 0;
+                for (;;) {
+                    base += 64;
+                    if (base >= n) {
+                        i = n;
+                        break;
+                    }
+                    block_masks(s + base, n - base, cls, &W, &P, &S);
+                    if (~W) {
+                        unsigned len = CTZ64(~W);
+                        i = base + len;
+                        special |= (S & ((UINT64_C(1) << len) - 1)) != 0;
+                        starts = P | (W & ~(W << 1 | 1)); /* (bits below len: the word's own) */
+                        carry = W >> 63;
+                        break;
+                    }
+                    special |= S != 0;
+                }
+            }
+            if (!special) {
+                if ((got = token(sink, s + a, i - a, end)) < 0) return got;
+                continue;
+            }
+            /* The commonest special words, without rule passes: one character ('.', ',' or '-') is itself; a word
+               whose only special character is a final '.' or ',' loses it (rule 2 after a non-digit, rule 3 before
+               the space after it otherwise): "word," -> "word" ",". */
+            size_t m_len = i - a, j = 0;
+            uint8_t last = s[i - 1];
+            if (last == '.' || last == ',')
+                while (j < m_len - 1 && cls[s[a + j]] != CL_SPECIAL) j++;
+            if (m_len == 1 || j == m_len - 1) {
+                if (m_len > 1 && (got = token(sink, s + a, m_len - 1, end)) < 0) return got;
+                if ((got = token(sink, s + i - 1, 1, end)) < 0) return got;
+                continue;
+            }
+            if (rules_leave_word(s + a, m_len)) { /* "well-known", "10,000", "7.5": one token as it is */
+                if ((got = token(sink, s + a, m_len, end)) < 0) return got;
+                continue;
+            }
+            if ((got = word(sink, s + a, m_len)) < 0) return got;
         }
-        pos = i;
-        if (!special) {
-            if ((got = token(sink, s + a, i - a, end)) < 0) return got;
-            continue;
-        }
-        /* The commonest special words, without rule passes: one character ('.', ',' or '-') is itself; a word
-           whose only special character is a final '.' or ',' loses it (rule 2 after a non-digit, rule 3 before
-           the space after it otherwise): "word," -> "word" ",". */
-        size_t m_len = i - a, j = 0;
-        uint8_t last = s[i - 1];
-        if (last == '.' || last == ',')
-            while (j < m_len - 1 && cls[s[a + j]] != CL_SPECIAL) j++;
-        if (m_len == 1 || j == m_len - 1) {
-            if (m_len > 1 && (got = token(sink, s + a, m_len - 1, end)) < 0) return got;
-            if ((got = token(sink, s + i - 1, 1, end)) < 0) return got;
-            continue;
-        }
-        if (rules_leave_word(s + a, m_len)) { /* "well-known", "10,000", "7.5": one token as it is */
-            if ((got = token(sink, s + a, m_len, end)) < 0) return got;
-            continue;
-        }
-        if ((got = word(sink, s + a, m_len)) < 0) return got;
     }
+    return 0;
 }
 
 /* Rules 2-4 on " " + w[0..n) + " " (a v13a word), through scratch `a` into `b`, whose whitespace-separated
