@@ -61,6 +61,7 @@ typedef struct {
     size_t *used;    /* per token id, its slot (to free them for the next segment) */
     token_t *tok;    /* per token id */
     size_t tcap;     /* room in used and tok */
+    size_t grow_at;  /* a new token past this many grows the table first: min((mask + 1) / 2, tcap) */
     int32_t n_ids;   /* distinct tokens so far */
     bbuf_t bytes;    /* long tokens' bytes */
     int32_t *ids;    /* token ids of the texts scanned so far (at most one per character) */
@@ -85,6 +86,7 @@ static int seg_rehash(seg_t *g, size_t slots) {
         g->cap = slots;
     }
     g->mask = slots - 1;
+    g->grow_at = (g->mask + 1) / 2 < g->tcap ? (g->mask + 1) / 2 : g->tcap;
     for (size_t j = 0; j <= g->mask; j++) g->slots[j] = -1;
     for (int32_t q = 0; q < g->n_ids; q++) {
         size_t j = (size_t)g->tok[q].h & g->mask;
@@ -104,6 +106,7 @@ static int seg_tokens(seg_t *g, size_t tcap) {
     if (!tok) return -1;
     g->tok = tok;
     g->tcap = tcap;
+    g->grow_at = (g->mask + 1) / 2 < tcap ? (g->mask + 1) / 2 : tcap;
     return 0;
 }
 
@@ -130,6 +133,7 @@ static int seg_reset(seg_t *g, size_t chars) {
         g->cap = slots;
     }
     g->mask = slots - 1; /* every slot is free: the used ones were just cleared */
+    g->grow_at = (g->mask + 1) / 2 < g->tcap ? (g->mask + 1) / 2 : g->tcap;
     return 0;
 }
 
@@ -171,7 +175,7 @@ static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const
                 id = g->miss;
                 break;
             }
-            if (((size_t)g->n_ids + 1) * 2 > g->mask + 1 || (size_t)g->n_ids + 1 > g->tcap) {
+            if ((size_t)g->n_ids >= g->grow_at) { /* past half full, or no room in tok */
                 if (seg_room(g) < 0) return -1; /* a segment past FIRST_TOKENS distinct tokens */
                 j = (size_t)h & g->mask;
                 while (g->slots[j] >= 0) j = (j + 1) & g->mask;

@@ -510,10 +510,12 @@ static ALWAYS_INLINE int scan_bytes(void *sink, token_sink_fn token, word_sink_f
             }
             uint64_t e = ~W >> off;
             int special;
+            uint64_t sp = 0; /* the word's special bytes, when it ends in this block */
             if (e) { /* the word ends in this block */
                 unsigned len = CTZ64(e);
                 i = a + len;
-                special = (S >> off & ((UINT64_C(1) << len) - 1)) != 0;
+                sp = S >> off & ((UINT64_C(1) << len) - 1);
+                special = sp != 0;
             } else { /* it runs on into the next blocks: scanning goes on from the block where it ends */
                 special = (S >> off) != 0;
                 starts = 0;
@@ -544,7 +546,9 @@ static ALWAYS_INLINE int scan_bytes(void *sink, token_sink_fn token, word_sink_f
                the space after it otherwise): "word," -> "word" ",". */
             size_t m_len = i - a, j = 0;
             uint8_t last = s[i - 1];
-            if (last == '.' || last == ',')
+            if (sp) /* (from the masks: only the last byte is special) */
+                j = sp == UINT64_C(1) << (m_len - 1) && (last == '.' || last == ',') ? m_len - 1 : 0;
+            else if (last == '.' || last == ',')
                 while (j < m_len - 1 && cls[s[a + j]] != CL_SPECIAL) j++;
             if (m_len == 1 || j == m_len - 1) {
                 if (m_len > 1 && (got = token(sink, s + a, m_len - 1, end)) < 0) return got;
