@@ -394,3 +394,12 @@ def test_order_zero_only_tokenizes() -> None:
     assert tokens[:3] == full[:3]  # hyp_len, ref_len, seg
     assert tokens[3] == tokens[4] == b""  # no n-gram counts
     assert np.frombuffer(tokens[0], dtype=np.int64).tolist() == [4, 1]
+
+
+def test_sizes_are_the_sorted_distinct_reference_counts() -> None:
+    # the signature's nrefs comes from these (api._measure_checked): one C pass when every segment has as many
+    assert _direct.sizes([["a"], ["b"]]) == [1]
+    assert _direct.sizes([["a", "b"], ("c",), ["d", "e", "f"], ["g"]]) == [1, 2, 3]
+    assert _direct.sizes([]) == []
+    with pytest.raises(TypeError):
+        _direct.sizes([["a"], 3])

@@ -30,6 +30,7 @@
  *   buffer of K * S * (3 + 5 * max_order) values, system-major; info columns 0): no intermediate arrays.
  *
  * ascii(seq) -> whether every item of seq is a str of ASCII characters only (str.isascii of each, in one C loop).
+ * sizes(seq) -> the distinct len() of the items of seq, sorted (one C pass when they are all equal).
  * layout(seq) -> 0 when every item of seq is a str, 1 when every item is a non-empty list of str, else 2 (the
  *   fast answer to the argument checks of ngrameval.text.validate; exact types, as type(x) is str).
  * The GIL is released while segments are scanned and counted (in chunks), and signals are checked.
@@ -1111,11 +1112,49 @@ static PyObject *ascii(PyObject *self, PyObject *arg) {
     return PyBool_FromLong(i == n);
 }
 
+/* sizes(seq): the distinct len() of the items of seq, sorted (the reference counts of segment-major references: one
+   C pass in the common case of one count). */
+static PyObject *sizes(PyObject *self, PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "sizes: a sequence"), *out = NULL, *set = NULL;
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), first = -1, i = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (; i < n; i++) {
+        PyObject *item = items[i];
+        Py_ssize_t k = PyList_CheckExact(item)    ? PyList_GET_SIZE(item)
+                       : PyTuple_CheckExact(item) ? PyTuple_GET_SIZE(item)
+                                                  : PyObject_Length(item);
+        if (k < 0) goto done;
+        if (first < 0) first = k;
+        if (k != first) break;
+    }
+    if (i == n) { /* one count (or none) */
+        out = n ? Py_BuildValue("[n]", first) : PyList_New(0);
+        goto done;
+    }
+    set = PySet_New(NULL);
+    for (i = 0; set && i < n; i++) {
+        Py_ssize_t k = PyObject_Length(items[i]);
+        PyObject *v = k < 0 ? NULL : PyLong_FromSsize_t(k);
+        if (!v || PySet_Add(set, v) < 0) {
+            Py_XDECREF(v);
+            goto done;
+        }
+        Py_DECREF(v);
+    }
+    if (set && (out = PySequence_List(set)) && PyList_Sort(out) < 0) Py_CLEAR(out);
+done:
+    Py_XDECREF(set);
+    Py_DECREF(seq);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"counts", counts, METH_VARARGS, "BLEU-family n-gram counts of every system straight from the lines."},
     {"rouge", rouge, METH_VARARGS, "ROUGE-N hits and LCS lengths of every (hypothesis, reference) pair."},
     {"layout", layout, METH_O, "0: all str, 1: all non-empty lists of str, 2: other."},
     {"ascii", ascii, METH_O, "Whether every item is a str of ASCII characters only."},
+    {"sizes", sizes, METH_O, "The distinct len() of the items, sorted."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -165,8 +165,8 @@ def smoothed_precisions(
     if method == "floor":
         np.copyto(prec, value / den, where=zero)
     elif method == "exp":
-        k = accumulate_last(np.add, zero.astype(np.int64))
-        scaled = np.ldexp(den, k)  # 2^k t, exactly (a power of two), where zero holds
+        k = accumulate_last(np.add, zero.astype(np.int32))
+        scaled = np.ldexp(den, k, out=den)  # 2^k t, exactly (a power of two), where zero holds (den: not needed on)
         np.copyto(prec, np.divide(1.0, scaled, out=scaled), where=zero)
     return prec, valid
 
