@@ -186,7 +186,9 @@ typedef struct {
     uint8_t pad_bits, special_bits, ok;
 } nibbles_t;
 static nibbles_t NIBBLES_V13A, NIBBLES_PLAIN, NIBBLES_V13A_U8, NIBBLES_PLAIN_U8;
-static int USE_NIBBLES; /* the CPU has SSSE3 (checked once at import) */
+#if NGRAMEVAL_NIBBLES
+static int USE_NIBBLES; /* the CPU has SSSE3 (checked once at import; NGRAMEVAL_NO_SSSE3 set: SSE2, for the tests) */
+#endif
 
 /* Adds the bytes of class `cl` of `cls` to the tables (lo, hi), a bit per distinct row from *next on. */
 static inline void nibble_class(const uint8_t *cls, uint8_t cl, uint8_t *lo, uint8_t *hi, unsigned *next,
