@@ -39,6 +39,7 @@ from ngrameval.ngrams.stats import Stats
 from ngrameval.text.validate import MAX_ORDER, integer, number
 
 SMOOTH_METHODS = (*SACREBLEU_SMOOTH, "mteval", *(f"nltk{i}" for i in range(8)))
+_BLOCK = 4096  # rows scored at a time by BLEU.__call__
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,18 @@ class BLEU(RowMetric):
         """BLEU of each row of ``stats`` (of ``stats.total()`` for a corpus score)."""
         if self.smooth_method.startswith("nltk"):
             return self._nltk(stats)
+        values = stats.values
+        if values.ndim == 2 and len(values) > _BLOCK:
+            # each row's score depends on that row alone: blocks of rows give the same floats, their temporaries
+            # in cache and in memory used again (fresh arrays of every row cost a page fault per 4 KiB)
+            out = np.empty(len(values))
+            for a in range(0, len(values), _BLOCK):
+                out[a : a + _BLOCK] = self._sacrebleu(Stats(values[a : a + _BLOCK], stats.max_order, stats.has_info))
+            return out
+        return self._sacrebleu(stats)
+
+    def _sacrebleu(self, stats: Stats) -> FloatArray:
+        """BLEU of each row of ``stats`` under one of sacreBLEU's smoothings (or ``mteval``)."""
         n = self.max_order
         correct, total = stats.match[..., :n], stats.total_ngrams[..., :n]
         bp = exceed_penalty(stats.ref_len, stats.hyp_len)
