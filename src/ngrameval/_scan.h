@@ -593,6 +593,19 @@ static inline int starts_with_ci(const uint8_t *s, size_t n, const char *word) {
 /* Whether a 1-byte v13a line needs the tokenizer's own preprocessing first: a line break, "<skipped>" or one
    of the four entities (in any ASCII case: lower-casing comes first). */
 static inline int needs_prep_u8(const uint8_t *s, size_t n) {
+#if defined(__SSE2__)
+    if (n >= 16) { /* one pass for the three bytes, 16 at a time (the last 16 overlapping): most lines have none */
+        const __m128i nl = _mm_set1_epi8('\n'), amp = _mm_set1_epi8('&'), lt = _mm_set1_epi8('<');
+        __m128i any = _mm_setzero_si128();
+        for (size_t i = 0;; i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(s + (i + 16 <= n ? i : n - 16)));
+            any = _mm_or_si128(any, _mm_or_si128(_mm_cmpeq_epi8(v, nl),
+                                                 _mm_or_si128(_mm_cmpeq_epi8(v, amp), _mm_cmpeq_epi8(v, lt))));
+            if (i + 16 >= n) break;
+        }
+        if (!_mm_movemask_epi8(any)) return 0;
+    }
+#endif
     if (memchr(s, '\n', n)) return 1;
     static const char *const entities[] = {"quot;", "amp;", "lt;", "gt;"};
     for (const uint8_t *p = s; (p = (const uint8_t *)memchr(p, '&', (size_t)(s + n - p))) != NULL; p++)
