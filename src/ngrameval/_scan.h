@@ -44,8 +44,10 @@ static inline uint64_t short_key(const uint8_t *s, size_t n, const uint8_t *end)
     uint64_t w = 0;
 #if defined(_WIN32) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
     if (end - s >= 8) {
+        static const uint64_t keep[8] = {0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF, 0xFFFFFFFFFFFF,
+                                         0xFFFFFFFFFFFFFF}; /* the low n bytes */
         memcpy(&w, s, 8); /* little-endian: byte i lands in bits 8i.. as token_key packs it */
-        w &= (UINT64_C(1) << (8 * n)) - 1;
+        w &= keep[n & 7];
     } else
 #endif
     {
