@@ -147,3 +147,39 @@ def test_smoothed_precisions_are_sacrebleus_loop_on_strided_rows(method: str) ->
     seen = total.copy()
     seen[:, 1:] += value if method == "add-k" else 0.0  # add-k adds to the orders from 2 on
     assert valid.tolist() == [[bool(np.all(t[: i + 1] > 0)) for i in range(4)] for t in seen]
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), orders=st.integers(1, 7))
+def test_reduce_last_is_numpys_reduction_bit_for_bit(seed: int, orders: int) -> None:
+    # BLEU sums its log precisions column by column (policy.reduce_last): the same floats as numpy's sum
+    from ngrameval.metrics.policy import reduce_last
+
+    rng = np.random.default_rng(seed)
+    logs = np.log(rng.random((1000, orders)) + 1e-300) * rng.choice([1.0, 1e-8, 1e8], size=(1000, orders))
+    assert np.array_equal(reduce_last(np.add, logs), logs.sum(axis=-1))
+    flags = rng.random((1000, orders)) < 0.7
+    assert np.array_equal(reduce_last(np.logical_and, flags), flags.all(axis=-1))
+    assert np.array_equal(reduce_last(np.logical_or, flags), flags.any(axis=-1))
+
+
+@pytest.mark.parametrize("smooth", ["exp", "none", "floor", "add-k", "mteval"])
+@pytest.mark.parametrize("eff", [False, True])
+def test_many_rows_are_scored_in_blocks_with_the_same_floats(smooth: str, eff: bool) -> None:
+    # BLEU scores more than 4,096 rows block by block: the floats are those of scoring each few rows alone
+    from ngrameval.ngrams.stats import Stats, stats_width
+
+    rng = np.random.default_rng(7)
+    n_rows = 10_001
+    values = np.zeros((n_rows, stats_width(4, False)))
+    hyp = rng.integers(0, 30, n_rows)
+    values[:, 0], values[:, 1] = hyp, rng.integers(1, 30, n_rows)
+    for n in range(4):
+        total = np.maximum(hyp - n, 0)
+        values[:, 3 + 4 + n] = total
+        values[:, 3 + n] = rng.integers(0, total + 1)
+    metric = BLEU(smooth_method=smooth, effective_order=eff)
+    whole = metric(Stats(values, 4))
+    pieces = np.concatenate([metric(Stats(values[a : a + 1000], 4)) for a in range(0, n_rows, 1000)])
+    assert whole.shape == (n_rows,)
+    assert np.array_equal(whole, pieces)

@@ -7,6 +7,9 @@ threads run."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from functools import partial
 from pathlib import Path
@@ -87,6 +90,39 @@ def test_rows_equal_the_vocabulary_path(
         np.testing.assert_array_equal(g, w)
 
 
+# texts of a few words, so n-grams repeat within a text and across the pair: a segment with one reference is counted
+# by comparing the positions of equal tokens (seg_counts_one), and one whose repeats make too many comparisons
+# (a word said hundreds of times) by the n-gram table (seg_counts): both must give the vocabulary path's rows
+few_words = st.lists(st.sampled_from(["a", "b", "c", "a.", ","]), max_size=60).map(" ".join)
+repeated = st.builds(lambda w, k, tail: " ".join([w] * k) + tail, st.sampled_from(["a", "b"]), st.integers(0, 400),
+                     few_words)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.one_of(few_words, repeated), st.one_of(few_words, repeated)), max_size=6),
+    order=st.integers(1, 7),
+)
+@pytest.mark.slow
+def test_one_reference_with_repeated_ngrams_equals_the_vocabulary_path(
+    pairs: list[tuple[str, str]], order: int
+) -> None:
+    systems = [[h for h, _ in pairs]]
+    refs = [[r] for _, r in pairs]
+    pre = Preprocess()
+    got = direct_stats(systems, refs, pre, order)[0].values
+    np.testing.assert_array_equal(got, vocabulary_rows(systems, refs, pre, order)[0])
+
+
+def test_one_reference_counts_repeats_clipped() -> None:
+    # hand-counted: hyp "a a b a b" vs ref "a b a b b": unigrams a 3/2 -> 2, b 2/3 -> 2 (4); bigrams "a a" 1/0,
+    # "a b" 2/2, "b a" 1/1 (3); trigrams "a a b" 0, "a b a" 1/1, "b a b" 1/1 (2); 4-grams "a b a b" 1/1 (1)
+    row = direct_stats([["a a b a b", "a " * 300]], [["a b a b b"], ["a " * 200]], Preprocess(), 4)[0].values
+    np.testing.assert_array_equal(row[0, 3:7], [4, 3, 2, 1])
+    np.testing.assert_array_equal(row[1, 3:7], [200, 199, 198, 197])  # the many-repeats case: the n-gram table
+    np.testing.assert_array_equal(row[:, 11:15], row[:, 3:7])  # one reference: recall matches = matches
+
+
 @settings(max_examples=200, deadline=None)
 @given(lines=st.lists(st.one_of(long_line, long_latin1), max_size=6), lowercase=st.booleans())
 @pytest.mark.slow
@@ -95,21 +131,81 @@ def test_scanner_gives_sacrebleu_tokens_across_blocks(lines: list[str], lowercas
     assert line_tokens(lines, "13a", lowercase) == [tok(s.lower() if lowercase else s).split() for s in lines]
 
 
-def test_every_byte_at_every_place_of_a_block() -> None:
-    # each Latin-1 character at the start, inside and at the end of a 16- and a 64-byte stretch of a long line, so
-    # the 64-byte class masks (SSE2 where the machine has it, the table otherwise) meet every byte value everywhere
-    tok = _get_tokenizer("13a")()
+def every_byte_lines(length: int = 128) -> list[str]:
+    """Each Latin-1 character at the start, inside and at the end of a 16- and a 64-byte stretch of a line (and,
+    when ``length`` < 128, of its last, partial block)."""
     lines = []
     for code in range(256):
         if chr(code) == "\n":
             continue
         for at in (0, 5, 15, 16, 31, 47, 62, 63):
-            body = list("ab,c d.e-f 9 x'y" * 8)
-            body[at] = chr(code)
-            body[at + 64] = chr(code)
+            body = list(("ab,c d.e-f 9 x'y" * 8)[:length])
+            body[at % length] = chr(code)
+            body[(at + 64) % length] = chr(code)
             lines.append("".join(body))
+    return lines
+
+
+@pytest.mark.parametrize("length", [128, 100, 40])
+def test_every_byte_at_every_place_of_a_block(length: int) -> None:
+    # the 64-byte class masks (SSSE3 nibble tables or SSE2 where the machine has them, the table otherwise; a line's
+    # last block copied and padded with spaces) meet every byte value everywhere, wide lines' UTF-8 form too
+    tok = _get_tokenizer("13a")()
+    lines = every_byte_lines(length)
+    wide = [s + " \u2019\u00e9\u2014x\u00a0\u3000" + s[::-1] for s in lines[::7]]
+    assert line_tokens(lines + wide, "13a") == [tok(s).split() for s in lines + wide]
+    assert line_tokens(lines + wide, "none") == [s.split() for s in lines + wide]
+
+
+@settings(max_examples=300, deadline=None)
+@given(words=st.lists(st.text("a1.,-", min_size=1, max_size=8), min_size=1, max_size=30))
+def test_words_of_dots_commas_hyphens_and_digits_split_as_sacrebleu(words: list[str]) -> None:
+    # a word the v13a rules 2-4 leave whole ("well-known", "10,000", "7.5") is taken as one token without the rule
+    # passes; every other one ("U.S.", "2-0", "a.1") goes through them
+    tok = _get_tokenizer("13a")()
+    lines = [" ".join(words), "".join(words)]
+    assert line_tokens(lines, "13a") == [tok(s).split() for s in lines]
+
+
+@pytest.mark.parametrize("at", range(0, 40, 3))
+def test_wide_characters_at_every_place_of_an_ascii_run(at: int) -> None:
+    # a 2-byte str's UTF-8 form is written 8 ASCII code units at a time: a wide character (a curly quote, a dash,
+    # NBSP and other Unicode whitespace, a combining mark) anywhere in a run, and runs of every length
+    base = 'The U.S. well-known 10,000 cats\' "tails" (and) dogs.'
+    lines = []
+    for wide in ("\u2019", "\u2014", "\u00a0", "\u2009", "\u3000", "e\u0301", "\u20ac"):
+        body = base[:at] + wide + base[at:]
+        lines += [body, body * 3, wide + body[::-1]]
+    tok = _get_tokenizer("13a")()
     assert line_tokens(lines, "13a") == [tok(s).split() for s in lines]
     assert line_tokens(lines, "none") == [s.split() for s in lines]
+    refs = [[r] for r in lines[1:] + lines[:1]]
+    pre = Preprocess()
+    np.testing.assert_array_equal(
+        direct_stats([lines], refs, pre, 4)[0].values, vocabulary_rows([lines], refs, pre, 4)[0]
+    )
+
+
+def test_without_ssse3_the_sse2_masks_give_the_same_tokens() -> None:
+    # NGRAMEVAL_NO_SSSE3 (read at import) makes the scanner take the SSE2 masks on an SSSE3 machine: both kinds
+    # of masks, on every byte at every place, give the same tokens and counts
+    code = textwrap.dedent(
+        """
+        import json, sys
+        from tests.test_direct import every_byte_lines, line_tokens
+        from ngrameval.ngrams.direct import direct_stats
+        from ngrameval.text.pipeline import Preprocess
+        lines = every_byte_lines(128) + every_byte_lines(40)
+        rows = direct_stats([lines[::2]], [[r] for r in lines[1::2]], Preprocess(), 4)[0].values
+        print(json.dumps([line_tokens(lines, "13a"), line_tokens(lines, "none"), rows.tolist()]))
+        """
+    )
+    env = {**os.environ, "NGRAMEVAL_NO_SSSE3": "1"}
+    root = Path(__file__).parent.parent
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, check=True)
+    lines = every_byte_lines(128) + every_byte_lines(40)
+    rows = direct_stats([lines[::2]], [[r] for r in lines[1::2]], Preprocess(), 4)[0].values
+    assert json.loads(out.stdout) == [line_tokens(lines, "13a"), line_tokens(lines, "none"), rows.tolist()]
 
 
 @pytest.mark.parametrize("size", [1, 62, 63, 64, 65, 127, 128, 129, 192, 500])
@@ -298,3 +394,28 @@ def test_order_zero_only_tokenizes() -> None:
     assert tokens[:3] == full[:3]  # hyp_len, ref_len, seg
     assert tokens[3] == tokens[4] == b""  # no n-gram counts
     assert np.frombuffer(tokens[0], dtype=np.int64).tolist() == [4, 1]
+
+
+def test_sizes_are_the_sorted_distinct_reference_counts() -> None:
+    # the signature's nrefs comes from these (api._measure_checked): one C pass when every segment has as many
+    assert _direct.sizes([["a"], ["b"]]) == [1]
+    assert _direct.sizes([["a", "b"], ("c",), ["d", "e", "f"], ["g"]]) == [1, 2, 3]
+    assert _direct.sizes([]) == []
+    with pytest.raises(TypeError):
+        _direct.sizes([["a"], 3])
+
+
+@pytest.mark.parametrize("markup", ["&amp;", "&quot;", "&LT;", "&gt;", "<skipped>", "a-\nb", "\n", "& <", "&amp"])
+def test_markup_at_every_place_of_a_line_is_prepared(markup: str) -> None:
+    # the check for what needs the tokenizer's own preprocessing reads 16 bytes at a time, the last 16 overlapping:
+    # markup at every place of lines of 1 to 70 bytes is found (else the entity or the break would be scanned raw)
+    tok = _get_tokenizer("13a")()
+    lines = [("w." * 40)[:at] + markup + ("z," * 40)[: size - at] for size in range(0, 70, 3) for at in range(size + 1)]
+    lines = [ln for ln in lines if "\n" not in ln] + [ln for ln in lines if "\n" in ln][::5]
+    want = [tok(ln.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")).split() for ln in lines]
+    assert line_tokens(lines, "13a") == want
+    refs = [[r] for r in lines[1:] + lines[:1]]
+    pre = Preprocess()
+    np.testing.assert_array_equal(
+        direct_stats([lines], refs, pre, 4)[0].values, vocabulary_rows([lines], refs, pre, 4)[0]
+    )

@@ -15,7 +15,8 @@
  *   rmatch[n] = sum over refs r, n-grams g of r of min(count_r(g), count_hyp(g))
  *
  * the same numbers as ngrameval._overlap.overlap on the vocabulary's ids. When order n has no common n-gram,
- * no higher order has one.
+ * no higher order has one. A segment with one reference (rmatch = match then) is counted without n-gram tables
+ * (seg_counts_one): each hypothesis position is compared with the positions of its token on both sides.
  *
  * counts(systems, refs, mode, lowercase, max_order, prep)
  *     -> (hyp_len int64[K*S], ref_len int64[R], seg int64[S + 1], match int64[K*S*N], rmatch int64[K*S*N])
@@ -29,6 +30,7 @@
  *   buffer of K * S * (3 + 5 * max_order) values, system-major; info columns 0): no intermediate arrays.
  *
  * ascii(seq) -> whether every item of seq is a str of ASCII characters only (str.isascii of each, in one C loop).
+ * sizes(seq) -> the distinct len() of the items of seq, sorted (one C pass when they are all equal).
  * layout(seq) -> 0 when every item of seq is a str, 1 when every item is a non-empty list of str, else 2 (the
  *   fast answer to the argument checks of ngrameval.text.validate; exact types, as type(x) is str).
  * The GIL is released while segments are scanned and counted (in chunks), and signals are checked.
@@ -60,6 +62,7 @@ typedef struct {
     size_t *used;    /* per token id, its slot (to free them for the next segment) */
     token_t *tok;    /* per token id */
     size_t tcap;     /* room in used and tok */
+    size_t grow_at;  /* a new token past this many grows the table first: min((mask + 1) / 2, tcap) */
     int32_t n_ids;   /* distinct tokens so far */
     bbuf_t bytes;    /* long tokens' bytes */
     int32_t *ids;    /* token ids of the texts scanned so far (at most one per character) */
@@ -84,6 +87,7 @@ static int seg_rehash(seg_t *g, size_t slots) {
         g->cap = slots;
     }
     g->mask = slots - 1;
+    g->grow_at = (g->mask + 1) / 2 < g->tcap ? (g->mask + 1) / 2 : g->tcap;
     for (size_t j = 0; j <= g->mask; j++) g->slots[j] = -1;
     for (int32_t q = 0; q < g->n_ids; q++) {
         size_t j = (size_t)g->tok[q].h & g->mask;
@@ -103,6 +107,7 @@ static int seg_tokens(seg_t *g, size_t tcap) {
     if (!tok) return -1;
     g->tok = tok;
     g->tcap = tcap;
+    g->grow_at = (g->mask + 1) / 2 < tcap ? (g->mask + 1) / 2 : tcap;
     return 0;
 }
 
@@ -129,6 +134,7 @@ static int seg_reset(seg_t *g, size_t chars) {
         g->cap = slots;
     }
     g->mask = slots - 1; /* every slot is free: the used ones were just cleared */
+    g->grow_at = (g->mask + 1) / 2 < g->tcap ? (g->mask + 1) / 2 : g->tcap;
     return 0;
 }
 
@@ -170,7 +176,7 @@ static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const
                 id = g->miss;
                 break;
             }
-            if (((size_t)g->n_ids + 1) * 2 > g->mask + 1 || (size_t)g->n_ids + 1 > g->tcap) {
+            if ((size_t)g->n_ids >= g->grow_at) { /* past half full, or no room in tok */
                 if (seg_room(g) < 0) return -1; /* a segment past FIRST_TOKENS distinct tokens */
                 j = (size_t)h & g->mask;
                 while (g->slots[j] >= 0) j = (j + 1) & g->mask;
@@ -402,6 +408,75 @@ static void seg_counts(count_t *c, const int32_t *h, size_t H, const int32_t *r,
     }
 }
 
+/* match[n] (n < N) of hypothesis h[0..H) against one reference r[0..L) (token ids below V; room in c's arrays for
+   V ids and H + L positions), without an n-gram table: the n-gram of order n at hypothesis position i occurs at
+   reference position p exactly when the two sequences agree for n tokens from i and p, so each position i whose
+   token the reference holds is compared with the reference positions of its token (the length of agreement, up to
+   N, gives every order at once: count_ref of each order is the number of those reaching it) and with the other
+   hypothesis positions of its token (count_hyp; and an earlier one reaching order n means the n-gram was counted
+   there already). Every distinct hypothesis n-gram thus adds min(count_hyp, count_ref) once, at its first
+   occurrence: match[n] exactly as seg_counts counts it. The comparisons grow with the square of a token's
+   repeats, so a segment whose comparisons number above 8 (H + L) + 64 is left to seg_counts (return 1; else 0).
+   A token held once on each side (the common case) needs one comparison and no tally. */
+static int seg_counts_one(count_t *c, const int32_t *h, size_t H, const int32_t *r, size_t L, int32_t V, size_t N,
+                          int64_t *match) {
+    /* per token id its first position on each side (-1: none), per position the next one of its token */
+    int32_t *hfirst = c->hc, *rfirst = c->rc, *hnext = c->hlist, *rnext = c->rlist;
+    memset(hfirst, 0xff, (size_t)V * sizeof(int32_t));
+    memset(rfirst, 0xff, (size_t)V * sizeof(int32_t));
+    for (size_t i = H; i-- > 0;) {
+        hnext[i] = hfirst[h[i]];
+        hfirst[h[i]] = (int32_t)i;
+    }
+    for (size_t p = L; p-- > 0;) {
+        rnext[p] = rfirst[r[p]];
+        rfirst[r[p]] = (int32_t)p;
+    }
+    memset(match, 0, N * sizeof(int64_t));
+    const size_t bound = 8 * (H + L) + 64;
+    size_t pairs = 0;
+    int32_t crl[MAX_ORDER + 1], chl[MAX_ORDER + 1]; /* how many positions agree with i for exactly l tokens */
+    for (size_t i = 0; i < H; i++) {
+        const int32_t t = h[i], p0 = rfirst[t];
+        if (p0 < 0) continue;
+        const size_t top = N < H - i ? N : H - i;
+        const int once = hfirst[t] == (int32_t)i && hnext[i] < 0; /* the hypothesis holds t at i only */
+        if (once && rnext[p0] < 0) { /* and the reference once: each order it agrees for occurs once on both sides */
+            size_t p = (size_t)p0, lim = top < L - p ? top : L - p, l = 1;
+            while (l < lim && h[i + l] == r[p + l]) l++;
+            for (size_t n = 0; n < l; n++) match[n]++;
+            continue;
+        }
+        size_t best = 0, seen = 0;
+        for (size_t n = 0; n <= top; n++) crl[n] = 0;
+        for (int32_t q = p0; q >= 0; q = rnext[q]) {
+            size_t p = (size_t)q, lim = top < L - p ? top : L - p, l = 1;
+            while (l < lim && h[i + l] == r[p + l]) l++;
+            crl[l]++;
+            best = l > best ? l : best;
+            pairs++;
+        }
+        for (size_t n = 0; n <= best; n++) chl[n] = 0;
+        if (!once)
+            for (int32_t q = hfirst[t]; q >= 0; q = hnext[q]) {
+                size_t j = (size_t)q, lim = best < H - j ? best : H - j, l = 1;
+                pairs++;
+                if (j == i) continue;
+                while (l < lim && h[i + l] == h[j + l]) l++;
+                chl[l]++;
+                if (j < i && l > seen) seen = l; /* the orders up to l were counted at j */
+            }
+        if (pairs > bound) return 1;
+        int32_t cr = 0, ch = 1;
+        for (size_t n = best; n > seen; n--) {
+            cr += crl[n];
+            ch += chl[n];
+            match[n - 1] += ch < cr ? ch : cr;
+        }
+    }
+    return 0;
+}
+
 /* ---- the call ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -602,18 +677,23 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
                 return -2;
             }
             if (N && count_reserve(c, (size_t)V + n_tok * N + 1) < 0) return -1;
-            if (N)
-                seg_counts(c, g->ids + hoff[k], H, r, *ro, R, V, N, a->match + row * N, a->rmatch + row * N);
+            /* with rows: one row's counts at a time (no K x S x N arrays to fill, page by page, and drop) */
+            int64_t *match = a->match + (a->rows ? 0 : row * N), *rmatch = a->rmatch + (a->rows ? 0 : row * N);
+            if (N && (R != 1 || seg_counts_one(c, g->ids + hoff[k], H, r, (*ro)[1], V, N, match)))
+                seg_counts(c, g->ids + hoff[k], H, r, *ro, R, V, N, match, rmatch);
+            else if (N)
+                memcpy(rmatch, match, N * sizeof(int64_t)); /* one reference: the same */
             if (a->rows)
                 stats_row(a->rows + row * (3 + 5 * N), a->hyp_len[row], a->ref_len + a->seg[s], R,
-                          a->match + row * N, a->rmatch + row * N, N);
+                          match, rmatch, N);
         }
         if (k_poll(ks, ch * N + 1) < 0) return -2;
     }
     return 0;
 }
 
-static int parse(call_t *a, PyObject *systems, PyObject *refs) {
+/* The call's arrays; `per_row`: match and rmatch of one row only (counts' rows, and rouge, which has its own). */
+static int parse(call_t *a, PyObject *systems, PyObject *refs, int per_row) {
     a->S = PyTuple_GET_SIZE(refs);
     a->seg = (int64_t *)malloc(((size_t)a->S + 1) * sizeof(int64_t));
     if (!a->seg) {
@@ -655,7 +735,7 @@ static int parse(call_t *a, PyObject *systems, PyObject *refs) {
             return -1;
         }
     }
-    size_t KS = (size_t)(a->K * a->S), KSN = KS * (size_t)a->N;
+    size_t KS = (size_t)(a->K * a->S), KSN = per_row ? (size_t)a->N : KS * (size_t)a->N;
     a->hyp_len = (int64_t *)calloc(KS + 1, sizeof(int64_t));
     a->ref_len = (int64_t *)calloc((size_t)a->R + 1, sizeof(int64_t));
     a->match = (int64_t *)calloc(KSN + 1, sizeof(int64_t));
@@ -694,7 +774,7 @@ static PyObject *counts(PyObject *self, PyObject *args) {
     Py_buffer view = {0};
     PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
     a.refs = refs;
-    if (!systems || !refs || parse(&a, systems, refs) < 0) goto done;
+    if (!systems || !refs || parse(&a, systems, refs, rows_o != Py_None) < 0) goto done;
     if (rows_o != Py_None) {
         if (PyObject_GetBuffer(rows_o, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
         size_t want = (size_t)(a.K * a.S) * (3 + 5 * (size_t)a.N);
@@ -946,7 +1026,7 @@ static PyObject *rouge(PyObject *self, PyObject *args) {
     kstate_t ks = {0};
     PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
     a.refs = refs;
-    if (!systems || !refs || parse(&a, systems, refs) < 0) goto done;
+    if (!systems || !refs || parse(&a, systems, refs, 1) < 0) goto done;
     size_t KR = (size_t)(a.K * a.R);
     o.hits = (int64_t *)calloc(KR * (size_t)a.N + 1, sizeof(int64_t));
     o.lcs = (int64_t *)calloc(KR + 1, sizeof(int64_t));
@@ -1032,11 +1112,49 @@ static PyObject *ascii(PyObject *self, PyObject *arg) {
     return PyBool_FromLong(i == n);
 }
 
+/* sizes(seq): the distinct len() of the items of seq, sorted (the reference counts of segment-major references: one
+   C pass in the common case of one count). */
+static PyObject *sizes(PyObject *self, PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "sizes: a sequence"), *out = NULL, *set = NULL;
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), first = -1, i = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (; i < n; i++) {
+        PyObject *item = items[i];
+        Py_ssize_t k = PyList_CheckExact(item)    ? PyList_GET_SIZE(item)
+                       : PyTuple_CheckExact(item) ? PyTuple_GET_SIZE(item)
+                                                  : PyObject_Length(item);
+        if (k < 0) goto done;
+        if (first < 0) first = k;
+        if (k != first) break;
+    }
+    if (i == n) { /* one count (or none) */
+        out = n ? Py_BuildValue("[n]", first) : PyList_New(0);
+        goto done;
+    }
+    set = PySet_New(NULL);
+    for (i = 0; set && i < n; i++) {
+        Py_ssize_t k = PyObject_Length(items[i]);
+        PyObject *v = k < 0 ? NULL : PyLong_FromSsize_t(k);
+        if (!v || PySet_Add(set, v) < 0) {
+            Py_XDECREF(v);
+            goto done;
+        }
+        Py_DECREF(v);
+    }
+    if (set && (out = PySequence_List(set)) && PyList_Sort(out) < 0) Py_CLEAR(out);
+done:
+    Py_XDECREF(set);
+    Py_DECREF(seq);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"counts", counts, METH_VARARGS, "BLEU-family n-gram counts of every system straight from the lines."},
     {"rouge", rouge, METH_VARARGS, "ROUGE-N hits and LCS lengths of every (hypothesis, reference) pair."},
     {"layout", layout, METH_O, "0: all str, 1: all non-empty lists of str, 2: other."},
     {"ascii", ascii, METH_O, "Whether every item is a str of ASCII characters only."},
+    {"sizes", sizes, METH_O, "The distinct len() of the items, sorted."},
     {NULL, NULL, 0, NULL},
 };
 

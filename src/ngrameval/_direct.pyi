@@ -1,6 +1,6 @@
 """Type stub of the direct counting kernel (src/ngrameval/_direct.c)."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Sized
 from typing import overload
 
 import numpy as np
@@ -37,3 +37,4 @@ def rouge(
     want_lcs: bool,
     /,
 ) -> tuple[bytes, bytes, bytes, bytes, bytes, bool]: ...
+def sizes(seq: Sequence[Sized], /) -> list[int]: ...

@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* The key of a token longer than 7 code points (or holding one above 255): compared by its characters. */
 #define LONG_TOKEN UINT64_MAX
@@ -41,8 +44,10 @@ static inline uint64_t short_key(const uint8_t *s, size_t n, const uint8_t *end)
     uint64_t w = 0;
 #if defined(_WIN32) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
     if (end - s >= 8) {
+        static const uint64_t keep[8] = {0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF, 0xFFFFFFFFFFFF,
+                                         0xFFFFFFFFFFFFFF}; /* the low n bytes */
         memcpy(&w, s, 8); /* little-endian: byte i lands in bits 8i.. as token_key packs it */
-        w &= (UINT64_C(1) << (8 * n)) - 1;
+        w &= keep[n & 7];
     } else
 #endif
     {
@@ -161,10 +166,68 @@ enum { MODE_PLAIN = 0, MODE_V13A = 1, MODE_ROUGE = 2 };
 /* A byte's class, as bits: 1 it belongs to a word, 2 it is a padded symbol (a token of its own), 4 it is '.', ','
    or '-' (a word holding one may need rules 2-4). Whitespace is 0. */
 enum { CL_SPACE = 0, CL_WORD = 1, CL_PAD = 2, CL_SPECIAL = 5 };
+/* block_masks_nibbles: GCC or Clang on x86 (SSSE3 chosen at run time, the functions compiled for it alone) */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define NGRAMEVAL_NIBBLES 1
+#include <tmmintrin.h>
+#else
+#define NGRAMEVAL_NIBBLES 0
+#endif
 static uint8_t CLASS_V13A[256], CLASS_PLAIN[256];
 /* The same for a line in the UTF-8 form of utf8_line (any code point): every byte from 0x80 up is part of a word
    (utf8_line has made the whitespace above ASCII a space already). */
 static uint8_t CLASS_V13A_U8[256], CLASS_PLAIN_U8[256];
+
+/* The class tables as nibble tables, for block_masks_nibbles (SSSE3's byte shuffle looks up 16 bytes at once):
+   byte x = 16 hi + lo is padded when lo_a[lo] & hi_a[hi] has a bit of pad_bits, special when one of special_bits,
+   whitespace when lo_b[lo] & hi_b[hi] is not 0. Each distinct row (the set of lo of one hi) of a class gets a bit
+   of its own, so the tables give the class of every byte exactly; ok is 0 when the bits would not fit (never
+   for these four tables: the padded rows are 5 distinct ones, whitespace's at most 4). */
+typedef struct {
+    uint8_t lo_a[16], hi_a[16], lo_b[16], hi_b[16];
+    uint8_t pad_bits, special_bits, ok;
+} nibbles_t;
+static nibbles_t NIBBLES_V13A, NIBBLES_PLAIN, NIBBLES_V13A_U8, NIBBLES_PLAIN_U8;
+#if NGRAMEVAL_NIBBLES
+static int USE_NIBBLES; /* the CPU has SSSE3 (checked once at import; NGRAMEVAL_NO_SSSE3 set: SSE2, for the tests) */
+#endif
+
+/* Adds the bytes of class `cl` of `cls` to the tables (lo, hi), a bit per distinct row from *next on. */
+static inline void nibble_class(const uint8_t *cls, uint8_t cl, uint8_t *lo, uint8_t *hi, unsigned *next,
+                                uint8_t *bits, uint8_t *ok) {
+    uint16_t rows[16];
+    uint8_t row_bit[16];
+    unsigned n_rows = 0;
+    for (unsigned h = 0; h < 16; h++) {
+        uint16_t row = 0;
+        for (unsigned l = 0; l < 16; l++) row |= (uint16_t)((cls[16 * h + l] == cl) << l);
+        if (!row) continue;
+        unsigned k = 0;
+        while (k < n_rows && rows[k] != row) k++;
+        if (k == n_rows) {
+            if (*next >= 8) {
+                *ok = 0;
+                return;
+            }
+            rows[n_rows] = row;
+            row_bit[n_rows++] = (uint8_t)(1u << (*next)++);
+            for (unsigned l = 0; l < 16; l++)
+                if (row >> l & 1) lo[l] |= row_bit[k];
+        }
+        hi[h] |= row_bit[k];
+        *bits |= row_bit[k];
+    }
+}
+
+static inline void nibbles_of(const uint8_t *cls, nibbles_t *t) {
+    unsigned next_a = 0, next_b = 0;
+    uint8_t space_bits = 0;
+    memset(t, 0, sizeof *t);
+    t->ok = 1;
+    nibble_class(cls, CL_PAD, t->lo_a, t->hi_a, &next_a, &t->pad_bits, &t->ok);
+    nibble_class(cls, CL_SPECIAL, t->lo_a, t->hi_a, &next_a, &t->special_bits, &t->ok);
+    nibble_class(cls, CL_SPACE, t->lo_b, t->hi_b, &next_b, &space_bits, &t->ok);
+}
 
 static inline void init_classes(void) {
     for (int c = 0; c < 256; c++) {
@@ -176,6 +239,14 @@ static inline void init_classes(void) {
         CLASS_V13A[c] = k;
         CLASS_V13A_U8[c] = c < 0x80 ? k : CL_WORD;
     }
+    nibbles_of(CLASS_V13A, &NIBBLES_V13A);
+    nibbles_of(CLASS_PLAIN, &NIBBLES_PLAIN);
+    nibbles_of(CLASS_V13A_U8, &NIBBLES_V13A_U8);
+    nibbles_of(CLASS_PLAIN_U8, &NIBBLES_PLAIN_U8);
+#if NGRAMEVAL_NIBBLES
+    __builtin_cpu_init();
+    USE_NIBBLES = __builtin_cpu_supports("ssse3") && !getenv("NGRAMEVAL_NO_SSSE3");
+#endif
 }
 
 /* One code point c >= 0x80 of utf8_line at o: a space for whitespace (the only ones above ASCII are U+0085, U+00A0,
@@ -235,9 +306,33 @@ static inline int utf8_line(bbuf_t *out, PyObject *s, int lower) {
     uint8_t *o = (uint8_t *)out->p;
     if (kind == PyUnicode_1BYTE_KIND)
         UTF8_LOOP(uint8_t);
-    else if (kind == PyUnicode_2BYTE_KIND)
-        UTF8_LOOP(uint16_t);
-    else
+    else if (kind == PyUnicode_2BYTE_KIND) {
+        const uint16_t *u = (const uint16_t *)d;
+        size_t i = 0;
+#if defined(__SSE2__)
+        /* runs of 8 ASCII code units (most of a news line around its curly quotes) as 8 bytes at once */
+        const __m128i high = _mm_set1_epi16((short)0xFF80), zero = _mm_setzero_si128();
+        const __m128i a1 = _mm_set1_epi8('A' - 1), z1 = _mm_set1_epi8('Z' + 1), case_bit = _mm_set1_epi8(32);
+        while (i + 8 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(u + i));
+            if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(v, high), zero)) != 0xFFFF) {
+                for (size_t e = i + 8; i < e; i++) /* not all ASCII: these 8 one by one */
+                    o = u[i] < 0x80 ? (*o = (uint8_t)(lower && u[i] >= 'A' && u[i] <= 'Z' ? u[i] + 32 : u[i]), o + 1)
+                                    : utf8_wide(o, u[i]);
+                continue;
+            }
+            __m128i b = _mm_packus_epi16(v, v); /* bytes below 0x80: signed compares are exact */
+            if (lower)
+                b = _mm_add_epi8(b, _mm_and_si128(_mm_and_si128(_mm_cmpgt_epi8(b, a1), _mm_cmplt_epi8(b, z1)), case_bit));
+            _mm_storel_epi64((__m128i *)o, b);
+            o += 8;
+            i += 8;
+        }
+#endif
+        for (; i < n; i++)
+            o = u[i] < 0x80 ? (*o = (uint8_t)(lower && u[i] >= 'A' && u[i] <= 'Z' ? u[i] + 32 : u[i]), o + 1)
+                            : utf8_wide(o, u[i]);
+    } else
         UTF8_LOOP(Py_UCS4);
     out->len = (size_t)(o - (uint8_t *)out->p);
     return 0;
@@ -298,8 +393,53 @@ static inline void block_masks_sse2(const uint8_t *s, int v13a, int u8, uint64_t
 }
 #endif
 
+#if NGRAMEVAL_NIBBLES
+/* block_masks_table for a whole block of 64 bytes, 16 at a time, by the nibble tables `t` (SSSE3: two byte shuffles
+   per table pair give the class bits of 16 bytes). */
+__attribute__((target("ssse3"))) static void block_masks_nibbles(const uint8_t *s, const nibbles_t *t, uint64_t *W,
+                                                                 uint64_t *P, uint64_t *S) {
+    const __m128i lo_a = _mm_loadu_si128((const __m128i *)t->lo_a), hi_a = _mm_loadu_si128((const __m128i *)t->hi_a);
+    const __m128i lo_b = _mm_loadu_si128((const __m128i *)t->lo_b), hi_b = _mm_loadu_si128((const __m128i *)t->hi_b);
+    const __m128i nib = _mm_set1_epi8(0x0F), zero = _mm_setzero_si128();
+    const __m128i pad = _mm_set1_epi8((char)t->pad_bits), special = _mm_set1_epi8((char)t->special_bits);
+    uint64_t w = 0, p = 0, sp = 0;
+    for (unsigned k = 0; k < 64; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + k));
+        __m128i lo = _mm_and_si128(v, nib), hi = _mm_and_si128(_mm_srli_epi16(v, 4), nib);
+        __m128i a = _mm_and_si128(_mm_shuffle_epi8(lo_a, lo), _mm_shuffle_epi8(hi_a, hi));
+        __m128i b = _mm_and_si128(_mm_shuffle_epi8(lo_b, lo), _mm_shuffle_epi8(hi_b, hi));
+        uint64_t not_pad = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(a, pad), zero));
+        uint64_t not_special = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(a, special), zero));
+        uint64_t not_space = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b, zero));
+        w |= (not_pad & not_space) << k;
+        p |= (~not_pad & 0xFFFF) << k;
+        sp |= (~not_special & 0xFFFF) << k;
+    }
+    *W = w;
+    *P = p;
+    *S = sp;
+}
+#endif
+
 static inline void block_masks(const uint8_t *s, size_t len, const uint8_t *cls, uint64_t *W, uint64_t *P,
                                uint64_t *S) {
+#if NGRAMEVAL_NIBBLES
+    const nibbles_t *t = cls == CLASS_V13A      ? &NIBBLES_V13A
+                         : cls == CLASS_PLAIN    ? &NIBBLES_PLAIN
+                         : cls == CLASS_V13A_U8  ? &NIBBLES_V13A_U8
+                         : cls == CLASS_PLAIN_U8 ? &NIBBLES_PLAIN_U8
+                                                 : NULL;
+    if (USE_NIBBLES && t && t->ok) {
+        uint8_t tail[64];
+        if (len < 64) { /* a line's last block: its bytes, then spaces (no class bit) */
+            memcpy(tail, s, len);
+            memset(tail + len, ' ', 64 - len);
+            s = tail;
+        }
+        block_masks_nibbles(s, t, W, P, S);
+        return;
+    }
+#endif
 #if defined(__SSE2__)
     if (len >= 64 && (cls == CLASS_V13A || cls == CLASS_PLAIN || cls == CLASS_V13A_U8 || cls == CLASS_PLAIN_U8)) {
         block_masks_sse2(s, cls == CLASS_V13A || cls == CLASS_V13A_U8, cls == CLASS_V13A_U8 || cls == CLASS_PLAIN_U8,
@@ -329,6 +469,21 @@ static inline unsigned CTZ64(uint64_t x) {
 #define ALWAYS_INLINE inline
 #endif
 
+/* Whether rules 2-4 leave " " + w[0..n) + " " (a v13a word) as it is, so the word is one token: no '.' or ','
+   beside a non-digit (rule 2 before it, rule 3 after it; the spaces around the word are non-digits), no '-' after
+   a digit (rule 4). A rule pass changes a string exactly when one of its pairs occurs in it. */
+static inline int rules_leave_word(const uint8_t *w, size_t n) {
+    for (size_t j = 0; j < n; j++) {
+        uint8_t c = w[j];
+        if (c == '.' || c == ',') {
+            if (!j || j + 1 == n || !is_digit(w[j - 1]) || !is_digit(w[j + 1])) return 0;
+        } else if (c == '-' && j && is_digit(w[j - 1])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* What scan_bytes hands its sink: a token of bytes s[0..n) (`end` bounds what may be read past it, for key_u8),
    or a v13a word w[0..n) holding '.', ',' or '-' that needs rules 2-4 (rules_on_word). 0, or < 0 to stop. */
 typedef int (*token_sink_fn)(void *sink, const uint8_t *s, size_t n, const uint8_t *end);
@@ -341,69 +496,77 @@ typedef int (*word_sink_fn)(void *sink, const uint8_t *w, size_t n);
 static ALWAYS_INLINE int scan_bytes(void *sink, token_sink_fn token, word_sink_fn word, const uint8_t *s, size_t n,
                                     const uint8_t *cls) {
     const uint8_t *end = s + n;
-    uint64_t W, P, S; /* the masks of the block s[base .. base + 64) */
-    size_t base = 0, pos = 0;
+    uint64_t W, P, S, carry = 0; /* the masks of the block s[base .. base + 64) */
     int got;
-    if (!n) return 0;
-    block_masks(s, n, cls, &W, &P, &S);
-    for (;;) {
-        if (pos >= n) return 0; /* (a word that ran to the end left base past it, with stale masks) */
-        uint64_t m = pos - base < 64 ? (W | P) >> (pos - base) << (pos - base) : 0;
-        while (!m) {
-            base += 64;
-            if (base >= n) return 0;
-            block_masks(s + base, n - base, cls, &W, &P, &S);
-            m = W | P;
-        }
-        size_t a = base + CTZ64(m), off = a - base, i;
-        if (P >> off & 1) {
-            if ((got = token(sink, s + a, 1, end)) < 0) return got;
-            pos = a + 1;
-            continue;
-        }
-        uint64_t e = ~W >> off, sp = S >> off;
-        int special;
-        if (e) { /* the word ends in this block */
-            unsigned len = CTZ64(e);
-            i = a + len;
-            special = (sp & ((UINT64_C(1) << len) - 1)) != 0;
-        } else {
-            special = sp != 0;
-            for (;;) {
-                base += 64;
-                if (base >= n) {
-                    i = n;
-                    break;
-                }
-                block_masks(s + base, n - base, cls, &W, &P, &S);
-                if (~W) {
-                    unsigned len = CTZ64(~W);
-                    i = base + len;
-                    special |= (S & ((UINT64_C(1) << len) - 1)) != 0;
-                    break;
-                }
-                special |= S != 0;
+    /* starts: the bytes of the block where a token starts (a padded symbol, or a word byte after a byte that is not
+       a word's: `carry` is 1 when the block before ended inside a word) */
+    for (size_t base = 0; base < n; base += 64) {
+        block_masks(s + base, n - base, cls, &W, &P, &S);
+        uint64_t starts = P | (W & ~(W << 1 | carry));
+        carry = W >> 63;
+        while (starts) {
+            unsigned off = CTZ64(starts);
+            starts &= starts - 1;
+            size_t a = base + off, i;
+            if (P >> off & 1) {
+                if ((got = token(sink, s + a, 1, end)) < 0) return got;
+                continue;
             }
+            uint64_t e = ~W >> off;
+            int special;
+            uint64_t sp = 0; /* the word's special bytes, when it ends in this block */
+            if (e) { /* the word ends in this block */
+                unsigned len = CTZ64(e);
+                i = a + len;
+                sp = S >> off & ((UINT64_C(1) << len) - 1);
+                special = sp != 0;
+            } else { /* it runs on into the next blocks: scanning goes on from the block where it ends */
+                special = (S >> off) != 0;
+                starts = 0;
+                for (;;) {
+                    base += 64;
+                    if (base >= n) {
+                        i = n;
+                        break;
+                    }
+                    block_masks(s + base, n - base, cls, &W, &P, &S);
+                    if (~W) {
+                        unsigned len = CTZ64(~W);
+                        i = base + len;
+                        special |= (S & ((UINT64_C(1) << len) - 1)) != 0;
+                        starts = P | (W & ~(W << 1 | 1)); /* (bits below len: the word's own) */
+                        carry = W >> 63;
+                        break;
+                    }
+                    special |= S != 0;
+                }
+            }
+            if (!special) {
+                if ((got = token(sink, s + a, i - a, end)) < 0) return got;
+                continue;
+            }
+            /* The commonest special words, without rule passes: one character ('.', ',' or '-') is itself; a word
+               whose only special character is a final '.' or ',' loses it (rule 2 after a non-digit, rule 3 before
+               the space after it otherwise): "word," -> "word" ",". */
+            size_t m_len = i - a, j = 0;
+            uint8_t last = s[i - 1];
+            if (sp) /* (from the masks: only the last byte is special) */
+                j = sp == UINT64_C(1) << (m_len - 1) && (last == '.' || last == ',') ? m_len - 1 : 0;
+            else if (last == '.' || last == ',')
+                while (j < m_len - 1 && cls[s[a + j]] != CL_SPECIAL) j++;
+            if (m_len == 1 || j == m_len - 1) {
+                if (m_len > 1 && (got = token(sink, s + a, m_len - 1, end)) < 0) return got;
+                if ((got = token(sink, s + i - 1, 1, end)) < 0) return got;
+                continue;
+            }
+            if (rules_leave_word(s + a, m_len)) { /* "well-known", "10,000", "7.5": one token as it is */
+                if ((got = token(sink, s + a, m_len, end)) < 0) return got;
+                continue;
+            }
+            if ((got = word(sink, s + a, m_len)) < 0) return got;
         }
-        pos = i;
-        if (!special) {
-            if ((got = token(sink, s + a, i - a, end)) < 0) return got;
-            continue;
-        }
-        /* The commonest special words, without rule passes: one character ('.', ',' or '-') is itself; a word
-           whose only special character is a final '.' or ',' loses it (rule 2 after a non-digit, rule 3 before
-           the space after it otherwise): "word," -> "word" ",". */
-        size_t m_len = i - a, j = 0;
-        uint8_t last = s[i - 1];
-        if (last == '.' || last == ',')
-            while (j < m_len - 1 && cls[s[a + j]] != CL_SPECIAL) j++;
-        if (m_len == 1 || j == m_len - 1) {
-            if (m_len > 1 && (got = token(sink, s + a, m_len - 1, end)) < 0) return got;
-            if ((got = token(sink, s + i - 1, 1, end)) < 0) return got;
-            continue;
-        }
-        if ((got = word(sink, s + a, m_len)) < 0) return got;
     }
+    return 0;
 }
 
 /* Rules 2-4 on " " + w[0..n) + " " (a v13a word), through scratch `a` into `b`, whose whitespace-separated
@@ -432,6 +595,19 @@ static inline int starts_with_ci(const uint8_t *s, size_t n, const char *word) {
 /* Whether a 1-byte v13a line needs the tokenizer's own preprocessing first: a line break, "<skipped>" or one
    of the four entities (in any ASCII case: lower-casing comes first). */
 static inline int needs_prep_u8(const uint8_t *s, size_t n) {
+#if defined(__SSE2__)
+    if (n >= 16) { /* one pass for the three bytes, 16 at a time (the last 16 overlapping): most lines have none */
+        const __m128i nl = _mm_set1_epi8('\n'), amp = _mm_set1_epi8('&'), lt = _mm_set1_epi8('<');
+        __m128i any = _mm_setzero_si128();
+        for (size_t i = 0;; i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(s + (i + 16 <= n ? i : n - 16)));
+            any = _mm_or_si128(any, _mm_or_si128(_mm_cmpeq_epi8(v, nl),
+                                                 _mm_or_si128(_mm_cmpeq_epi8(v, amp), _mm_cmpeq_epi8(v, lt))));
+            if (i + 16 >= n) break;
+        }
+        if (!_mm_movemask_epi8(any)) return 0;
+    }
+#endif
     if (memchr(s, '\n', n)) return 1;
     static const char *const entities[] = {"quot;", "amp;", "lt;", "gt;"};
     for (const uint8_t *p = s; (p = (const uint8_t *)memchr(p, '&', (size_t)(s + n - p))) != NULL; p++)

@@ -220,7 +220,7 @@ def _measure_checked(
     for i, spec in enumerate(specs):
         by_text.setdefault(spec.pre, []).append((i, spec))
     texts = list(systems.values())
-    n_refs = sorted(set(map(len, seg_refs)))
+    n_refs = _direct.sizes(seg_refs)  # sorted(set(map(len, seg_refs))) in one C pass
     out: dict[int, MetricRows] = {}
     for pre, group in by_text.items():
         # what the metrics of one text setting share (one n-gram count, one ROUGE tokenization) is made once

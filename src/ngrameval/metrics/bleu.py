@@ -29,6 +29,7 @@ from ngrameval.metrics.policy import (
     check_smooth_value,
     divide,
     exceed_penalty,
+    reduce_last,
     smooth_label,
     smoothed_precisions,
     warn_undefined,
@@ -38,6 +39,7 @@ from ngrameval.ngrams.stats import Stats
 from ngrameval.text.validate import MAX_ORDER, integer, number
 
 SMOOTH_METHODS = (*SACREBLEU_SMOOTH, "mteval", *(f"nltk{i}" for i in range(8)))
+_BLOCK = 4096  # rows scored at a time by BLEU.__call__
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,18 @@ class BLEU(RowMetric):
         """BLEU of each row of ``stats`` (of ``stats.total()`` for a corpus score)."""
         if self.smooth_method.startswith("nltk"):
             return self._nltk(stats)
+        values = stats.values
+        if values.ndim == 2 and len(values) > _BLOCK:
+            # each row's score depends on that row alone: blocks of rows give the same floats, their temporaries
+            # in cache and in memory used again (fresh arrays of every row cost a page fault per 4 KiB)
+            out = np.empty(len(values))
+            for a in range(0, len(values), _BLOCK):
+                out[a : a + _BLOCK] = self._sacrebleu(Stats(values[a : a + _BLOCK], stats.max_order, stats.has_info))
+            return out
+        return self._sacrebleu(stats)
+
+    def _sacrebleu(self, stats: Stats) -> FloatArray:
+        """BLEU of each row of ``stats`` under one of sacreBLEU's smoothings (or ``mteval``)."""
         n = self.max_order
         correct, total = stats.match[..., :n], stats.total_ngrams[..., :n]
         bp = exceed_penalty(stats.ref_len, stats.hyp_len)
@@ -83,15 +97,20 @@ class BLEU(RowMetric):
             prec = np.where(total > 0, prec, 1.0)
             return np.asarray(bp * np.exp(np.log(prec).sum(axis=-1) / n))
         prec, valid = smoothed_precisions(correct, total, self.smooth_method, self.smooth_value)
-        eff = valid.sum(axis=-1) if self.effective_order else np.full(valid.shape[:-1], n)
-        eff = np.maximum(eff, 1)
-        in_mean = np.arange(n) < eff[..., None]
-        zero = np.any(in_mean & (prec <= 0), axis=-1)
-        with np.errstate(divide="ignore"):
-            logs = np.where(in_mean & (prec > 0), np.log(np.where(prec > 0, prec, 1.0)), 0.0)
-        score = bp * np.exp(logs.sum(axis=-1) / eff)
+        positive = prec > 0
+        np.copyto(prec, 1.0, where=~positive)  # (prec is smoothed_precisions' own array)
+        logs = np.log(prec, out=prec)
+        if self.effective_order:
+            eff = np.maximum(valid.sum(axis=-1), 1)
+            in_mean = np.arange(n) < eff[..., None]
+            zero = np.any(in_mean & ~positive, axis=-1)
+            logs = np.where(in_mean & positive, logs, 0.0)
+            score = bp * np.exp(logs.sum(axis=-1) / eff)
+        else:  # every order in the mean (log 1 = 0 where p = 0: that score is 0 below)
+            zero = ~reduce_last(np.logical_and, positive)
+            score = bp * np.exp(reduce_last(np.add, logs) / n)
         # sacreBLEU: no match at all -> 0; a zero precision in the mean -> log floor -> 0.
-        return np.asarray(np.where(zero | ~np.any(correct > 0, axis=-1), 0.0, score))
+        return np.asarray(np.where(zero | ~reduce_last(np.logical_or, correct > 0), 0.0, score))
 
     def check(self) -> None:
         extra = 1 if self.smooth_method in ("nltk5", "nltk7") else 0  # these read order n + 1
