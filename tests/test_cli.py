@@ -531,13 +531,16 @@ def test_score_counted_while_read_is_the_serial_score(
         text = "\n".join(_corpus(rng, 61, words)) + "\n"
         files[name] = write(tmp_path / name, text.replace("\n", "\r\n") if name == "r2.txt" else text)
     chunks: list[int] = []
-    real = ngrameval.cli.score.measure
 
-    def spy(systems: Any, *args: Any, **kwargs: Any) -> Any:
-        chunks.append(len(next(iter(systems.values()))))
-        return real(systems, *args, **kwargs)
+    def spy(real: Any) -> Any:
+        def counted(systems: Any, *args: Any, **kwargs: Any) -> Any:
+            chunks.append(len(next(iter(systems.values()))))
+            return real(systems, *args, **kwargs)
 
-    monkeypatch.setattr(ngrameval.cli.score, "measure", spy)
+        return counted
+
+    for name in ("measure", "measure_piece"):  # read first, then one call / a chunk on the pool
+        monkeypatch.setattr(ngrameval.cli.score, name, spy(getattr(ngrameval.cli.score, name)))
     argv = ["score", files["sys.a.txt"], files["sys.b.txt"], "-r", files["r1.txt"], files["r2.txt"], *extra]
     if "-m" not in extra:
         argv += ["-m", "bleu,rouge-l,chrf"]

@@ -167,19 +167,45 @@ def measure(
     a ``-m`` string (``"bleu,rouge-l"``). ``jobs``: threads (``None``: every core), bit for bit the
     ``jobs=1`` result (see :func:`measure_chunked`). ``progress``: a bar on standard error
     (:mod:`ngrameval.progress`)."""
+    checked, seg_refs, source = _checked_texts(systems, refs, source)
+    return _measure_valid(checked, seg_refs, checked_specs(specs), source, jobs, progress)
+
+
+def measure_piece(
+    systems: Mapping[str, Sequence[str]],
+    refs: RefsLike,
+    specs: Sequence[MetricSpec],
+    source: Sequence[str] | None = None,
+) -> list[MetricRows]:
+    """:func:`measure` of one piece of a corpus (a chunk of segments) on one of several threads, its warnings left
+    to the caller, who catches and sums them once, on its own thread, around the pool
+    (:func:`~ngrameval.metrics.policy.summed_warnings`). ``warnings.catch_warnings`` is not thread-safe: pieces
+    that each caught their own on two threads restored each other's hooks on leaving, so the warnings of some
+    pieces went to a list nobody read (PINC's "N of M undefined" summed over 6,000 of 12,000 scores)."""
+    checked, seg_refs, source = _checked_texts(systems, refs, source)
+    checked_lengths(checked, seg_refs, source)
+    specs = checked_specs(specs)
+    with _progress.task("scoring", len(seg_refs) * len(specs), "seg") as advance:
+        return _measure_checked(checked, seg_refs, specs, source, 1, advance)
+
+
+def _checked_texts(
+    systems: Mapping[str, Sequence[str]], refs: RefsLike, source: Sequence[str] | None
+) -> tuple[dict[str, Sequence[str]], list[list[str]], Sequence[str] | None]:
+    """The inputs of :func:`measure` checked (:mod:`ngrameval.text.validate`), the references segment-major."""
     given = dict(systems) if isinstance(systems, Mapping) else {}
-    systems = validate.systems(systems)
+    checked = validate.systems(systems)
     seg_refs = segment_major(validate.references(refs, "refs"))
     if source is not None:
         source = validate.texts(source, "source")
-    for name, hyps in systems.items():  # a generator used up by an earlier call: say so
+    for name, hyps in checked.items():  # a generator used up by an earlier call: say so
         if len(hyps) != len(seg_refs):
             hint = validate.read_once_hint(given.get(name), f"systems[{name!r}]", len(hyps))
             hint += validate.read_once_hint(refs, "refs", len(seg_refs))
             if hint:
                 raise InputError(f"system {name!r} has {len(hyps)} segments but the references have {len(seg_refs)}"
                                  + hint)  # fmt: skip
-    return _measure_valid(systems, seg_refs, checked_specs(specs), source, jobs, progress)
+    return checked, seg_refs, source
 
 
 def _measure_valid(
@@ -190,7 +216,17 @@ def _measure_valid(
     jobs: int | None,
     progress: bool,
 ) -> list[MetricRows]:
-    """:func:`measure` of texts already checked (:mod:`ngrameval.text.validate`), specs too: the lengths agree."""
+    """:func:`measure` of texts already checked (:mod:`ngrameval.text.validate`), specs too."""
+    checked_lengths(systems, seg_refs, source)
+    task = _progress.task("scoring", len(seg_refs) * len(specs), "seg")
+    with summed_warnings(), _progress.shown(progress), task as advance:  # a warning once over systems and chunks
+        return _measure_checked(systems, seg_refs, specs, source, jobs, advance)
+
+
+def checked_lengths(
+    systems: Mapping[str, Sequence[str]], seg_refs: Sequence[Sequence[str]], source: Sequence[str] | None
+) -> None:
+    """InputError unless every system and the source have one text per segment of ``seg_refs``."""
     for name, hyps in systems.items():
         if len(hyps) != len(seg_refs):
             who = "hyps" if list(systems) == ["system"] else f"system {name!r}"  # one system: the API's hyps
@@ -200,9 +236,6 @@ def _measure_valid(
             )
     if source is not None and len(source) != len(seg_refs):
         raise InputError(f"the source has {len(source)} segments but the references have {len(seg_refs)}")
-    task = _progress.task("scoring", len(seg_refs) * len(specs), "seg")
-    with summed_warnings(), _progress.shown(progress), task as advance:  # a warning once over systems and chunks
-        return _measure_checked(systems, seg_refs, specs, source, jobs, advance)
 
 
 def _measure_checked(
@@ -252,11 +285,12 @@ def measure_chunked(
     def run(ks: list[int], ch: range) -> list[MetricRows]:
         part = {name: hyps[ch.start : ch.stop] for name, hyps in systems.items()}
         src = None if source is None else source[ch.start : ch.stop]
-        return measure(part, refs[ch.start : ch.stop], [specs[k] for k in ks], src)
+        return measure_piece(part, refs[ch.start : ch.stop], [specs[k] for k in ks], src)
 
     first = [partial(run, whole, range(len(refs)))] if whole else []
     try:
-        wholes, parts = chunked_map(partial(run, split) if split else None, len(refs), jobs, first)
+        with summed_warnings():  # caught here, on the calling thread, never in the pool's (see measure_piece)
+            wholes, parts = chunked_map(partial(run, split) if split else None, len(refs), jobs, first)
     except InputError:
         # a message naming a segment counts from the chunk's start: let the serial path name it
         return measure(systems, refs, specs, source)

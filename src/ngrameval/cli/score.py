@@ -8,7 +8,7 @@ import sys
 import warnings
 from typing import Any
 
-from ngrameval.api import Scores, measure, scores_of
+from ngrameval.api import Scores, measure, measure_piece, scores_of
 from ngrameval.api import named as named_rows
 from ngrameval.cli.inputs import (
     STDIN_HINT,
@@ -189,7 +189,7 @@ def _counted_side_by_side(
             if n >= PIPELINE_CHUNK or (all(done) and n):
                 refs_n = ref_rows(refs, [x[:n] for x in lines[: len(refs)]], False, False, start)
                 chunk = {name: x[:n] for name, x in zip(names, lines[len(refs) :], strict=True)}
-                tasks.append(pool.submit(measure, chunk, refs_n, specs))
+                tasks.append(pool.submit(measure_piece, chunk, refs_n, specs))  # warnings: caught by the caller
                 for x in lines:
                     del x[:n]
                 start += n
