@@ -466,7 +466,8 @@ def test_memory_error_is_one_line(
     def boom(*args: object, **kwargs: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(cli, "measure", boom)
+    for name in ("measure", "measure_piece"):  # read first and counted, or counted on the pool while read
+        monkeypatch.setattr(cli, name, boom)
     status, _, err = run([a.format(**d) for a in SCORE], capsys)
     assert status == 2 and error_lines(err) == [err.strip()] and "out of memory" in err
 
