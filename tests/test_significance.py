@@ -218,23 +218,31 @@ def test_wmt17_bootstrap_identical_to_sacrebleu(wmt17: tuple[dict[str, list[str]
         assert m.systems[k].mean * 100 == pytest.approx(theirs[k].mean, abs=1e-6)  # sacreBLEU sums float32
 
 
+#: the systems whose AR p-values sacreBLEU computes live (its 10,000 trials over all 15 take 31 s; these 4, p from
+#: 0.02 to 0.94 in MultEval's, take a quarter of that)
+LIVE = ("FBK.4870", "KIT.4950", "LMU-nmt-single.4893", "online-B.0")
+
+
 @pytest.mark.slow
 def test_wmt17_against_sacrebleu_ar_moses_and_multeval(wmt17: tuple[dict[str, list[str]], list[str]]) -> None:
-    """AR p-values agree with sacreBLEU's (10,000 trials each, live) and with MultEval's; bootstrap p-values with
-    Moses' — each within 4 Monte-Carlo standard errors of the difference (:func:`mc_tolerance`)."""
+    """AR p-values agree with sacreBLEU's (10,000 trials each, live, for the systems of :data:`LIVE`) and with
+    MultEval's; bootstrap p-values with Moses' — each within 4 Monte-Carlo standard errors of the difference
+    (:func:`mc_tolerance`)."""
     from sacrebleu.metrics import BLEU
     from sacrebleu.significance import PairedTest
 
     systems, ref = wmt17
-    named = list(systems.items())
+    named = [(n, t) for n, t in systems.items() if n == BASELINE or _short(n) in LIVE]
     theirs = PairedTest(named, {"BLEU": BLEU(references=[ref], tokenize="none")}, None, "ar", 10_000)()[1]["BLEU"]
+    sacre_p = {_short(n): theirs[k].p_value for k, (n, _) in enumerate(named) if n != BASELINE}
+    assert sorted(sacre_p) == sorted(LIVE)
     ar = compare(systems, ref, "bleu", tokenize="none", n_resamples=10_000, n_confidence=10, baseline=BASELINE)
     ar_big = compare(systems, ref, "bleu", tokenize="none", n_resamples=100_000, n_confidence=10, baseline=BASELINE)
     bs_big = compare(systems, ref, "bleu", tokenize="none", test="bs", n_resamples=20_000, baseline=BASELINE)
-    for k, (p, p_big, b_big) in enumerate(zip(ar.metrics[0].pairs, ar_big.metrics[0].pairs, bs_big.metrics[0].pairs)):
+    for p, p_big, b_big in zip(ar.metrics[0].pairs, ar_big.metrics[0].pairs, bs_big.metrics[0].pairs, strict=True):
         name = _short(p.system_b)
-        sacre = theirs[k + 1].p_value
-        assert abs(p.p_value - sacre) <= mc_tolerance(sacre, 10_000, 10_000), name
+        if name in sacre_p:
+            assert abs(p.p_value - sacre_p[name]) <= mc_tolerance(sacre_p[name], 10_000, 10_000), name
         assert abs(p_big.p_value - MULTEVAL_AR[name]) <= mc_tolerance(MULTEVAL_AR[name], 10_000, 100_000), name
         assert abs(b_big.p_value - MOSES_BS[name]) <= mc_tolerance(MOSES_BS[name], 6_000, 20_000), name
 
