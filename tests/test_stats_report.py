@@ -90,8 +90,8 @@ def test_without_its_texts_the_report_has_every_part_of_the_statistics_and_says_
     assert main(["stats", *_texts(inputs), "-m", metrics, "-o", str(stats), "-q"]) == 0
     from_text, _ = _page([*_texts(inputs), "-m", metrics, *_judged(inputs), *FAST], tmp_path / "t.html", capsys)
     from_stats, err = _page([str(stats), *_judged(inputs), *FAST], tmp_path / "s.html", capsys)
-    said = (f"Not in this report: the scores by sentence length, word accuracy, n-grams and example segments and "
-            f"the paraphrase scores, which are computed from the texts: {stats} holds statistics without them "
+    said = (f"Not in this report: the scores by sentence length, word accuracy, the n-grams, the example segments "
+            f"and the paraphrase scores, which are computed from the texts: {stats} holds statistics without them "
             "(write it with ngrameval stats --texts to have them).")  # fmt: skip
     assert err == f"ngrameval: {said}\nngrameval: wrote {tmp_path / 's.html'}\n"
     assert f'<p class="note">{said}</p>' in from_stats

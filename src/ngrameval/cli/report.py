@@ -147,7 +147,7 @@ def _stored_report(args: argparse.Namespace, path: str, run: Any, opts: Any, com
         totals = (f"{path} holds no n-gram statistics counted under {pre.signature()} at order {order} or higher "
                   f"(count them with -m aev:n={order}, or keep the texts with ngrameval stats --texts)")  # fmt: skip
     parts = ["the scores by sentence length"]
-    parts += ["word accuracy", "n-grams and example segments"] if len(run.systems) >= 2 else []
+    parts += ["word accuracy", "the n-grams", "the example segments"] if len(run.systems) >= 2 else []
     parts += ["the paraphrase scores"] if run.source is not None else []
     absent = (f"Not in this report: {', '.join(parts[:-1])}{' and ' if len(parts) > 1 else ''}{parts[-1]}, which "
               f"are computed from the texts: {path} holds statistics without them (write it with ngrameval stats "
