@@ -75,6 +75,38 @@ def test_stopping_keys_on_a_pairwise_study(tmp_path: Path) -> None:
         load_study(_study_file(tmp_path / "b", 'when = "settled"\ncriterion = "fluency"'))
 
 
+def _trial_rows(store: object) -> int:
+    from sqlalchemy import func, select
+
+    from ngrameval.collect.models import TrialRow
+
+    with store.session() as s:  # type: ignore[attr-defined]
+        return int(s.scalar(select(func.count()).select_from(TrialRow)) or 0)
+
+
+def test_a_judge_who_asks_for_work_after_the_study_stopped_is_given_no_schedule(tmp_path: Path) -> None:
+    """A judge who arrived before the study stopped (here: still on the consent page) and asks for a task after
+    ``max_answers`` was reached gets the finished page and no trial rows (nothing leased, paid or counted)."""
+    from collect.test_app import _field
+    from ngrameval.collect.store import Store
+    from ngrameval.collect.study import load_study
+
+    path = _study_file(tmp_path, "max_answers = 2")
+    path.write_text(path.read_text() + '[consent]\ntext = "Your answers are kept for research."\n')
+    store = Store(load_study(path))
+    store.init()
+    late, consent = _arrive(store, "LATE")
+    first, page = _arrive(store, "P1")
+    page = first.post("/consent", data={"csrf": _field(page, "csrf"), "agree": "yes"}).text
+    while 'name="choice"' in page:
+        page = _answer(first, page, "tie")[1]
+    assert stopping.finished(store).startswith("the answer budget is spent (2 of max_answers = 2")
+    before = _trial_rows(store)
+    page = late.post("/consent", data={"csrf": _field(consent, "csrf"), "agree": "yes"}).text
+    assert "This study has finished" in page and 'name="choice"' not in page
+    assert _trial_rows(store) == before > 0
+
+
 @pytest.mark.slow
 def test_a_pairwise_study_stops_once_settled(tmp_path: Path) -> None:
     from ngrameval.collect.store import Store
@@ -91,6 +123,8 @@ def test_a_pairwise_study_stops_once_settled(tmp_path: Path) -> None:
     with store.session() as s:
         got = read_settlement(s, store.study)
     assert got.all_settled and [r.system for r in got.standings] == ["A", "B", "C"]
+    before = _trial_rows(store)
     _, page = _arrive(store, "LATE")
     assert "This study has finished" in page and 'name="choice"' not in page
+    assert _trial_rows(store) == before  # no schedule for a judge who arrives after it stopped
     assert last  # the judges before it got their pages
