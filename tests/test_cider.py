@@ -19,7 +19,7 @@ from ngrameval.api import score
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.metrics.registry import parse_specs, valid_names
 from ngrameval.text.pipeline import Preprocess
-from ngrameval.text.ptb import coco_tokens
+from ngrameval.text.ptb import COCO_PUNCTUATIONS, coco_tokens, ptb_tokens
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "coco" / "golden.json").read_text())
 # MSVD is research-use data and is not copied here: the sample is read from the shared data (the golden file holds
@@ -124,6 +124,22 @@ def test_ptb_coco_tokens_equal_java_golden() -> None:
     raw = [d for c in msvd_sample() for d in c]
     digests = [hashlib.sha256(" ".join(coco_tokens(x)).encode()).hexdigest() for x in raw]
     assert digests == GOLDEN["msvd"]["java_tokens_sha256"]
+
+
+_PLAIN_WORDS = st.one_of(
+    st.text("abcXYZ019", min_size=1, max_size=6),
+    st.sampled_from(["a", "I", "x", "No", "no", "ST", "Calif", "calif", "Tex", "gonna", "Cannot", "LEMME", "www"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PLAIN_WORDS, min_size=1, max_size=8), st.sampled_from(["", ".", " .", "  ", ". "]))
+def test_plain_captions_skip_the_lexer_with_its_tokens(words: list[str], end: str) -> None:
+    """Captions of plain words (the fast path of coco_tokens) give the lexer's tokens: abbreviations and single
+    letters before a final period, the split words (gonna, cannot), cased abbreviations, spacing."""
+    line = " ".join(words) + end
+    lexed = [t for t in ptb_tokens(" ".join(line.split())) if t not in COCO_PUNCTUATIONS]
+    assert coco_tokens(line) == lexed
 
 
 # issue 29, item 15: the constructs on which ptb-coco differed from the Java tokenizer on MSVD (5 of 32,059
