@@ -12,9 +12,11 @@ are over every reference of the corpus (idf(g) = log(S) - log(max(1, df(g))), S 
    frequencies and S; the partition's reference vectors) and scores its systems against it
    (:func:`ngrameval.scale.chunks.chunk_rows`): the rows one machine gives these segments, bit for bit.
 
-Held at once: the summed table on every worker that scores (Dask sends it once per worker) and where it is
-merged: per distinct reference n-gram of orders 1..n a key (8 bytes) and a document frequency (4 bytes), plus the
-reference vocabulary's strings; about 20 bytes per distinct n-gram in all with numpy's temporaries of a merge.
+Held at once: the summed table on every worker that scores (Dask sends it once per worker; a partition needs the
+frequencies of its systems' n-grams too, so the table is not cut into groups as NIST's is) and where it is merged:
+per distinct reference n-gram of orders 1..n a key (8 bytes) and a document frequency (4 bytes), plus the
+reference vocabulary's strings (WMT19's 11,012 to-English references, 231,808 words: 506,529 n-grams of orders 1..4,
+6.0 MB).
 """
 
 from __future__ import annotations
