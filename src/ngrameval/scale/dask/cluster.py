@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import glob
 import os
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -120,16 +119,15 @@ def partition_rows(
 
 @contextmanager
 def kept_warnings() -> Iterator[list[tuple[type[Warning], str]]]:
-    """The warnings raised inside (a task on a worker, whose own stderr goes to its log), in the list yielded
-    once the block ends, to travel with the task's result and be said on the client (:func:`say`)."""
-    from ngrameval.metrics.policy import counting_zeros
+    """The warnings ngrameval says inside (a task on a worker, whose own stderr goes to its log), in the list
+    yielded, to travel with the task's result and be said on the client (:func:`say`). Kept in the task's own
+    context (:func:`ngrameval.metrics.policy.keeping`), not by ``warnings.catch_warnings``: on a worker with several
+    threads, tasks entering and leaving that process-wide hook in turn restored each other's, and warnings were lost
+    or counted in another task. Other libraries' warnings stay in the worker's log."""
+    from ngrameval.metrics.policy import counting_zeros, keeping
 
-    said: list[tuple[type[Warning], str]] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with counting_zeros():  # the client adds the partitions' counts up: it needs every total
-            yield said
-    said.extend((w.category, str(w.message)) for w in caught)
+    with keeping() as said, counting_zeros():  # the client adds the partitions' counts up: it needs every total
+        yield said
 
 
 def say(said: Said) -> None:
@@ -143,15 +141,11 @@ def say(said: Said) -> None:
 @contextmanager
 def bounded(max_cells: int | None) -> Iterator[None]:
     """The client's ``max_cells`` (:mod:`ngrameval.limits`) on this worker during one task (``None``: the
-    worker's own)."""
-    from ngrameval.limits import set_max_cells
+    worker's own), also while other tasks run on the worker's other threads (:func:`ngrameval.limits.held`)."""
+    from ngrameval.limits import held
 
-    previous = None if max_cells is None else set_max_cells(max_cells)
-    try:
+    with held(max_cells):
         yield
-    finally:
-        if previous is not None:
-            set_max_cells(previous)
 
 
 @contextmanager
