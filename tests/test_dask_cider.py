@@ -187,6 +187,14 @@ def test_merged_counts_are_exact_and_checked() -> None:
     for grouped in (metric.merged_counts(pieces), metric.merged_counts(halves)):
         assert isinstance(grouped, CiderCounts) and grouped.segments == 200
         assert _table(grouped) == _table(whole)
+    side = metric.reference_side(refs[60:61], pre, whole)  # one segment of the corpus, kept and read back
+    back = metric.side_from(side.arrays())
+    assert back.documents == side.documents == 200
+    hyp = [GOLDEN["hyps"][60:61]]
+    assert (
+        metric.rows_against(back, hyp, pre).values[0].tobytes()
+        == metric.rows_against(side, hyp, pre).values[0].tobytes()
+    )
     with pytest.raises(InputError, match="references changed"):
         metric.reference_side([["an unseen word"]], pre, whole)
     with pytest.raises(TypeError):
