@@ -134,3 +134,23 @@ def test_a_thread_asking_another_bound_waits_until_the_others_leave() -> None:
     with pytest.raises(ValueError, match="max_cells must be an integer"), limits.held(0):
         pass
     assert limits._holders == 0 and limits.get_max_cells() == own
+
+
+def test_a_tasks_pool_threads_keep_their_warnings_in_the_tasks_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside ``policy.keeping`` (a Dask task), a measure on ngrameval's own thread pool keeps the warnings of its
+    chunks in the task's list too (each chunk runs in a copy of the caller's context), and says none itself."""
+    from ngrameval import jobs
+    from ngrameval.api import measure
+    from ngrameval.metrics.policy import counting_zeros, keeping
+
+    monkeypatch.setattr(jobs, "MIN_CHUNK", 7)
+    systems, refs, src = _corpus(300, 9)
+    with keeping() as serial, counting_zeros():
+        measure(systems, refs, "pinc,bleu", source=src, jobs=1)
+    assert serial and all("PINC" in m for _, m in serial)
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        with keeping() as pooled, counting_zeros():
+            measure(systems, refs, "pinc,bleu", source=src, jobs=2)
+    assert not escaped
+    assert pooled == serial
