@@ -64,6 +64,7 @@ def plain(scores: list) -> list[tuple[str, str, float, str]]:  # type: ignore[ty
     return [(x.system, x.metric, x.score, x.signature) for x in scores]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bounds", [[0, 200], [0, 0, 37, 38, 120, 200], [0, *range(10, 200, 10), 200, 200]])
 def test_partitions_score_as_one_machine(client: Client, bounds: list[int]) -> None:
     """One partition, uneven ones with an empty one, twenty: corpus scores equal (==) and every segment's rows
@@ -128,6 +129,7 @@ def _out(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("blocksize", ["0", "200"])  # a partition per shard; shards cut into blocks of lines
 def test_cli_on_dask_prints_the_bytes_of_one_machine(
     client: Client, corpus: _Shards, tmp_path: Path, capsys: pytest.CaptureFixture[str], blocksize: str
