@@ -12,6 +12,7 @@ number is bit for bit the one of ``jobs=1``. The ground floor: it knows nothing 
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import os
 from collections import deque
@@ -60,19 +61,22 @@ def segment_chunks(n_segments: int, jobs: int) -> list[range]:
 
 
 def thread_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
-    """``[fn(x) for x in items]`` on ``jobs`` threads (inline for one job or one item), in order."""
+    """``[fn(x) for x in items]`` on ``jobs`` threads (inline for one job or one item), in order; each item in a
+    copy of the caller's context (:mod:`contextvars`: a warnings list of ``metrics.policy.keeping`` reaches it)."""
     if jobs == 1 or len(items) < 2:
         return [fn(x) for x in items]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=min(jobs, len(items)), thread_name_prefix="ngrameval") as pool:
-        return list(pool.map(fn, items))
+        futures = [pool.submit(contextvars.copy_context().run, fn, x) for x in items]
+        return [f.result() for f in futures]
 
 
 def run_blocks(sizes: Iterable[int], draw: Callable[[int], W], work: Callable[[int, int, W], R], jobs: int) -> list[R]:
     """``work(start, size, draw(size))`` for each block, in order. ``draw`` always runs on the calling thread
-    in block order (a seeded generator gives the serial draws); ``work`` runs on ``jobs`` threads with at
-    most ``2 * jobs`` blocks drawn ahead, so memory stays bounded."""
+    in block order (a seeded generator gives the serial draws); ``work`` runs on ``jobs`` threads (in a copy of
+    the caller's context, as :func:`thread_map`) with at most ``2 * jobs`` blocks drawn ahead, so memory stays
+    bounded."""
     out: list[R] = []
     start = 0
     if jobs == 1:
@@ -87,7 +91,7 @@ def run_blocks(sizes: Iterable[int], draw: Callable[[int], W], work: Callable[[i
         for size in sizes:
             if len(pending) >= 2 * jobs:
                 out.append(pending.popleft().result())
-            pending.append(pool.submit(work, start, size, draw(size)))
+            pending.append(pool.submit(contextvars.copy_context().run, work, start, size, draw(size)))
             start += size
         out.extend(f.result() for f in pending)
     return out

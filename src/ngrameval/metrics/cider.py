@@ -34,14 +34,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import InputError
 from ngrameval.metrics.policy import FloatArray
-from ngrameval.metrics.rows import Batch, KeptSide, RowMetric, Rows
+from ngrameval.metrics.rows import Batch, KeptSide, RowMetric, Rows, SideCounts
 from ngrameval.ngrams.stats import mean_of_rows, mean_rows
 from ngrameval.ngrams.texts import IntArray, Texts, flatten
 from ngrameval.text.pipeline import Encoder, Preprocess
@@ -78,11 +78,28 @@ class Cider(RowMetric):
         side = batch.shared(("cider-side", self.n), lambda: self.reference_side(batch.seg_refs, batch.pre))
         return self.rows_against(side, batch.systems, batch.pre)
 
-    def reference_side(self, seg_refs: Sequence[Sequence[str]], pre: Preprocess) -> CiderSide:
-        """The references' side (:func:`cider_side`), tokenized by ``pre``: document frequencies and vectors."""
+    def reference_side(
+        self, seg_refs: Sequence[Sequence[str]], pre: Preprocess, whole: SideCounts | None = None
+    ) -> CiderSide:
+        """The references' side (:func:`cider_side`), tokenized by ``pre``: document frequencies and vectors;
+        ``whole``: the document frequencies of a corpus these segments are part of (:meth:`merged_counts`)."""
+        if whole is not None and (not isinstance(whole, CiderCounts) or len(whole.keys) != self.n):
+            raise TypeError(f"{self.display_name()} n={self.n} needs its own document frequencies, not {whole!r:.60}")
         flat, seg = flatten(seg_refs)
         enc = Encoder(pre)
-        return cider_side(Texts(*enc.encode(flat)), enc.names(), seg, self.n)
+        return cider_side(Texts(*enc.encode(flat)), enc.names(), seg, self.n, whole)
+
+    def reference_counts(self, seg_refs: Sequence[Sequence[str]], pre: Preprocess) -> CiderCounts:
+        """The document frequencies of the references ``seg_refs`` (:func:`cider_counts`), tokenized by ``pre``."""
+        flat, seg = flatten(seg_refs)
+        enc = Encoder(pre)
+        return cider_counts(Texts(*enc.encode(flat)), enc.names(), seg, self.n)
+
+    def merged_counts(self, pieces: Sequence[SideCounts]) -> CiderCounts:
+        """:func:`merged_counts` of pieces of disjoint segments, in order."""
+        if not pieces or not all(isinstance(p, CiderCounts) and len(p.keys) == self.n for p in pieces):
+            raise TypeError(f"{self.display_name()} n={self.n} merges its own document frequencies only")
+        return merged_counts(cast("Sequence[CiderCounts]", pieces))
 
     def side_signature(self) -> str:
         """The side depends on the order only: CIDEr and CIDEr-D (any sigma) of one order share it."""
@@ -140,7 +157,7 @@ def _sort_rows(*cols: IntArray) -> list[IntArray]:
     return [key, *reversed(out)]
 
 
-def _squares(tf: IntArray, df: IntArray, idf: FloatArray) -> FloatArray:
+def _squares(tf: IntArray, df: NDArray[np.integer[Any]], idf: FloatArray) -> FloatArray:
     """``(tf * idf[df]) ** 2`` element-wise, squared as the reference code squares: ``pow(x, 2)`` (libm pow,
     which is not always ``x * x``), computed once per distinct (tf, df) pair, not per entry."""
     width = len(idf)
@@ -263,7 +280,9 @@ class CiderSide:
     each reference's tokens; ``sq_norm`` (references x orders), each reference vector's squared norm; per order
     ``keys`` (the sorted distinct reference n-grams: ``prefix n-gram index * len(names) + last token``, a unigram
     its token), ``df`` (each one's document frequency) and the entries of every reference holding it, sorted:
-    ``match`` (``n-gram index * segments + segment``), ``ref`` (the reference), ``tf`` (its count there)."""
+    ``match`` (``n-gram index * segments + segment``), ``ref`` (the reference), ``tf`` (its count there);
+    ``documents``: the segments of the corpus whose document frequencies ``df`` are (None: these segments; else
+    these segments are a part of that corpus, :func:`cider_side` with ``whole``)."""
 
     names: list[str]
     seg: IntArray
@@ -274,12 +293,13 @@ class CiderSide:
     match: list[IntArray]
     ref: list[NDArray[np.int32]]
     tf: list[NDArray[np.int32]]
+    documents: int | None = None
     vocab: dict[str, int] = field(init=False, repr=False, compare=False)  # id by token string
     idf: FloatArray = field(init=False, repr=False, compare=False)  # by document frequency (:func:`_idf`)
 
     def __post_init__(self) -> None:  # made once, not once per chunk scored against the side
         object.__setattr__(self, "vocab", {w: i for i, w in enumerate(self.names)})
-        object.__setattr__(self, "idf", _idf(self.segments))
+        object.__setattr__(self, "idf", _idf(self.segments if self.documents is None else self.documents))
 
     @property
     def segments(self) -> int:
@@ -294,6 +314,8 @@ class CiderSide:
         for j in range(len(self.keys)):
             for name in ("keys", "df", "match", "ref", "tf"):
                 out[f"{name}{j + 1}"] = getattr(self, name)[j]
+        if self.documents is not None:
+            out["documents"] = np.array([self.documents], dtype=np.int64)
         return out
 
     @classmethod
@@ -303,14 +325,18 @@ class CiderSide:
         names = [raw[a:b].decode("utf-8", "surrogatepass") for a, b in zip([0, *ends[:-1]], ends)]
         seg, lens, sq_norm = arrays["seg"], arrays["lens"], arrays["sq_norm"]
         parts = {name: [arrays[f"{name}{j + 1}"] for j in range(n)] for name in ("keys", "df", "match", "ref", "tf")}
-        side = cls(names, seg, lens, sq_norm, **parts)
+        documents = int(arrays["documents"][0]) if "documents" in arrays else None
+        side = cls(names, seg, lens, sq_norm, **parts, documents=documents)
         if seg.ndim != 1 or len(seg) < 1 or sq_norm.shape != (len(lens), n) or int(seg[-1]) != len(lens):
             raise ValueError("its parts disagree")
         n_seg = len(seg) - 1
+        if documents is not None and documents < n_seg:
+            raise ValueError("its parts disagree")
+        top_df = (n_seg if documents is None else documents) + 1
         for j in range(n):  # every index in range: a well-formed entry cannot make the scoring fail
             keys, df, match, ref, tf = (parts[name][j] for name in ("keys", "df", "match", "ref", "tf"))
             sizes = len(df) == len(keys) and len(match) == len(ref) == len(tf)
-            if not (sizes and _within(ref, len(lens)) and _within(df, n_seg + 1) and _within(match, len(keys) * n_seg)):
+            if not (sizes and _within(ref, len(lens)) and _within(df, top_df) and _within(match, len(keys) * n_seg)):
                 raise ValueError(f"its order-{j + 1} tables disagree")
         return side
 
@@ -320,33 +346,136 @@ def _within(values: NDArray[Any], top: int) -> bool:
     return not len(values) or (int(values.min()) >= 0 and int(values.max()) < top)
 
 
-def cider_side(refs: Texts, names: list[str], seg: IntArray, n: int) -> CiderSide:
+@dataclass(frozen=True)
+class CiderCounts:
+    """What a reference side takes from every reference of the corpus, as counts that add exactly over pieces of
+    disjoint segments (:func:`merged_counts`): ``names``, the token strings by id; per order ``keys``, the sorted
+    distinct reference n-grams encoded as :attr:`CiderSide.keys` over ``names``, and ``df``, each one's document
+    frequency; ``segments``, the number of segments (reference sets) counted. Size: 8 bytes of key and 4 of df per
+    distinct reference n-gram of orders 1..n, plus the vocabulary."""
+
+    names: list[str]
+    keys: list[IntArray]
+    df: list[NDArray[np.int32]]
+    segments: int
+
+    @property
+    def distinct(self) -> int:
+        """The distinct reference n-grams of every order."""
+        return sum(len(k) for k in self.keys)
+
+
+def _reference_orders(
+    tok: IntArray, lay: _Layout, width: int, n: int, owner: IntArray
+) -> Iterator[tuple[int, _Grams, IntArray, IntArray, IntArray]]:
+    """Per order of the references ``tok`` (``owner``: each reference's segment): the grouped occurrences
+    (:func:`_orders`), each entry's n-gram and segment, and each distinct n-gram's document frequency among these
+    segments."""
+    for j, g in _orders(tok, lay, width, n, len(owner)):
+        e_gram, e_seg = g.gram[g.first], owner[g.txt]
+        run = np.ones(len(e_gram), dtype=bool)  # a reference entry of another n-gram or segment than the last
+        run[1:] = (e_gram[1:] != e_gram[:-1]) | (e_seg[1:] != e_seg[:-1])
+        yield j, g, e_gram, e_seg, np.bincount(e_gram[run], minlength=len(g.distinct))
+
+
+def _owners(seg: IntArray) -> IntArray:
+    """Each reference's segment; InputError when a segment has none."""
+    per_seg = np.diff(seg)
+    if len(per_seg) and per_seg.min() == 0:
+        raise InputError(f"segment {int(np.argmin(per_seg)) + 1} has no reference; every segment needs at least one")
+    return np.repeat(np.arange(len(per_seg), dtype=np.int64), per_seg)
+
+
+def cider_counts(refs: Texts, names: list[str], seg: IntArray, n: int) -> CiderCounts:
+    """The document frequencies of the references ``refs`` (as :func:`cider_side` takes them), orders 1..n."""
+    owner = _owners(seg)
+    empty, small = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    keys, dfs = [empty] * n, [small] * n
+    for j, g, _, _, df in _reference_orders(refs.ids.astype(np.int64), _Layout.of(refs), max(len(names), 1), n, owner):
+        keys[j], dfs[j] = g.distinct, df.astype(np.int32)
+    return CiderCounts(names, keys, dfs, len(seg) - 1)
+
+
+def merged_counts(pieces: Sequence[CiderCounts]) -> CiderCounts:
+    """The counts of pieces of disjoint segments added: the vocabularies joined (in the pieces' order), each
+    n-gram re-encoded over them order by order (its prefix by the prefix's index among the merged n-grams of the
+    order below), document frequencies and segments summed (integers: exact in any grouping)."""
+    if len(pieces) == 1:
+        return pieces[0]
+    vocab: dict[str, int] = {}
+    tokens = [np.fromiter((vocab.setdefault(w, len(vocab)) for w in p.names), np.int64, len(p.names)) for p in pieces]
+    width = max(len(vocab), 1)
+    keys, dfs = [], []
+    rows: list[IntArray] = []  # per piece, each of its n-grams of the order below: its index among the merged
+    for j in range(len(pieces[0].keys)):
+        parts = []
+        for i, p in enumerate(pieces):
+            k, w = p.keys[j], max(len(p.names), 1)
+            parts.append(tokens[i][k] if j == 0 else rows[i][k // w] * width + tokens[i][k % w])
+        uniq, inv = np.unique(np.concatenate(parts), return_inverse=True)
+        inv = inv.reshape(-1)
+        df = np.zeros(len(uniq), dtype=np.int64)
+        np.add.at(df, inv, np.concatenate([p.df[j] for p in pieces]).astype(np.int64))
+        rows = np.split(inv, np.cumsum([len(x) for x in parts])[:-1])
+        keys.append(uniq.astype(np.int64))
+        dfs.append(df.astype(np.int32))
+    return CiderCounts(list(vocab), keys, dfs, sum(p.segments for p in pieces))
+
+
+def _in_whole(whole: CiderCounts, j: int, key: IntArray) -> IntArray:
+    """The index of each n-gram ``key`` (encoded over ``whole.names``) among ``whole``'s of order ``j + 1``;
+    InputError when one is not there (the references differ from those counted)."""
+    table = whole.keys[j]
+    at = np.minimum(np.searchsorted(table, key), max(len(table) - 1, 0))
+    if len(key) and (not len(table) or (table[at] != key).any()):
+        raise InputError("the references changed since their document frequencies were counted")
+    return at
+
+
+def cider_side(refs: Texts, names: list[str], seg: IntArray, n: int, whole: CiderCounts | None = None) -> CiderSide:
     """The reference side of ``refs`` (token ids whose strings are ``names``; segment ``s`` has references
     ``seg[s] .. seg[s + 1] - 1``, at least one) up to order ``n``: per order one sort groups every occurrence
     by n-gram, then reference and position, which gives term and document frequencies; the squared norms add
-    each reference's squares in its order of first appearance."""
+    each reference's squares in its order of first appearance.
+
+    ``whole``: the document frequencies of a corpus these segments are part of (:func:`merged_counts` of every
+    piece's :func:`cider_counts`): the side then holds ``whole``'s n-grams, document frequencies and number of
+    segments (idf), and these segments' references only, so the systems' rows against it are those of the whole
+    corpus's side for these segments, bit for bit (one Dask partition against the corpus)."""
     n_seg, n_ref = len(seg) - 1, len(refs)
-    per_seg = np.diff(seg)
-    if n_seg and per_seg.min() == 0:
-        raise InputError(f"segment {int(np.argmin(per_seg)) + 1} has no reference; every segment needs at least one")
-    owner = np.repeat(np.arange(n_seg, dtype=np.int64), per_seg)
+    owner = _owners(seg)
     lay = _Layout.of(refs)
     tok = refs.ids.astype(np.int64)
-    vocab = max(len(names), 1)
-    idf = _idf(n_seg)
+    if whole is not None:
+        vocab = {w: i for i, w in enumerate(whole.names)}
+        to_whole = np.fromiter((vocab.get(w, -1) for w in names), dtype=np.int64, count=len(names))
+        tok = to_whole[tok] if len(tok) else tok
+        if (tok < 0).any():
+            raise InputError("the references changed since their document frequencies were counted")
+    width = max(len(names if whole is None else whole.names), 1)
+    idf = _idf(n_seg if whole is None else whole.segments)
     sq_norm = np.zeros((n_ref, n))
     empty, small = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
     keys, match = [empty] * n, [empty] * n
     dfs, ref, tfs = [small] * n, [small] * n, [small] * n  # below 2**31: half the bytes of int64
-    for j, g in _orders(tok, lay, vocab, n, n_ref):
-        e_gram, e_seg = g.gram[g.first], owner[g.txt]
-        run = np.ones(len(e_gram), dtype=bool)  # a reference entry of another n-gram or segment than the last
-        run[1:] = (e_gram[1:] != e_gram[:-1]) | (e_seg[1:] != e_seg[:-1])
-        df = np.bincount(e_gram[run], minlength=len(g.distinct))
-        sq_norm[:, j] = _norms(lay, g.at[g.first], _squares(g.tf, df[e_gram], idf), n_ref)
-        keys[j], match[j] = g.distinct, e_gram * n_seg + e_seg
-        dfs[j], ref[j], tfs[j] = df.astype(np.int32), g.txt.astype(np.int32), g.tf.astype(np.int32)
-    return CiderSide(names, seg, refs.lens, sq_norm, keys, dfs, match, ref, tfs)
+    at = empty  # each n-gram of the order before: its index among ``whole``'s
+    for j, g, e_gram, e_seg, df in _reference_orders(tok, lay, width, n, owner):
+        if whole is None:
+            keys[j], dfs[j], gram = g.distinct, df.astype(np.int32), e_gram
+        else:
+            at = _in_whole(whole, j, g.distinct if j == 0 else at[g.distinct // width] * width + g.distinct % width)
+            keys[j], dfs[j], gram = whole.keys[j], whole.df[j], at[e_gram]
+        sq_norm[:, j] = _norms(lay, g.at[g.first], _squares(g.tf, dfs[j][gram], idf), n_ref)
+        match[j], ref[j], tfs[j] = gram * n_seg + e_seg, g.txt.astype(np.int32), g.tf.astype(np.int32)
+        if whole is not None:  # entries sorted by match, as :func:`cider_against` searches them
+            by = np.argsort(match[j], kind="stable")
+            match[j], ref[j], tfs[j] = match[j][by], ref[j][by], tfs[j][by]
+    if whole is not None:
+        keys = [whole.keys[j] for j in range(n)]
+        dfs = [whole.df[j] for j in range(n)]
+    documents = None if whole is None else whole.segments
+    return CiderSide(names if whole is None else whole.names, seg, refs.lens, sq_norm, keys, dfs, match, ref, tfs,
+                     documents)  # fmt: skip
 
 
 def _expand(lo: IntArray, count: IntArray) -> tuple[IntArray, IntArray]:

@@ -4,6 +4,7 @@ caller is told how many scores that hit through :class:`~ngrameval.errors.Undefi
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import math
 import re
 import threading
@@ -53,11 +54,36 @@ def warn_undefined(undefined: NDArray[np.bool_], metric: str, why: str) -> None:
     n = int(np.count_nonzero(undefined))
     if n or _zeros:
         total = undefined.size
-        warnings.warn(
-            f"{metric}: {n} of {total} score(s) undefined ({why}); reported as 0",
-            UndefinedMetricWarning,
-            stacklevel=3,
-        )
+        warn(f"{metric}: {n} of {total} score(s) undefined ({why}); reported as 0", UndefinedMetricWarning, 3)
+
+
+Said = list[tuple[type[Warning], str]]  # warnings kept: (category, message)
+_kept: contextvars.ContextVar[Said | None] = contextvars.ContextVar("ngrameval_kept_warnings", default=None)
+
+
+def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:
+    """``warnings.warn(message, category, stacklevel)``, or, inside :func:`keeping` (in this thread's context),
+    the warning appended to that block's list: how ngrameval says a warning while measuring."""
+    kept = _kept.get()
+    if kept is None:
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+    else:
+        kept.append((category, message))
+
+
+@contextlib.contextmanager
+def keeping() -> Iterator[Said]:
+    """The warnings ngrameval says inside (:func:`warn`) in this thread's context, in the list yielded (filled as
+    they are said), and not said. One task of a Dask worker running several at once on threads keeps its own
+    warnings: unlike ``warnings.catch_warnings``, which swaps process-wide hooks (two threads entering and leaving
+    it in turn restore each other's, and a warning lands in another task's list or none). Warnings of other
+    libraries are not kept."""
+    said: Said = []
+    token = _kept.set(said)
+    try:
+        yield said
+    finally:
+        _kept.reset(token)
 
 
 _COUNTED = re.compile(r"(\d+) of (\d+) ")
@@ -83,7 +109,14 @@ def counting_zeros() -> Iterator[None]:
 def summed_warnings() -> Iterator[None]:
     """The warnings raised inside, each said once at the end: ``"PINC: 3 of 10 score(s) undefined ..."`` of
     several systems, chunks or partitions becomes one warning with the counts added (:func:`say_summed`), so
-    scoring in memory, streamed or on Dask says the same."""
+    scoring in memory, streamed or on Dask says the same. Inside :func:`keeping` (a task on a Dask worker) only
+    ngrameval's own warnings of this thread are summed, and into that block's list: no process-wide hook is
+    touched."""
+    if _kept.get() is not None:
+        with keeping() as said, counting_zeros():
+            yield
+        say_summed(said, stacklevel=4)
+        return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with counting_zeros():
@@ -106,7 +139,7 @@ def say_summed(items: Iterable[tuple[type[Warning], str]], stacklevel: int = 2) 
         counted = "{} of {} " in text
         if counted and n == 0 and not _zeros:
             continue
-        warnings.warn(text.format(n, total) if counted else text, category, stacklevel=stacklevel)
+        warn(text.format(n, total) if counted else text, category, stacklevel=stacklevel)
 
 
 def divide(num: FloatArray, den: FloatArray) -> FloatArray:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import itertools
 import re
 import sys
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
@@ -39,7 +38,7 @@ from numpy.typing import NDArray
 
 from ngrameval import _direct, _overlap, _rouge
 from ngrameval.errors import ConfigError
-from ngrameval.metrics.policy import FloatArray
+from ngrameval.metrics.policy import FloatArray, warn
 from ngrameval.metrics.rows import Batch, RowMetric, Rows
 from ngrameval.ngrams.count import ngram_totals
 from ngrameval.ngrams.stats import mean_of_rows, mean_rows
@@ -364,7 +363,7 @@ def _warn_lost_texts(pre: Preprocess, refs: Sequence[str], systems: Sequence[Seq
     lost_refs = _lost(refs, lower)
     if hyps or lost_refs:
         n_hyps = sum(len(h) for h in systems)
-        warnings.warn(
+        warn(
             f"ROUGE ({pre.tokenize} profile, ASCII letters and digits only): {hyps} of {n_hyps} system segments "
             f"and {lost_refs} of {len(refs)} references have letters or digits but lose all their tokens, so they "
             "score 0; for other scripts use --rouge-profile unicode (API: profile='unicode'; spec: "

@@ -15,7 +15,8 @@ files, Dask) loops over metrics and never asks which class one is; what it needs
 - ``keeps_references``: what its rows need from the references alone can be made once (:meth:`RowMetric.reference_side`,
   a :class:`KeptSide` of arrays), kept (the reference cache, :mod:`ngrameval.scale.files`) and the systems counted
   against it (:meth:`RowMetric.rows_against`), bit for bit its :meth:`RowMetric.rows` (CIDEr's document frequencies
-  and reference vectors).
+  and reference vectors); its corpus-wide part is counted per piece of segments and added exactly
+  (:meth:`RowMetric.reference_counts`, :meth:`RowMetric.merged_counts`: CIDEr's document frequencies on Dask).
 
 Products shared by several metrics of one text setting (the n-gram statistics, the encoded references, the
 normalised raw text, one ROUGE tokenization for every variant) are made once per :class:`Batch`.
@@ -168,6 +169,16 @@ class KeptSide(Protocol):
         ...
 
 
+class SideCounts(Protocol):
+    """The part of a metric's reference side that depends on every reference of the corpus, as counts of some
+    segments' references that add exactly over disjoint pieces (:meth:`RowMetric.reference_counts`)."""
+
+    @property
+    def segments(self) -> int:
+        """The segments whose references it counts."""
+        ...
+
+
 class RowMetric:
     """What every metric class offers orchestration (see the module docstring); the defaults are a metric of
     its own rows that reads tokenized text, higher is better."""
@@ -227,9 +238,21 @@ class RowMetric:
         """The breakdown of a summed row of statistics counted at ``order`` (None: the metric has none)."""
         return None
 
-    def reference_side(self, seg_refs: Sequence[Sequence[str]], pre: Preprocess) -> KeptSide:
+    def reference_side(
+        self, seg_refs: Sequence[Sequence[str]], pre: Preprocess, whole: SideCounts | None = None
+    ) -> KeptSide:
         """What the rows need from the references ``seg_refs`` (segment-major) alone, under ``pre``
-        (``keeps_references`` metrics)."""
+        (``keeps_references`` metrics); ``whole``: the corpus-wide counts of a corpus these segments are a piece of
+        (:meth:`merged_counts`), which the side then uses, so that rows against it are the whole corpus's rows of
+        these segments."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no reference side")
+
+    def reference_counts(self, seg_refs: Sequence[Sequence[str]], pre: Preprocess) -> SideCounts:
+        """The corpus-wide part of the reference side of ``seg_refs`` alone, as counts (a Dask partition's)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no reference side")
+
+    def merged_counts(self, pieces: Sequence[SideCounts]) -> SideCounts:
+        """The :meth:`reference_counts` of pieces of disjoint segments added, exactly (in any grouping)."""
         raise NotImplementedError(f"{type(self).__name__} keeps no reference side")
 
     def side_signature(self) -> str:

@@ -9,6 +9,10 @@ for bit. A fold is a few microseconds per partition and runs where ``rows_p`` is
 workers is the accumulator, one row per metric and system (a tree of partial sums would reorder the
 float additions). The per-segment rows are freed as soon as they are folded.
 
+CIDEr and CIDEr-D take a first pass too (:mod:`ngrameval.scale.dask.sides`): each partition's reference document
+frequencies are counted on its worker and added in a tree (integers: exact), and each partition is scored against
+a reference side of its own made with the corpus's document frequencies: the single-machine CIDEr bit for bit.
+
 NIST takes a first distributed pass (:mod:`ngrameval.scale.dask.nist`): each partition's reference n-grams are
 counted on its worker and cut into G bucket groups by a hash of their first two tokens' strings; each group's
 counts are added over the partitions in a tree (exact: integer sums) and weighted in a task of its own, and each
@@ -21,7 +25,6 @@ from __future__ import annotations
 
 import glob
 import os
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
 
     from ngrameval.api import Score
     from ngrameval.metrics.registry import MetricSpec
+    from ngrameval.scale.dask.sides import Counts
     from ngrameval.scale.refcounts import WeightSource
     from ngrameval.text.pipeline import Preprocess
 
@@ -70,17 +74,17 @@ class Partition:
 
 
 def check_specs(specs: Sequence[MetricSpec], nist: bool = False) -> None:
-    """ConfigError for a metric the distributed path cannot give exactly: CIDEr (document frequencies over every
-    reference of the corpus, which no pass counts across partitions: each partition's own would give another
-    score), and NIST (global information weights) unless the caller counts the references first (``nist``, as
-    :func:`corpus_rows` does)."""
+    """ConfigError for a metric the distributed path cannot give exactly: a corpus-wide metric whose statistics no
+    pass counts across partitions (each partition's own would give another score; CIDEr's document frequencies are
+    counted in a first pass, :mod:`ngrameval.scale.dask.sides`), and NIST (global information weights) unless the
+    caller counts the references first (``nist``, as :func:`corpus_rows` does)."""
     for sp in specs:
-        if sp.metric.corpus_wide and not sp.metric.needs_info:
+        if sp.metric.corpus_wide and not sp.metric.needs_info and not sp.metric.keeps_references:
             raise ConfigError(
-                f"{sp.metric.display_name()} cannot be counted on Dask partitions: its document frequencies depend on "
-                "every reference of the corpus; score it on one machine (without --scheduler)"
+                f"{sp.metric.display_name()} cannot be counted on Dask partitions: its statistics depend on every "
+                "reference of the corpus; score it on one machine (without --scheduler)"
             )
-        if sp.metric.corpus_wide and not nist:
+        if sp.metric.corpus_wide and sp.metric.needs_info and not nist:
             raise ConfigError(
                 "NIST needs the reference n-gram counts of the whole corpus, which the distributed path does not "
                 "count yet; score NIST on one machine (ngrameval score --jobs N)"
@@ -92,18 +96,22 @@ def partition_rows(
     specs: Sequence[MetricSpec],
     max_cells: int | None = None,
     weights: Mapping[Preprocess, WeightSource] | None = None,
+    whole: Counts | None = None,
 ) -> tuple[list[MetricRows], frozenset[int], Said]:
     """The summable rows of one partition (on a worker), the reference counts per segment seen and the
     warnings raised; ``max_cells`` is the client's bound (:mod:`ngrameval.limits`), set on the worker for this
     task; ``weights``: NIST's information weights of the partition's reference n-grams, from the whole corpus
-    (:func:`ngrameval.scale.dask.nist.nist_rows`)."""
+    (:func:`ngrameval.scale.dask.nist.nist_rows`); ``whole``: the corpus's counts of the reference sides
+    (CIDEr's document frequencies, :mod:`ngrameval.scale.dask.sides`)."""
     from ngrameval.api import measure
     from ngrameval.scale.chunks import Chunk, chunk_rows
+    from ngrameval.scale.dask.sides import partition_sides
 
     with named_errors(part), bounded(max_cells), kept_warnings() as said:
-        if weights:
+        if weights or whole:
             chunk = Chunk(0, part.systems, part.refs, part.source)
-            rows = chunk_rows(chunk, specs, dict(weights), 1)
+            sides = partition_sides(part, specs, whole) if whole else None
+            rows = chunk_rows(chunk, specs, dict(weights or {}), 1, sides=sides)
         else:
             rows = measure(dict(part.systems), part.refs, specs, part.source)
     return rows, frozenset(len(r) for r in part.refs), tuple(said)
@@ -111,16 +119,15 @@ def partition_rows(
 
 @contextmanager
 def kept_warnings() -> Iterator[list[tuple[type[Warning], str]]]:
-    """The warnings raised inside (a task on a worker, whose own stderr goes to its log), in the list yielded
-    once the block ends, to travel with the task's result and be said on the client (:func:`say`)."""
-    from ngrameval.metrics.policy import counting_zeros
+    """The warnings ngrameval says inside (a task on a worker, whose own stderr goes to its log), in the list
+    yielded, to travel with the task's result and be said on the client (:func:`say`). Kept in the task's own
+    context (:func:`ngrameval.metrics.policy.keeping`), not by ``warnings.catch_warnings``: on a worker with several
+    threads, tasks entering and leaving that process-wide hook in turn restored each other's, and warnings were lost
+    or counted in another task. Other libraries' warnings stay in the worker's log."""
+    from ngrameval.metrics.policy import counting_zeros, keeping
 
-    said: list[tuple[type[Warning], str]] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with counting_zeros():  # the client adds the partitions' counts up: it needs every total
-            yield said
-    said.extend((w.category, str(w.message)) for w in caught)
+    with keeping() as said, counting_zeros():  # the client adds the partitions' counts up: it needs every total
+        yield said
 
 
 def say(said: Said) -> None:
@@ -134,15 +141,11 @@ def say(said: Said) -> None:
 @contextmanager
 def bounded(max_cells: int | None) -> Iterator[None]:
     """The client's ``max_cells`` (:mod:`ngrameval.limits`) on this worker during one task (``None``: the
-    worker's own)."""
-    from ngrameval.limits import set_max_cells
+    worker's own), also while other tasks run on the worker's other threads (:func:`ngrameval.limits.held`)."""
+    from ngrameval.limits import held
 
-    previous = None if max_cells is None else set_max_cells(max_cells)
-    try:
+    with held(max_cells):
         yield
-    finally:
-        if previous is not None:
-            set_max_cells(previous)
 
 
 @contextmanager
@@ -181,6 +184,7 @@ def summed(
     """Lazy: the :class:`Summed` rows and warnings of every partition (see :func:`corpus_rows`)."""
     from ngrameval.api import checked_specs
     from ngrameval.scale.dask import nist as nd_nist
+    from ngrameval.scale.dask.sides import whole_graph
 
     dask = _dask()
     specs = checked_specs(specs)
@@ -189,14 +193,16 @@ def summed(
         raise InputError("no partition to score")
     groups = nd_nist.checked_groups(nist_groups, len(partitions))
     graph = None
-    if any(sp.metric.corpus_wide for sp in specs):
+    if any(sp.metric.corpus_wide and sp.metric.needs_info for sp in specs):
         graph = nd_nist.weights_graph(partitions, specs, groups)
+    whole = whole_graph(partitions, specs)
     acc = None
     for k, p in enumerate(partitions):
         if graph is None:
-            rows = dask.delayed(partition_rows, pure=True)(p, specs, max_cells)
+            rows = dask.delayed(partition_rows, pure=True)(p, specs, max_cells, None, whole)
         else:
-            rows = dask.delayed(nd_nist.nist_rows, pure=True)(p, specs, max_cells, graph.unigrams, graph.found[k])
+            rows = dask.delayed(nd_nist.nist_rows, pure=True)(p, specs, max_cells, graph.unigrams, graph.found[k],
+                                                              whole)  # fmt: skip
         acc = dask.delayed(fold, pure=True)(acc, rows)
     return cast("Delayed", acc)
 

@@ -15,7 +15,9 @@ the client (``S`` systems, ``n`` segments, 8-byte floats):
 - ``plane``: the integer n-gram totals of each judged system (``S x (5N + 3)`` numbers a partition),
   added up in any order (integer-valued floats: exact below 2**53).
 
-NIST is refused by ``compare`` here as by the corpus path (its information weights are corpus-wide).
+NIST is refused by ``compare`` and the sentence scores here (its information weights are counted by the corpus
+and ``stats`` paths only); CIDEr and CIDEr-D take their document frequencies from the whole corpus
+(:mod:`ngrameval.scale.dask.sides`) on every path.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from ngrameval.scale.dask.cluster import (
     say,
     system_names,
 )
+from ngrameval.scale.dask.sides import whole_graph
 
 if TYPE_CHECKING:
     from dask.delayed import Delayed
@@ -55,6 +58,7 @@ if TYPE_CHECKING:
     from ngrameval.meta.significance import Comparison
     from ngrameval.metrics.registry import MetricSpec
     from ngrameval.ngrams.stats import MetricRows, Stats
+    from ngrameval.scale.dask.sides import Counts
     from ngrameval.scale.stored import RunStats
     from ngrameval.text.pipeline import Preprocess
 
@@ -106,7 +110,8 @@ def _segment_graph(
     check_specs(specs)
     if not partitions:
         raise InputError("no partition to score")
-    parts = [dask.delayed(partition_rows, pure=True)(p, specs, max_cells) for p in partitions]
+    whole = whole_graph(partitions, specs)
+    parts = [dask.delayed(partition_rows, pure=True)(p, specs, max_cells, None, whole) for p in partitions]
     graph: Delayed = dask.delayed(_assembled, pure=True)(parts, specs)
     return graph
 
@@ -222,14 +227,15 @@ def plane(
 
 
 def _rows_written(
-    part: Partition, specs: Sequence[MetricSpec], max_cells: int | None, path: str, render: Render
-) -> tuple[list[MetricRows], frozenset[int], Said]:
-    """``partition_rows`` of ``part``, its sentence scores written to ``path`` first as ``render`` gives them
-    (atomically; segments numbered from 1 within the shard)."""
+    part: Partition, specs: Sequence[MetricSpec], max_cells: int | None, path: str, render: Render,
+    whole: Counts | None = None,
+) -> tuple[list[MetricRows], frozenset[int], Said]:  # fmt: skip
+    """``partition_rows`` of ``part`` (``whole``: the reference sides' corpus counts), its sentence scores written
+    to ``path`` first as ``render`` gives them (atomically; segments numbered from 1 within the shard)."""
     from ngrameval.api import named, scores_of
     from ngrameval.io.write import write_atomic
 
-    rows, n_refs, said = partition_rows(part, specs, max_cells)
+    rows, n_refs, said = partition_rows(part, specs, max_cells, None, whole)
     with kept_warnings() as more:  # what scoring the sentences says, for the client too
         scores = scores_of(named(rows, specs, sorted(n_refs)), list(part.systems), sentence=True)
     write_atomic(path, render(scores))
@@ -262,10 +268,11 @@ def written(
     labels = list(getattr(partitions, "labels", ()))
     if len(set(labels)) != len(partitions):
         raise InputError(f"the partitions' labels must differ, one file each in {out_dir}: {labels[:5]}")
+    whole = whole_graph(partitions, specs)
     acc = None
     for p, label in zip(partitions, labels):
         path = os.path.join(out_dir, f"{label}.{ext}")
-        rows = dask.delayed(_rows_written, pure=True)(p, specs, max_cells, path, render)
+        rows = dask.delayed(_rows_written, pure=True)(p, specs, max_cells, path, render, whole)
         acc = dask.delayed(fold, pure=True)(acc, rows)
     return cast("Delayed", acc)
 
@@ -286,15 +293,24 @@ def write_sentences(
 
 
 def _partition_stats(
-    part: Partition, specs: Sequence[MetricSpec], max_cells: int | None, keep_texts: bool, *nist: Any
+    part: Partition,
+    specs: Sequence[MetricSpec],
+    max_cells: int | None,
+    keep_texts: bool,
+    nist: tuple[Any, ...] = (),
+    whole: Counts | None = None,
 ) -> tuple[RunStats, Said]:
     """The :class:`~ngrameval.scale.stored.RunStats` of one partition (on its worker: its texts' digests, and the
     texts with ``keep_texts``) and its warnings; ``nist``: the corpus unigrams and the partition's lookups of NIST's
-    weights (:func:`ngrameval.scale.dask.nist.nist_rows`), or nothing."""
+    weights (:func:`ngrameval.scale.dask.nist.nist_rows`), or nothing; ``whole``: the reference sides' corpus
+    counts (:mod:`ngrameval.scale.dask.sides`)."""
     from ngrameval.scale.dask.nist import nist_rows
     from ngrameval.scale.stored import run_of
 
-    rows, _, said = nist_rows(part, specs, max_cells, *nist) if nist else partition_rows(part, specs, max_cells)
+    if nist:
+        rows, _, said = nist_rows(part, specs, max_cells, nist[0], nist[1], whole)
+    else:
+        rows, _, said = partition_rows(part, specs, max_cells, None, whole)
     with named_errors(part):
         return run_of(dict(part.systems), part.refs, part.source, rows, specs, keep_texts), said
 
@@ -317,8 +333,8 @@ def counted_stats(
 ) -> RunStats:
     """The statistics of the concatenated ``partitions`` under ``specs``, counted on the workers and merged in
     order on the client: the :class:`~ngrameval.scale.stored.RunStats` :func:`ngrameval.count_stats` gives for the
-    whole corpus on one machine, bit for bit (NIST with the weights of the whole corpus, :mod:`.nist`; CIDEr, whose
-    document frequencies are not counted across partitions, is refused). Memory on the client: every segment's
+    whole corpus on one machine, bit for bit (NIST with the weights of the whole corpus, :mod:`.nist`; CIDEr with
+    its document frequencies, :mod:`.sides`). Memory on the client: every segment's
     rows (see the module docstring) and, with ``keep_texts``, the texts."""
     from ngrameval.api import checked_specs
     from ngrameval.scale.dask import nist as nd_nist
@@ -329,11 +345,12 @@ def counted_stats(
     if not partitions:
         raise InputError("no partition to score")
     graph = None
-    if any(sp.metric.corpus_wide for sp in specs):
+    if any(sp.metric.corpus_wide and sp.metric.needs_info for sp in specs):
         graph = nd_nist.weights_graph(partitions, specs, nd_nist.checked_groups(nist_groups, len(partitions)))
+    whole = whole_graph(partitions, specs)
     parts = [
         dask.delayed(_partition_stats, pure=True)(p, specs, max_cells, keep_texts,
-                                                  *(() if graph is None else (graph.unigrams, graph.found[k])))
+                                                  () if graph is None else (graph.unigrams, graph.found[k]), whole)
         for k, p in enumerate(partitions)
     ]  # fmt: skip
     labels = list(getattr(partitions, "labels", ())) or [f"partition {k}" for k in range(len(partitions))]

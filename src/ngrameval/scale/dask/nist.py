@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
     from ngrameval.metrics.registry import MetricSpec
     from ngrameval.scale.dask.cluster import Partition
+    from ngrameval.scale.dask.sides import Counts
     from ngrameval.text.pipeline import Preprocess
 
 PARTITIONS_PER_GROUP = 2  # the automatic G: one bucket group per this many partitions ...
@@ -353,9 +354,10 @@ def nist_rows(
     max_cells: int | None,
     unigrams: dict[Preprocess, Unigrams],
     found: Sequence[dict[Preprocess, list[NDArray[np.float64]]]],
+    whole: Counts | None = None,
 ) -> Any:
     """:func:`ngrameval.scale.dask.cluster.partition_rows` with NIST weighted by the lookups ``found`` (one per
-    group) and the corpus ``unigrams``."""
+    group) and the corpus ``unigrams`` (``whole``: the reference sides' corpus counts, as there)."""
     from ngrameval.scale.chunks import nist_orders
     from ngrameval.scale.dask.cluster import partition_rows
 
@@ -363,10 +365,10 @@ def nist_rows(
         pre: PartitionWeights(order, unigrams[pre], [f[pre] for f in found])
         for pre, order in nist_orders(specs).items()
     }
-    return partition_rows(part, specs, max_cells, weights)
+    return partition_rows(part, specs, max_cells, weights, whole)
 
 
-def _tree(dask: Any, items: list[Delayed], merge: Callable[..., Any]) -> Delayed:
+def tree(dask: Any, items: list[Delayed], merge: Callable[..., Any]) -> Delayed:
     """``merge`` over ``items`` in a tree, :data:`FAN_IN` at a time."""
     while len(items) > 1:
         batches = [items[i : i + FAN_IN] for i in range(0, len(items), FAN_IN)]
@@ -392,12 +394,12 @@ def weights_graph(partitions: Sequence[Delayed], specs: Sequence[MetricSpec], gr
     dask = _dask()
     orders = nist_orders(specs)
     counted = [dask.delayed(partition_groups, pure=True)(p, orders, groups) for p in partitions]
-    unigrams = _tree(dask, [c[0] for c in counted], merged_unigrams)
+    unigrams = tree(dask, [c[0] for c in counted], merged_unigrams)
     needs = [dask.delayed(partition_needs, pure=True)(p, orders, groups, unigrams) for p in partitions]
     found: list[list[Delayed]] = [[] for _ in partitions]
     weights = []
     for g in range(groups):
-        merged = _tree(dask, [c[1 + g] for c in counted], merged_groups)
+        merged = tree(dask, [c[1 + g] for c in counted], merged_groups)
         weights.append(dask.delayed(weighed_groups, pure=True)(merged, unigrams))
         for k, need in enumerate(needs):
             found[k].append(dask.delayed(looked_up_groups, pure=True)(need[g], weights[-1]))
