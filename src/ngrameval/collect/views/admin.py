@@ -161,6 +161,10 @@ async def export_csv(request: Request) -> Response:
         body = export.descriptions_csv(store, raw)
     elif name == "judgments.csv":
         body = export.judgments(store, raw, weight, floor)[0]
+    elif name == "judges.csv" and here.study.kind == "pairwise":
+        body = export.pair_judges_csv(export.pair_judges(store, raw))
+    elif name == "preference_controls.csv" and here.study.kind == "pairwise":
+        body = export.preference_controls_csv(store, raw)
     elif name == "judges.csv" and here.study.rating:
         body = export.judges_csv(export.judgments(store, raw, weight, floor)[1], floor)
     elif name == "preferences.csv" and here.study.kind == "pairwise":
