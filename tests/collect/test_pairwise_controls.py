@@ -21,6 +21,7 @@ from sqlalchemy import select
 
 from collect.races import at_once
 from collect.test_app import TestClient, _field, _login
+from collect.test_pairwise import _pair_of_page as _shown
 from collect.test_pairwise import write_pairwise
 from ngrameval.collect import stopping
 from ngrameval.collect.app import create_app
@@ -48,15 +49,6 @@ def _store(tmp_path: Path, url: str | None, rating: str = CONTROLS, pairwise: st
 def _arrive(store: Store, who: str) -> tuple[TestClient, str]:
     c = TestClient(create_app(store), follow_redirects=True)
     return c, c.get(f"/start?PROLIFIC_PID={who}&STUDY_ID=S&SESSION_ID={who}").text
-
-
-def _shown(store: Store, page: str) -> tuple[TrialRow, PairRow]:
-    with store.session() as s:
-        t = s.scalar(select(TrialRow).where(TrialRow.lease == _field(page, "token")))
-        assert t is not None
-        p = s.scalar(select(PairRow).where(PairRow.trial_id == t.id))
-        assert p is not None
-        return t, p
 
 
 def _post(c: TestClient, page: str, choice: str) -> tuple[int, str]:
