@@ -369,3 +369,20 @@ def test_racing_judges_get_their_own_controls_and_never_overspend(tmp_path: Path
     with store.session() as s:
         normal = sum(1 for t in shown if t.kind == "normal")
         assert read_settlement(s, store.study).answers == normal < 100
+
+
+@pytest.mark.slow
+def test_drop_flagged_is_for_side_by_side_studies(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from collect.collect_studies import write_study
+
+    path = write_study(tmp_path / "rate", "rate")
+    run = subprocess.run(
+        [sys.executable, "-m", "ngrameval", "collect", "export", str(path), "--out", str(tmp_path / "x"),
+         "--drop-flagged"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 2 and run.stdout == "" and not (tmp_path / "x").exists()
+    assert run.stderr.count("\n") == 1 and "--drop-flagged is for side-by-side" in run.stderr
