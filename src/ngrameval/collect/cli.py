@@ -215,7 +215,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         sys.stdout.write(settlement.table())
     if stop is not None:
         print(f"stopped: {stop.detail}" if stop.stopped else f"running{': ' + stop.detail if stop.detail else ''}")
-    if checks is not None:
+    if checks is not None and st.bad_references:
         flagged = [j["judge"] for j in checks["per_judge"] if j["flagged"]]
         print(f"judges: {checks['checked']} checked, {checks['flagged']} flagged by the bad-reference test"
               f"{': ' + ', '.join(flagged) if flagged else ''}")  # fmt: skip
