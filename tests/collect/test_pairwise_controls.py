@@ -252,6 +252,9 @@ def test_status_names_the_flagged_judges(tmp_path: Path, capsys: pytest.CaptureF
     got = json.loads(_status(store, capsys, "-f", "json"))["judges"]
     assert got["checked"] == 2 and got["flagged"] == 1 and got["decisive"] == 2
     assert {j["judge"]: j["flagged"] for j in got["per_judge"]}[lefty] is True
+    plain = _store(tmp_path / "plain", None, rating="repeats = 1")  # no bad references: no test to report
+    _work(plain, "lefty", always_left)
+    assert "judges:" not in _status(plain, capsys)
 
 
 @pytest.mark.slow
