@@ -211,6 +211,8 @@ def test_careless_judges_are_flagged_and_a_careful_one_is_not(tmp_path: Path, db
     judges_csv = admin.get("/admin/export/judges.csv").text
     rows = {r["judge"]: r for r in csv.DictReader(io.StringIO(judges_csv))}
     assert {names[j]: r["flagged"] for j, r in rows.items()} == {"careful": "False", "lefty": "True", "random": "True"}
+    kept = csv.DictReader(io.StringIO(admin.get("/admin/export/preferences.csv?drop_flagged=1").text))
+    assert Counter(names[r["rater"]] for r in kept) == {"careful": 20}
     # the exports: preferences.csv holds real comparisons only; the controls are marked as such elsewhere
     out = export_all(store, tmp_path / "export", datasheet=True)
     files = {p.name: p.read_text() for p in out}
