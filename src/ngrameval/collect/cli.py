@@ -9,6 +9,7 @@ import os
 import secrets
 import sys
 from pathlib import Path
+from typing import Any
 
 from ngrameval.errors import InputError, MissingDependencyError
 
@@ -108,8 +109,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     store = _store(args)
     store.init()
     weight = args.weight == "reliability"
-    for path in export_all(store, Path(args.out), args.raw_ids, args.datasheet, weight, args.min_reliability):
+    if args.drop_flagged and store.study.kind != "pairwise":
+        raise InputError("--drop-flagged is for side-by-side (pairwise) studies; rating studies: --min-reliability")
+    paths = export_all(store, Path(args.out), args.raw_ids, args.datasheet, weight, args.min_reliability,
+                       args.drop_flagged)  # fmt: skip
+    for path in paths:
         print(path)
+    if args.drop_flagged:
+        print("judges flagged by the bad-reference test left out of preferences.csv (judges.csv: dropped)")
     if args.min_reliability is not None:
         below = args.min_reliability
         print(f"judges with reliability weight below {below} left out of judgments.csv (judges.csv: dropped)")
@@ -185,6 +192,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     st = store.study
     counts = store.counts()
     settlement, stop = overview(store)
+    checks = _pair_checks(store) if st.kind == "pairwise" else None
     if args.criterion and settlement is not None:
         with store.session() as s:
             settlement = read_settlement(s, st, args.criterion)
@@ -195,6 +203,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             "counts": counts,
             "ranking": settlement.as_dict() if settlement else None,
             "stopping": stop.as_dict() if stop else None,
+            **({"judges": checks} if checks is not None else {}),
         }
         print(json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False))
         return 0
@@ -206,7 +215,23 @@ def cmd_status(args: argparse.Namespace) -> int:
         sys.stdout.write(settlement.table())
     if stop is not None:
         print(f"stopped: {stop.detail}" if stop.stopped else f"running{': ' + stop.detail if stop.detail else ''}")
+    if checks is not None and st.bad_references:
+        flagged = [j["judge"] for j in checks["per_judge"] if j["flagged"]]
+        print(f"judges: {checks['checked']} checked, {checks['flagged']} flagged by the bad-reference test"
+              f"{': ' + ', '.join(flagged) if flagged else ''}")  # fmt: skip
     return 0
+
+
+def _pair_checks(store: Any) -> dict[str, Any]:
+    """A side-by-side study's judge checks for ``collect status``: the datasheet's summary and each judge's."""
+    import dataclasses
+
+    from ngrameval.collect.datasheet import pair_summary
+    from ngrameval.collect.export import pair_judges
+
+    judges = pair_judges(store)
+    per = [{"judge": j.judge, "group": j.group, **dataclasses.asdict(j.check)} for j in judges]
+    return {**pair_summary(judges, store.study.alpha), "per_judge": per}
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -307,6 +332,12 @@ def add_collect_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore
         type=_non_negative,
         metavar="X",
         help="leave out of judgments.csv the judges whose mean reliability weight is below X (1 = an average judge)",
+    )
+    q.add_argument(
+        "--drop-flagged",
+        action="store_true",
+        help="side-by-side studies: leave out of preferences.csv the judges whose bad-reference test failed "
+        "(p >= [rating] alpha)",
     )
     q.set_defaults(func=cmd_export)
     q = csub.add_parser(

@@ -31,14 +31,30 @@ def _span(times: list[dt.datetime]) -> dict[str, str | None]:
 def _judges(store: Store) -> dict[str, Any]:
     """Per-judge consistency over the rating controls (repeats, known answers, bad references): how many judges
     were checked, how many flagged."""
-    from ngrameval.collect.export import judgments  # the same checks the judges.csv export holds
+    from ngrameval.collect.export import judgments, pair_judges  # the same checks the judges.csv export holds
 
+    if store.study.kind == "pairwise":
+        return pair_summary(pair_judges(store), store.study.alpha)
     _, summaries = judgments(store, raw_ids=False)
     return {
         "checked": len(summaries),
         "flagged": sum(s.check.flagged for s in summaries),
         "decisive": sum(bool(s.check.decisive) for s in summaries),
         "test": f"one-sided exact signed-rank test of bad references below their originals, alpha {store.study.alpha}",
+    }
+
+
+def pair_summary(judges: list[Any], alpha: float) -> dict[str, Any]:
+    """How many side-by-side judges (:class:`ngrameval.collect.export.PairJudge`) were checked, flagged by the
+    bad-reference test, had enough bad references for it (decisive), and their mean repeat agreement."""
+    agree = [j.check.repeat_agreement for j in judges if j.check.repeat_agreement is not None]
+    return {
+        "checked": len(judges),
+        "flagged": sum(j.check.flagged for j in judges),
+        "decisive": sum(j.check.decisive for j in judges),
+        "repeat_agreement": round(sum(agree) / len(agree), 6) if agree else None,
+        "test": "one-sided exact binomial (sign) test that the original is chosen over its bad reference more "
+        f"often than chance, a tie counting as not choosing it, alpha {alpha}",
     }
 
 
@@ -112,6 +128,7 @@ def datasheet(store: Store) -> dict[str, Any]:
                 "items": st.training_items,
                 "max_error": st.training_max_error,
                 "qualifies": st.training_qualifies,
+                **({"known_answer": "an output against its own degraded copy"} if st.kind == "pairwise" else {}),
             }
             if st.training_items
             else None,

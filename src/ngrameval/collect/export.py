@@ -321,10 +321,12 @@ def export_all(
     datasheet: bool = False,
     weight: bool = False,
     min_reliability: float | None = None,
+    drop_flagged: bool = False,
 ) -> list[Path]:
     """Write every export of the study into directory ``out`` (atomically, file by file); the paths written.
     ``datasheet``: also ``datasheet.json`` (:mod:`ngrameval.collect.datasheet`); ``weight`` and
-    ``min_reliability`` as :func:`judgments` takes them."""
+    ``min_reliability`` as :func:`judgments` takes them; ``drop_flagged`` (side-by-side): leave the judges the
+    bad-reference test flags out of preferences.csv (judges.csv: ``dropped``)."""
     out.mkdir(parents=True, exist_ok=True)
     files = {"ledger.csv": ledger_csv(store, raw_ids), "assignments.csv": assignments_csv(store, raw_ids)}
     if datasheet:
@@ -332,7 +334,11 @@ def export_all(
 
         files["datasheet.json"] = datasheet_json(store)
     if store.study.kind == "pairwise":
-        files["preferences.csv"], files["preference_repeats.csv"] = preferences_csv(store, raw_ids)
+        judges = pair_judges(store, raw_ids)
+        drop = frozenset(j.judge for j in judges if j.check.flagged and drop_flagged)
+        files["preferences.csv"], files["preference_repeats.csv"] = preferences_csv(store, raw_ids, drop)
+        files["preference_controls.csv"] = preference_controls_csv(store, raw_ids)
+        files["judges.csv"] = pair_judges_csv(judges, drop_flagged)
         files.update({f"outputs/{k}": v for k, v in outputs(store).items()})
     elif store.study.rating:
         text, summaries = judgments(store, raw_ids, weight, min_reliability)
@@ -426,21 +432,91 @@ PREFERENCE_COLUMNS = ("item", "system_a", "system_b", "winner", "rater", "group"
                       "tier", "position")  # fmt: skip
 
 
-def preferences_csv(store: Store, raw_ids: bool = False) -> tuple[str, str]:
+def preferences_csv(store: Store, raw_ids: bool = False, dropped: frozenset[str] = frozenset()) -> tuple[str, str]:
     """A side-by-side study's answers in :mod:`ngrameval.io.preferences`' layout (``item, system_a, system_b,
     winner`` in a|b|tie; ``ngrameval compare --preferences`` and ``correlate --judgments-layout preferences`` read
     it) plus the rater (pseudonymised), their group, the seconds taken, the reason, ``left`` (the system shown on
     the left, as "A"), the tier and the trial's position: (the comparisons, the repeat controls — a repeat shows
     an earlier comparison of the judge with the sides swapped; ``position`` is its original's and the last column,
-    ``original_winner``, the winner answered there, so a judge's consistency can be read off)."""
-    rows = store.preferences()
+    ``original_winner``, the winner answered there, so a judge's consistency can be read off). Only normal
+    comparisons are preferences; bad references and training comparisons go to :func:`preference_controls_csv`.
+    The comparisons of the judges named in ``dropped`` are left out."""
+    rows = store.preferences(kinds=("normal", "repeat"))
     first: dict[tuple[int, int | None], str | None] = {(t.annotator_id, t.position): p.winner for t, p, _ in rows}
     out: dict[bool, list[list[Any]]] = {False: [list(PREFERENCE_COLUMNS)],
                                         True: [[*PREFERENCE_COLUMNS, "original_winner"]]}  # fmt: skip
     for t, p, a in rows:
+        if worker(store, a, raw_ids) in dropped:
+            continue
         repeat = t.kind == "repeat"
         left = t.system if p.left == "a" else p.system_b
         row = [t.item, t.system, p.system_b, p.winner, worker(store, a, raw_ids), a.group, round(t.seconds, 3),
                p.reason, left, t.tier, t.of_position if repeat else t.position]  # fmt: skip
         out[repeat].append([*row, first.get((t.annotator_id, t.of_position))] if repeat else row)
     return _csv(out[False]), _csv(out[True])
+
+
+CONTROL_COLUMNS = ("kind", "item", "system", "chose", "rater", "group", "seconds", "reason", "left", "tier",
+                   "position", "of_position")  # fmt: skip
+
+
+def preference_controls_csv(store: Store, raw_ids: bool = False) -> str:
+    """The answered bad-reference and training comparisons of a side-by-side study (never preferences: both
+    sides are one system's output): ``kind`` (bad, training), the item and system whose output was shown against
+    its own degraded copy, ``chose`` (``original``, ``copy``, ``tie``), the rater, group, seconds, reason,
+    ``left`` (``original`` or ``copy``: what the page showed as A), tier, position and ``of_position`` (a bad
+    reference's comparison in the judge's schedule)."""
+    head: list[list[Any]] = [list(CONTROL_COLUMNS)]
+    names = {"a": "original", "b": "copy", "tie": "tie"}
+    for t, p, a in store.preferences(kinds=("bad", "training")):
+        head.append([t.kind, t.item, t.system, names.get(p.winner or "", p.winner), worker(store, a, raw_ids),
+                     a.group, round(t.seconds, 3), p.reason, names[p.left], t.tier, t.position,
+                     t.of_position])  # fmt: skip
+    return _csv(head)
+
+
+@dataclass(frozen=True)
+class PairJudge:
+    """One judge of a side-by-side study and their :class:`ngrameval.collect.quality.PairCheck`."""
+
+    judge: str
+    group: str
+    check: quality.PairCheck
+
+
+def pair_judges(store: Store, raw_ids: bool = False) -> list[PairJudge]:
+    """Each side-by-side judge's repeat agreement, bad-reference test (at ``[rating] alpha``) and training
+    outcome, in judge order; judges with no answered comparison are left out."""
+    winners: dict[tuple[int, int], str | None] = {}
+    per: dict[int, tuple[Annotator, list[tuple[str, str]], list[str]]] = {}
+    rows = store.preferences()
+    for t, p, _ in rows:
+        winners[t.annotator_id, t.position] = p.winner
+    for t, p, a in rows:
+        _, reps, bad = per.setdefault(a.id, (a, [], []))
+        if t.kind == "repeat" and t.of_position is not None and (a.id, t.of_position) in winners:
+            reps.append((str(winners[a.id, t.of_position]), str(p.winner)))
+        elif t.kind == "bad":
+            bad.append(str(p.winner))
+    alpha = store.study.alpha
+    return [
+        PairJudge(worker(store, a, raw_ids), a.group, quality.pair_check(reps, bad, alpha, a.trained))
+        for a, reps, bad in per.values()
+    ]
+
+
+PAIR_JUDGE_COLUMNS = ("judge", "group", "repeats", "repeat_agreement", "bad_pairs", "bad_preferred", "bad_ties",
+                      "bad_p", "flagged", "decisive", "training")  # fmt: skip
+
+
+def pair_judges_csv(judges: list[PairJudge], dropped: bool = False) -> str:
+    """:func:`pair_judges` as CSV (``judges.csv`` of a side-by-side study); ``dropped``: a last column saying
+    the judge's comparisons were left out of preferences.csv (``--drop-flagged``)."""
+    body: list[list[Any]] = [[*PAIR_JUDGE_COLUMNS, *(["dropped"] if dropped else [])]]
+    for j in judges:
+        c = j.check
+        agree = None if c.repeat_agreement is None else round(c.repeat_agreement, 6)
+        row = [j.judge, j.group, c.repeats, agree, c.bad_pairs, c.bad_preferred, c.bad_ties,
+               None if c.bad_p is None else sig(c.bad_p), c.flagged, c.decisive, c.training]  # fmt: skip
+        body.append([*row, c.flagged] if dropped else row)
+    return _csv(body)

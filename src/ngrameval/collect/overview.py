@@ -13,7 +13,7 @@ from typing import TypeVar
 from sqlalchemy import func, select
 
 from ngrameval.collect import export, quality
-from ngrameval.collect.models import DescriptionRow, RatingRow, StimulusRow
+from ngrameval.collect.models import DescriptionRow, RatingRow, StimulusRow, TrialRow
 from ngrameval.collect.store import Store
 from ngrameval.errors import MissingDependencyError
 
@@ -100,24 +100,35 @@ class DescriptionChecks:
             self.per_annotator = quality.annotator_checks(per_annotator)
 
 
-class JudgeChecks:
-    """The judges' checks of a rating study (:func:`ngrameval.collect.export.judgments`), recomputed only when
-    the number or the newest id of the ratings changed."""
+def judge_summaries(store: Store) -> list[export.JudgeSummary | export.PairJudge]:
+    """The judges' checks of a rating study (:func:`ngrameval.collect.export.judgments`) or of a side-by-side one
+    (:func:`ngrameval.collect.export.pair_judges`)."""
+    if store.study.kind == "pairwise":
+        return list(export.pair_judges(store))
+    return list(export.judgments(store)[1])
 
-    def __init__(self, store: Store, compute: Callable[[Store], list[export.JudgeSummary]] | None = None) -> None:
+
+class JudgeChecks:
+    """The judges' checks of a rating or side-by-side study (:func:`judge_summaries`), recomputed only when the
+    ratings or the answered trials changed (their number or the newest rating's id)."""
+
+    def __init__(
+        self, store: Store, compute: Callable[[Store], list[export.JudgeSummary | export.PairJudge]] | None = None
+    ) -> None:
         self.store = store
-        self.compute = compute or (lambda st: export.judgments(st)[1])
+        self.compute = compute or judge_summaries
         self._lock = threading.Lock()
-        self._key: tuple[int, int] | None = None
-        self.by_judge: dict[str, export.JudgeSummary] = {}
+        self._key: tuple[int, int, int] | None = None
+        self.by_judge: dict[str, export.JudgeSummary | export.PairJudge] = {}
 
     def refresh(self) -> None:
         with self._lock:
             with self.store.session() as s:
                 n, top = s.execute(select(func.count(), func.coalesce(func.max(RatingRow.id), 0))).one()
-            if (n, top) != self._key:
+                answered = int(s.scalar(select(func.count(TrialRow.token))) or 0)
+            if (n, top, answered) != self._key:
                 self.by_judge = {j.judge: j for j in self.compute(self.store)}
-                self._key = (int(n), int(top))
+                self._key = (int(n), int(top), answered)
 
 
 def page_of(rows: list[T], page: int) -> tuple[list[T], int, int]:

@@ -400,3 +400,51 @@ def pairs_by_judge(
         else:
             out[j]
     return dict(out)
+
+
+def preference_p(preferred: int, n: int) -> float:
+    """One-sided exact binomial p-value that a judge who chose the original over its bad reference ``preferred``
+    times in ``n`` such comparisons prefers it more often than chance: ``P(X >= preferred)`` for ``X ~ Bin(n,
+    1/2)``, the sign test (Dixon & Mood 1946) with every comparison counted. 1.0 without comparisons.
+
+    >>> preference_p(5, 5)
+    0.03125
+    """
+    if not 0 <= preferred <= n:
+        raise ValueError(f"preferred must be in 0..{n}, got {preferred}")
+    return math.fsum(math.comb(n, k) for k in range(preferred, n + 1)) / 2**n if n else 1.0
+
+
+@dataclass(frozen=True)
+class PairCheck:
+    """One judge of a side-by-side study: ``repeats`` repeat controls (a comparison again, sides swapped) and the
+    share of them answered as the original (the same winner in system terms; None: no repeats); ``bad_pairs``
+    bad-reference comparisons (an output against its own degraded copy), how many chose the original
+    (``bad_preferred``) and called a tie (``bad_ties``), and :func:`preference_p` (a tie counts as not preferring
+    the original). ``flagged``: p >= alpha, as DA's :class:`JudgeCheck`; ``decisive``: at least
+    :func:`min_pairs` bad-reference answers, the fewest with which the test can reach alpha. ``training``: the
+    judge's training outcome (passed, failed; None: no training)."""
+
+    repeats: int
+    repeat_agreement: float | None
+    bad_pairs: int
+    bad_preferred: int
+    bad_ties: int
+    bad_p: float | None
+    flagged: bool
+    decisive: bool
+    training: str | None = None
+
+
+def pair_check(
+    repeats: Sequence[tuple[str, str]], bad: Sequence[str], alpha: float = 0.05, training: str | None = None
+) -> PairCheck:
+    """From one judge's (original's winner, repeat's winner) pairs (``a``, ``b``, ``tie`` in system terms) and
+    the winners of their bad-reference comparisons (``a``: the original, ``b``: its degraded copy, ``tie``)."""
+    agree = statistics.fmean(x == y for x, y in repeats) if repeats else None
+    preferred = sum(w == "a" for w in bad)
+    p = preference_p(preferred, len(bad)) if bad else None
+    decisive = len(bad) >= min_pairs(alpha)
+    ties = sum(w == "tie" for w in bad)
+    return PairCheck(len(repeats), agree, len(bad), preferred, ties, p, p is not None and p >= alpha, decisive,
+                     training)  # fmt: skip

@@ -30,15 +30,17 @@ Layout (every key but ``study.name`` and ``study.kind`` has a default)::
     name = "fluency"
     scale = "likert"             # likert (points, labels) | slider (0-100)
     points = 5
-    [training]                   # rate / da: a qualification phase before the real task
-    items = 3                    # known-answer items (manifest column 'expected') shown first
-    max_error = 1.0              # pass: mean absolute error on them at most this (scale units)
+    [training]                   # rate / da / pairwise: a qualification phase before the real task
+    items = 3                    # known-answer items (manifest column 'expected') shown first; pairwise:
+                                 # comparisons of an output with its own degraded copy
+    max_error = 1.0              # pass: mean absolute error on them at most this (scale units); pairwise: the
+                                 # share of training comparisons answered wrong (a tie is wrong), default 0
     qualify = false              # passing also qualifies the judge (tier 2)
     [rating]                     # a judge's trials come in batches with control trials (WMT / Appraise)
     batch_size = 100             # trials in a full batch, controls included
     repeats = 0.1                # exact repeats per batch: a count (10) or a share of the batch (0.1)
-    bad_references = 0.1         # da: degraded copies per batch, likewise (default 0.1 for da, 0 for rate)
-    alpha = 0.05                 # da: level of the one-sided bad-reference test; init refuses a design whose
+    bad_references = 0.1         # da, pairwise: degraded copies per batch, likewise (default 0.1 for da, else 0)
+    alpha = 0.05                 # da, pairwise: level of the one-sided bad-reference test; init refuses a design whose
                                  # judges get fewer bad references than the test needs (5 at 0.05)
     seed = 1
     [pairwise]                   # pairwise: two systems' outputs of one item side by side (no [[criteria]])
@@ -437,17 +439,53 @@ def _share(table: dict[str, Any], key: str, where: str, default: int | float) ->
     return value  # type: ignore[no-any-return]
 
 
+def normal_trials(kind: str, items: tuple[Item, ...], pair_trials: int = 0) -> int:
+    """A judge's normal trials: one per item (known-answer items aside); a side-by-side study's
+    ``[pairwise] trials`` when set."""
+    return (kind == "pairwise" and pair_trials) or len({i.item for i in items if i.expected is None})
+
+
+def _training(where: str, kind: str, items: tuple[Item, ...], n: int, max_error: float) -> None:
+    """A training phase the manifest can fill: rate / da, known-answer items (column ``expected``); pairwise,
+    outputs to compare with their own degraded copies (at most one per output), ``max_error`` a share of them."""
+    if kind == "pairwise":
+        outputs = sum(bool(i.output.split()) for i in items)
+        if n > outputs:
+            raise StudyError(
+                f"{where}: key 'items' asks for {n} training comparisons (an output against its degraded copy), "
+                f"but the manifest has {outputs} non-empty outputs"
+            )
+        if max_error >= 1:
+            raise StudyError(
+                f"{where}: key 'max_error' is the share of training comparisons a judge may get wrong in a "
+                f"pairwise study: 0 <= x < 1, got {max_error}"
+            )
+        return
+    if kind not in ("rate", "da"):
+        raise StudyError(
+            f"{where}: a training phase of known-answer items is for rate and da studies (and pairwise ones, "
+            "which compare an output with its own degraded copy)"
+        )
+    known = sum(i.expected is not None for i in items)
+    if known < n:
+        raise StudyError(
+            f"{where}: key 'items' asks for {n} known-answer items, but the manifest has {known} "
+            "(rows with a value in column 'expected')"
+        )
+
+
 def _rating(
-    table: dict[str, Any], where: str, kind: str, items: tuple[Item, ...]
+    table: dict[str, Any], where: str, kind: str, items: tuple[Item, ...], pair_trials: int = 0
 ) -> tuple[design.Controls, float, int]:
-    """The control design of ``[rating]`` and its level and seed; a DA design whose bad-reference test could
-    never reach ``alpha`` (a judge gets fewer bad references than :func:`min_pairs`) is refused."""
+    """The control design of ``[rating]`` and its level and seed; a DA or side-by-side design whose
+    bad-reference test could never reach ``alpha`` (a judge gets fewer bad references than :func:`min_pairs`) is
+    refused."""
     default = 0.1 if kind == "da" else 0
     size = _get(table, "batch_size", where, int, 100)
     if size < 2:
         raise StudyError(f"{where}: key 'batch_size' must be at least 2, got {size}")
     repeats = _share(table, "repeats", where, default)
-    bad = _share(table, "bad_references", where, default) if kind == "da" else 0
+    bad = _share(table, "bad_references", where, default) if kind in ("da", "pairwise") else 0
     alpha = float(_get(table, "alpha", where, (int, float), 0.05))
     if not 0 < alpha < 1:
         raise StudyError(f"{where}: key 'alpha' must be in (0, 1), got {alpha}")
@@ -458,13 +496,15 @@ def _rating(
             f"{where}: keys 'repeats' and 'bad_references' take {size - normal} of a batch of {size}; "
             "at least half of a batch must be normal trials"
         )
-    n = len({i.item for i in items if i.expected is None})
+    n = normal_trials(kind, items, pair_trials)
     got = sum(b for _, _, b in design.batch_plan(n, controls))
     need = min_pairs(alpha)
     if bad and got < need:
-        hint = f"a count of at least {need}" if n >= need else f"more items (each judge rates {n})"
+        more = "more trials ([pairwise] trials)" if kind == "pairwise" else "more items"
+        unit = "comparisons" if kind == "pairwise" else "items"
+        hint = f"a count of at least {need}" if n >= need else f"{more} (each judge rates {n})"
         raise StudyError(
-            f"{where}: key 'bad_references' = {bad!r} gives each judge {got} bad reference(s) ({n} items, batches "
+            f"{where}: key 'bad_references' = {bad!r} gives each judge {got} bad reference(s) ({n} {unit}, batches "
             f"of {size}); the one-sided test at alpha = {alpha} needs at least {need} (its smallest p is 0.5 ** n): "
             f"use {hint}, or bad_references = 0 for no test"
         )
@@ -667,21 +707,15 @@ def load_study(path: str | Path) -> Study:
             raise StudyError(f"{mpath}: a 'paraphrase' study shows sentences: every stimulus must be of kind text")
     tw = f"{p}: [training]"
     training_items = _get(training, "items", tw, int, 0)
-    max_error = float(_get(training, "max_error", tw, (int, float), 1.0))
+    max_error = float(_get(training, "max_error", tw, (int, float), 0.0 if kind == "pairwise" else 1.0))
     qualify = _get(training, "qualify", tw, bool, False)
     if training_items < 0 or not max_error >= 0:
         raise StudyError(f"{tw}: 'items' and 'max_error' must not be negative")
     if training_items:
-        known = sum(i.expected is not None for i in items)
-        if kind not in ("rate", "da"):
-            raise StudyError(f"{tw}: a training phase of known-answer items is for rate and da studies")
-        if known < training_items:
-            raise StudyError(
-                f"{tw}: key 'items' asks for {training_items} known-answer items, but the manifest has {known} "
-                "(rows with a value in column 'expected')"
-            )
-    controls, alpha, seed = _rating(rating, f"{p}: [rating]", kind, items)
-    per_judge = design.batch_plan(len({i.item for i in items if i.expected is None}), controls)
+        _training(tw, kind, items, training_items, max_error)
+    pairwise = _pairwise_settings(raw.get("pairwise", {}), p, kind)
+    controls, alpha, seed = _rating(rating, f"{p}: [rating]", kind, items, pairwise.trials)
+    per_judge = design.batch_plan(normal_trials(kind, items, pairwise.trials), controls)
     return Study(
         name=name,
         kind=kind,
@@ -715,7 +749,7 @@ def load_study(path: str | Path) -> Study:
         alpha=alpha,
         quality=rules,
         stopping=_stopping(raw.get("stopping", {}), f"{p}: [stopping]", kind, criteria, rates, items),
-        pairwise=_pairwise_settings(raw.get("pairwise", {}), p, kind),
+        pairwise=pairwise,
         spans=_spans(tables["spans"], f"{p}: [spans]", kind, items),
     )
 
@@ -728,7 +762,10 @@ def _pairwise_items(mpath: Path, criteria: tuple[Criterion, ...], p: Path) -> tu
     if len({i.system for i in items}) < 2:
         raise StudyError(f"{mpath}: a 'pairwise' study compares systems: the manifest needs at least two")
     if any(i.expected is not None for i in items):
-        raise StudyError(f"{mpath}: column 'expected' (known-answer items) does not apply to a 'pairwise' study")
+        raise StudyError(
+            f"{mpath}: column 'expected' (known-answer items) does not apply to a 'pairwise' study: its [training] "
+            "compares outputs with their own degraded copies"
+        )
     return items, ()
 
 

@@ -149,7 +149,8 @@ async def invites(request: Request) -> Response:
 
 async def export_csv(request: Request) -> Response:
     """One of the study's CSV exports, pseudonymous unless ``?raw=1``; judgments.csv and judges.csv take
-    ``?weight=reliability`` and ``?min_reliability=X`` (as ``collect export --weight``, ``--min-reliability``)."""
+    ``?weight=reliability`` and ``?min_reliability=X`` (as ``collect export --weight``, ``--min-reliability``),
+    a side-by-side study's preferences.csv ``?drop_flagged=1`` (as ``collect export --drop-flagged``)."""
     await admin_required(request)
     here = site(request)
     store = here.store
@@ -161,10 +162,15 @@ async def export_csv(request: Request) -> Response:
         body = export.descriptions_csv(store, raw)
     elif name == "judgments.csv":
         body = export.judgments(store, raw, weight, floor)[0]
+    elif name == "judges.csv" and here.study.kind == "pairwise":
+        body = export.pair_judges_csv(export.pair_judges(store, raw))
+    elif name == "preference_controls.csv" and here.study.kind == "pairwise":
+        body = export.preference_controls_csv(store, raw)
     elif name == "judges.csv" and here.study.rating:
         body = export.judges_csv(export.judgments(store, raw, weight, floor)[1], floor)
     elif name == "preferences.csv" and here.study.kind == "pairwise":
-        body = export.preferences_csv(store, raw)[0]
+        judges = export.pair_judges(store, raw) if request.query_params.get("drop_flagged") == "1" else []
+        body = export.preferences_csv(store, raw, frozenset(j.judge for j in judges if j.check.flagged))[0]
     elif name == "ledger.csv":
         body = export.ledger_csv(store, raw)
     elif name == "assignments.csv":

@@ -10,6 +10,7 @@ from starlette.responses import RedirectResponse, Response
 
 from ngrameval.collect import stopping
 from ngrameval.collect.pairwise import CHOICES
+from ngrameval.collect.study import normal_trials
 from ngrameval.collect.views.base import BadRequest, checked_form, page, site
 
 
@@ -29,6 +30,9 @@ async def task(request: Request, aid: int) -> Response:
     a, b = trial.output, pair.output_b
     left, right = (a, b) if pair.left == "a" else (b, a)
     done, total = await run_in_threadpool(store.progress, aid)
+    if trial.kind == "training":  # the schedule that follows counts too: no count gives training away
+        st = store.study
+        total += normal_trials(st.kind, st.items, st.pairwise.trials) + st.repeats + st.bad_references
     return page(request, "pairwise.html", trial=trial, left=left, right=right, token=trial.lease, done=done,
                 total=total)  # fmt: skip
 
