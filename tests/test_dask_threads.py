@@ -25,7 +25,10 @@ from ngrameval.scale import dask as nd
 from ngrameval.scale.dask.cluster import Partition, Partitions
 
 WORDS = ["a", "b", "c", "d"]
-ROUNDS = 8
+# rounds of each test: on the code before the fix, 6 of 8 rounds of the warnings test failed (one passes by chance
+# with probability ~0.25, three with ~0.02) and the bound test failed in its first round
+WARNING_ROUNDS = 3
+BOUND_ROUNDS = 2
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +73,7 @@ def test_each_tasks_warnings_are_its_own_on_a_threaded_worker(threaded: distribu
     systems, refs, src = _corpus(600, 32)
     serial = _said(functools.partial(score, systems, refs, "pinc,bleu", source=src))
     assert serial and all("PINC" in m for m in serial)
-    for k in range(ROUNDS):  # 200 tasks of 3 segments each round, two at a time on the worker
+    for k in range(WARNING_ROUNDS):  # 200 tasks of 3 segments each round, two at a time on the worker
         parts = _parts(systems, refs, src, 3)
         assert _said(nd.score, parts, "pinc,bleu", threaded) == serial, k
 
@@ -85,7 +88,7 @@ def test_each_task_runs_under_its_clients_bound_and_the_worker_keeps_its_own(thr
     rng = np.random.default_rng(3)
     short = [" ".join(rng.choice(WORDS, size=5).tolist()) for _ in range(400)]  # 25 cells a pair
     long = [" ".join(rng.choice(WORDS, size=7).tolist()) for _ in range(40)]  # 49 cells a pair
-    for k in range(ROUNDS):
+    for k in range(BOUND_ROUNDS):
         parts = _parts({"a": short}, [[x] for x in short[::-1]], short, 2)
         assert [s.score for s in nd.score(parts, "rouge-w", threaded, max_cells=30)] == [
             s.score for s in score({"a": short}, [[x] for x in short[::-1]], "rouge-w")
