@@ -38,3 +38,18 @@ def rouge(
     /,
 ) -> tuple[bytes, bytes, bytes, bytes, bytes, bool]: ...
 def sizes(seq: Sequence[Sized], /) -> list[int]: ...
+def lines(buf: bytes | bytearray | memoryview, every: int, /) -> tuple[int, bool, bytes]: ...
+def count_bytes(
+    texts: tuple[bytes | bytearray | memoryview, ...],
+    n_refs: int,
+    n: int,
+    first: int,
+    total: int,
+    mode: int,
+    lowercase: bool,
+    max_order: int,
+    want_lcs: bool,
+    prep: Callable[[str], str] | None,
+    out: tuple[NDArray[np.float64] | NDArray[np.int64], ...],
+    /,
+) -> bool: ...
