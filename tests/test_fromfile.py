@@ -85,7 +85,9 @@ def test_rows_are_the_in_memory_rows(
     want, want_said = _said(lambda: measure(systems, seg_refs, specs))
     for jobs in (1, 2):
         sys_paths = {f"s{k}": paths[n_refs + k] for k in range(n_sys)}
-        got, got_said = _said(lambda: count_files(paths[:n_refs], sys_paths, specs, jobs, chunk))  # noqa: B023
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(ngrameval.scale.fromfile, "PIECE", chunk)
+            got, got_said = _said(lambda: count_files(paths[:n_refs], sys_paths, specs, jobs))  # noqa: B023
         _same_rows(got, want)
         assert got_said == want_said  # the lost ROUGE texts of declined chunks: said once for the corpus
 
@@ -107,7 +109,8 @@ def test_declined_rouge_chunks_are_counted_from_str(tmp_path: Path) -> None:
     mp = pytest.MonkeyPatch()
     with mp.context() as m:
         m.setattr(_direct, "count_bytes", spy)
-        got = count_files([ref], {"h": hyp}, specs, 2, 5)
+        m.setattr(ngrameval.scale.fromfile, "PIECE", 5)
+        got = count_files([ref], {"h": hyp}, specs, 2)
     assert sorted(calls) == [(0, True), (5, True), (10, False), (15, True)]  # segments 11-15 declined
     _same_rows(got, want)
 
@@ -195,3 +198,39 @@ def test_score_is_the_score_of_reading_first(
         got = _cli([*argv, "--jobs", jobs], tmp_path, capsys, f"new{jobs}")
         assert got == want
         assert served[-1] == (case in ("plain", "no-final-newline")), case
+
+
+@pytest.mark.parametrize("extra", [[], ["--sentence"], ["--confidence", "--confidence-n", "20"]])
+@pytest.mark.parametrize("metrics", ["bleu,bleu:tok=none,lc=true", "rouge-1,rouge-l"])
+@pytest.mark.parametrize("wide", [False, True])
+def test_streamed_score_is_the_streamed_score_of_reading_first(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    metrics: str,
+    wide: bool,
+) -> None:
+    """``score --chunk-size``: chunks counted from the files' bytes give the output, warnings and exit status of
+    streaming the files as ``str`` (its chunks' lost ROUGE texts said per chunk, as one job says them)."""
+    monkeypatch.setattr(ngrameval.scale.fromfile, "PIECE", 4)  # pieces of a chunk on the pool: 7 = 4 + 3
+    rng = random.Random(11)
+    words = PIECES if wide else PIECES[:20]
+    lines = [[" ".join(rng.choices(words, k=rng.randint(0, 8))) for _ in range(40)] for _ in range(4)]
+    a, b, r1, r2 = (_write(tmp_path / f"{n}.txt", x, True) for n, x in zip(("a", "b", "r1", "r2"), lines, strict=True))
+    argv = ["score", a, b, "-r", r1, r2, "-m", metrics, "--chunk-size", "7", *extra]
+    served: list[bool] = []
+    real = ngrameval.scale.fromfile.chunk_rows
+
+    def spy(*args: Any) -> Any:
+        got = real(*args)
+        served.append(got is not None)
+        return got
+
+    monkeypatch.setattr(ngrameval.scale.fromfile, "chunk_rows", lambda *args: None)
+    want = _cli([*argv, "--jobs", "1"], tmp_path, capsys, "streamed")
+    assert want[0] == 0
+    monkeypatch.setattr(ngrameval.scale.fromfile, "chunk_rows", spy)
+    for jobs in ("1", "2"):
+        assert _cli([*argv, "--jobs", jobs], tmp_path, capsys, f"new{jobs}") == want
+    assert served == [True, True]

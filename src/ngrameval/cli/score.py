@@ -160,8 +160,7 @@ def read_and_count(args: argparse.Namespace, specs: list[MetricSpec]) -> tuple[l
     named = file_names(paths)
     try:
         names = system_names(list(named), args.names, args.strip_names)
-        counted = count_files(list(args.refs), dict(zip(names, named.values(), strict=True)), specs, jobs,
-                              PIPELINE_CHUNK)  # fmt: skip
+        counted = count_files(list(args.refs), dict(zip(names, named.values(), strict=True)), specs, jobs)
         if counted is not None:
             return names, counted
         if jobs < 2:

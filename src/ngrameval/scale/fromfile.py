@@ -1,24 +1,30 @@
 """``score``'s plain files counted straight from their UTF-8 bytes (``ngrameval._direct.count_bytes``): no line is
 decoded to ``str`` unless the tokenizer's own preprocessing needs it, and the splitting, the checks and the
-counting of each chunk run on the pool without the GIL, written in place into arrays of the whole corpus.
+counting of each piece run on the pool without the GIL, written in place into arrays of the corpus (or of a
+streamed chunk).
 
-Each file is read whole (``FileIO.readall``: the GIL released) and checked in C (:func:`ngrameval._direct.lines`:
-valid UTF-8, no CR, no byte order mark: then :mod:`ngrameval.io.read` would give its lines as they are). Anything
-else — a file that is not plain, files of different lengths, an empty file, standard input, a compressed file, a
-text setting the kernel does not serve (:func:`ngrameval.metrics.fromfile.plan`) or any error — gives None, and
-the caller reads and scores as before (which names the fault). The rows are :func:`~ngrameval.api.measure`'s bit
-for bit, named, signed and warned as the in-memory path does (``tests/test_fromfile.py``).
+Each file is mapped into memory (``mmap``: no copy, no read call) and checked in C (``_direct.lines``: valid UTF-8,
+no CR, no byte order mark: then :mod:`ngrameval.io.read` gives its lines as they are). Anything else — a file that
+is not plain, files of different lengths, an empty file, standard input, a compressed file, a text setting the
+kernel does not serve (:func:`ngrameval.metrics.fromfile.plan`) or a reading error — gives None before anything is
+counted, and the caller reads and scores as before (which names the fault). The rows are
+:func:`~ngrameval.api.measure`'s bit for bit, named, signed and warned as the in-memory path does
+(``tests/test_fromfile.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+import mmap
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ngrameval import _direct
-from ngrameval.api import checked_specs, directed, named, spec_rows
+from ngrameval.api import checked_specs, directed, named, spec_rows, unique_names
 from ngrameval.errors import InputError
 from ngrameval.io.read import COMPRESSED, STDIN, read_errors, ref_rows
 from ngrameval.jobs import thread_map
@@ -28,15 +34,19 @@ from ngrameval.metrics.registry import MetricSpec
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.text.pipeline import Preprocess
 
+PIECE = 8_192  # segments a task of the pool counts
 
-def plain_bytes(path: str) -> bytes | None:
-    """The bytes of an uncompressed file, read in one call that releases the GIL; None for standard input or a
-    compressed file. Reading errors as :class:`~ngrameval.errors.InputError` naming the file."""
+
+def mapped(path: str) -> mmap.mmap | None:
+    """An uncompressed, non-empty file mapped for reading; None for standard input, a compressed or empty file.
+    Reading errors as :class:`~ngrameval.errors.InputError` naming the file."""
     p = Path(path)
     if str(p) == STDIN or p.suffix.lower() in COMPRESSED:
         return None
     with read_errors(p), open(p, "rb", buffering=0) as fh:
-        return fh.readall()
+        if not p.is_file() or p.stat().st_size == 0:
+            return None
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def plans(specs: Sequence[MetricSpec]) -> dict[Preprocess, Plan] | None:
@@ -48,55 +58,122 @@ def plans(specs: Sequence[MetricSpec]) -> dict[Preprocess, Plan] | None:
     return None if any(p is None for p in out.values()) else {pre: p for pre, p in out.items() if p is not None}
 
 
-def count_files(
-    refs: Sequence[str], systems: Mapping[str, str], specs: Sequence[MetricSpec], jobs: int, chunk: int
-) -> list[MetricRows] | None:
-    """The rows of ``specs`` for the files ``systems`` (name -> path) against the reference files ``refs`` (one
-    reference a file), as :func:`~ngrameval.api.measure` gives them for their lines; chunks of ``chunk`` segments
-    counted on ``jobs`` threads (one job: the whole corpus as one chunk, warned about as one). None: not served."""
-    specs = checked_specs(specs)
-    by_text = plans(specs)
-    if by_text is None or not refs or not systems:
-        return None
+@dataclass(frozen=True)
+class Corpus:
+    """The reference files ``refs`` and the systems' files, mapped and checked: ``n_seg`` lines each, line
+    ``k * every`` of file ``f`` starting at byte ``cuts[f][k]`` (its end, ``cuts[f][-1]``)."""
+
+    refs: list[str]
+    n_systems: int
+    maps: list[mmap.mmap]
+    cuts: list[NDArray[np.int64]]
+    n_seg: int
+    every: int
+
+    def texts(self, first: int, n: int) -> tuple[memoryview, ...]:
+        """The bytes of lines ``first .. first + n`` of every file (``first`` a multiple of ``every``, ``n`` too
+        unless the range ends the corpus)."""
+        a, b = first // self.every, min(-(-(first + n) // self.every), len(self.cuts[0]) - 1)
+        return tuple(memoryview(m)[int(c[a]) : int(c[b])] for m, c in zip(self.maps, self.cuts, strict=True))
+
+    def count(
+        self, by_text: Mapping[Preprocess, Plan], first: int, n: int, jobs: int
+    ) -> tuple[dict[Preprocess, Arrays], list[tuple[int, int]]]:
+        """Segments ``first .. first + n`` counted under every plan, in pieces of :data:`PIECE` segments on ``jobs``
+        threads: the arrays of each text setting, and per plan the ROUGE texts that lose every token (summed
+        over the pieces counted from ``str``)."""
+        outs = {pre: p.arrays(self.n_systems, n, len(self.refs)) for pre, p in by_text.items()}
+        piece = max(self.every, PIECE // self.every * self.every) if jobs > 1 else n
+
+        def count(start: int) -> list[tuple[int, int]]:
+            m = min(piece, n - start)
+            texts = self.texts(first + start, m)
+            return [
+                (0, 0)
+                if p.count(texts, len(self.refs), m, start, outs[pre])
+                else self._text(p, texts, m, start, outs[pre])
+                for pre, p in by_text.items()
+            ]
+
+        lost = thread_map(count, range(0, n, piece), jobs)
+        return outs, [(sum(x[j][0] for x in lost), sum(x[j][1] for x in lost)) for j in range(len(by_text))]
+
+    def _text(self, p: Plan, texts: tuple[memoryview, ...], n: int, start: int, out: Arrays) -> tuple[int, int]:
+        """A piece the bytes kernel declined, decoded (plain UTF-8: its lines as :mod:`ngrameval.io.read` gives
+        them) and counted from ``str``."""
+        lines = [str(t, "utf-8").split("\n")[:n] for t in texts]
+        seg_refs = ref_rows(self.refs, lines[: len(self.refs)], False, False, start)
+        return p.count_text(lines[len(self.refs) :], seg_refs, start, out)
+
+
+def open_corpus(refs: Sequence[str], systems: Sequence[str], every: int) -> Corpus | None:
+    """The files mapped and checked, line offsets every ``every`` lines; None unless every file is plain, none is
+    empty and all have one line count."""
     try:
-        data = [plain_bytes(p) for p in [*refs, *systems.values()]]
+        maps = [mapped(p) for p in [*refs, *systems]]
     except InputError:
         return None  # the serial reading names it
-    if any(d is None for d in data):
+    files = [m for m in maps if m is not None]
+    if len(files) != len(maps):
         return None
-    files = [d for d in data if d is not None]
-    found = [_direct.lines(d, chunk if jobs > 1 else max(len(d), 1)) for d in files]
+    found = [_direct.lines(m, every) for m in files]
     n_seg = found[0][0]
     if not n_seg or any(n != n_seg or not plain for n, plain, _ in found):
         return None
     cuts = [np.frombuffer(c, dtype=np.int64) for _, _, c in found]
-    n_refs = len(refs)
-    outs = {pre: p.arrays(len(systems), n_seg, n_refs) for pre, p in by_text.items()}
-    step = chunk if jobs > 1 else n_seg
+    return Corpus(list(refs), len(systems), files, cuts, n_seg, every)
 
-    def count(i: int) -> list[tuple[int, int]]:
-        first = i * step
-        n = min(step, n_seg - first)
-        texts = tuple(memoryview(d)[int(c[i]) : int(c[i + 1])] for d, c in zip(files, cuts, strict=True))
-        return [
-            (0, 0) if p.count(texts, n_refs, n, first, outs[pre]) else _count_text(p, texts, refs, n, first, outs[pre])
-            for pre, p in by_text.items()
-        ]
 
-    lost = thread_map(count, range(len(cuts[0]) - 1), jobs)
-    with summed_warnings():  # said once for the corpus, as measure() says it (by say_summed's rules)
-        for j, p in enumerate(by_text.values()):
-            p.warn((sum(x[j][0] for x in lost), sum(x[j][1] for x in lost)), len(systems), n_seg, n_refs)
+def _rows(
+    by_text: Mapping[Preprocess, Plan], specs: Sequence[MetricSpec], outs: Mapping[Preprocess, Arrays], n_refs: int
+) -> list[MetricRows]:
     batches = {pre: p.batch(outs[pre], n_refs) for pre, p in by_text.items()}
-    rows = [directed(spec_rows(sp, batches[sp.pre], [n_refs]), sp) for sp in specs]
-    return named(rows, specs, [n_refs])
+    return unique_names([directed(spec_rows(sp, batches[sp.pre], [n_refs]), sp) for sp in specs])
 
 
-def _count_text(
-    p: Plan, texts: tuple[memoryview, ...], refs: Sequence[str], n: int, first: int, out: Arrays
-) -> tuple[int, int]:
-    """A chunk the bytes kernel declined, decoded (plain UTF-8: its lines as :mod:`ngrameval.io.read` gives them)
-    and counted from ``str``."""
-    lines = [str(t, "utf-8").split("\n")[:n] for t in texts]
-    seg_refs = ref_rows(refs, lines[: len(refs)], False, False, first)
-    return p.count_text(lines[len(refs) :], seg_refs, first, out)
+def _warn(by_text: Mapping[Preprocess, Plan], lost: Sequence[tuple[int, int]], k: int, n: int, n_refs: int) -> None:
+    with summed_warnings():  # said as measure() says it (by say_summed's rules)
+        for p, x in zip(by_text.values(), lost, strict=True):
+            p.warn(x, k, n, n_refs)
+
+
+def count_files(
+    refs: Sequence[str], systems: Mapping[str, str], specs: Sequence[MetricSpec], jobs: int
+) -> list[MetricRows] | None:
+    """The rows of ``specs`` for the files ``systems`` (name -> path) against the reference files ``refs`` (one
+    reference a file), as :func:`~ngrameval.api.measure` gives them for their lines, counted in pieces on ``jobs``
+    threads; warned about once for the corpus, as :func:`~ngrameval.api.measure` warns. None: not served."""
+    specs = checked_specs(specs)
+    by_text = plans(specs)
+    if by_text is None or not refs or not systems:
+        return None
+    corpus = open_corpus(refs, list(systems.values()), PIECE)
+    if corpus is None:
+        return None
+    outs, lost = corpus.count(by_text, 0, corpus.n_seg, jobs)
+    _warn(by_text, lost, len(systems), corpus.n_seg, len(refs))
+    return named(_rows(by_text, specs, outs, len(refs)), specs, [len(refs)])
+
+
+def chunk_rows(
+    refs: Sequence[str], systems: Sequence[str], specs: Sequence[MetricSpec], size: int, jobs: int
+) -> Iterator[list[MetricRows]] | None:
+    """The unnamed rows of every chunk of ``size`` segments (:func:`ngrameval.scale.chunks.chunk_rows`' for the
+    chunks :func:`ngrameval.scale.files.read_chunks` reads; each chunk warned about as one), counted from the files'
+    bytes in pieces on ``jobs`` threads; None (nothing counted, nothing said) when they are not served."""
+    specs = checked_specs(specs)
+    by_text = plans(specs)
+    if by_text is None or not refs or not systems or size < 1:
+        return None
+    corpus = open_corpus(refs, systems, math.gcd(size, PIECE))
+    if corpus is None:
+        return None
+
+    def chunks() -> Iterator[list[MetricRows]]:
+        for first in range(0, corpus.n_seg, size):
+            n = min(size, corpus.n_seg - first)
+            outs, lost = corpus.count(by_text, first, n, jobs)
+            _warn(by_text, lost, len(systems), n, len(refs))
+            yield _rows(by_text, specs, outs, len(refs))
+
+    return chunks()
