@@ -14,7 +14,6 @@ counted, and the caller reads and scores as before (which names the fault). The 
 
 from __future__ import annotations
 
-import math
 import mmap
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -60,30 +59,30 @@ def plans(specs: Sequence[MetricSpec]) -> dict[Preprocess, Plan] | None:
 
 @dataclass(frozen=True)
 class Corpus:
-    """The reference files ``refs`` and the systems' files, mapped and checked: ``n_seg`` lines each, line
-    ``k * every`` of file ``f`` starting at byte ``cuts[f][k]`` (its end, ``cuts[f][-1]``)."""
+    """The reference files ``refs`` and the systems' files, mapped and checked: ``n_seg`` lines each, line ``k`` of
+    file ``f`` starting at byte ``cuts[f][k]`` (its end, ``cuts[f][n_seg]``)."""
 
     refs: list[str]
     n_systems: int
     maps: list[mmap.mmap]
     cuts: list[NDArray[np.int64]]
     n_seg: int
-    every: int
 
     def texts(self, first: int, n: int) -> tuple[memoryview, ...]:
-        """The bytes of lines ``first .. first + n`` of every file (``first`` a multiple of ``every``, ``n`` too
-        unless the range ends the corpus)."""
-        a, b = first // self.every, min(-(-(first + n) // self.every), len(self.cuts[0]) - 1)
-        return tuple(memoryview(m)[int(c[a]) : int(c[b])] for m, c in zip(self.maps, self.cuts, strict=True))
+        """The bytes of lines ``first .. first + n`` of every file."""
+        return tuple(
+            memoryview(m)[int(c[first]) : int(c[first + n])] for m, c in zip(self.maps, self.cuts, strict=True)
+        )
 
     def count(
         self, by_text: Mapping[Preprocess, Plan], first: int, n: int, jobs: int
     ) -> tuple[dict[Preprocess, Arrays], list[tuple[int, int]]]:
-        """Segments ``first .. first + n`` counted under every plan, in pieces of :data:`PIECE` segments on ``jobs``
-        threads: the arrays of each text setting, and per plan the ROUGE texts that lose every token (summed
-        over the pieces counted from ``str``)."""
+        """Segments ``first .. first + n`` counted under every plan, on ``jobs`` threads in pieces of at most
+        :data:`PIECE` segments, as many as a multiple of ``jobs`` and of one size (the threads end together): the
+        arrays of each text setting, and per plan the ROUGE texts that lose every token (summed over the pieces
+        counted from ``str``)."""
         outs = {pre: p.arrays(self.n_systems, n, len(self.refs)) for pre, p in by_text.items()}
-        piece = max(self.every, PIECE // self.every * self.every) if jobs > 1 else n
+        piece = -(-n // (jobs * -(-n // (jobs * PIECE)))) if jobs > 1 else n
 
         def count(start: int) -> list[tuple[int, int]]:
             m = min(piece, n - start)
@@ -106,9 +105,9 @@ class Corpus:
         return p.count_text(lines[len(self.refs) :], seg_refs, start, out)
 
 
-def open_corpus(refs: Sequence[str], systems: Sequence[str], every: int) -> Corpus | None:
-    """The files mapped and checked, line offsets every ``every`` lines; None unless every file is plain, none is
-    empty and all have one line count."""
+def open_corpus(refs: Sequence[str], systems: Sequence[str], jobs: int) -> Corpus | None:
+    """The files mapped and checked (on ``jobs`` threads); None unless every file is plain, none is empty and all
+    have one line count."""
     try:
         maps = [mapped(p) for p in [*refs, *systems]]
     except InputError:
@@ -116,12 +115,12 @@ def open_corpus(refs: Sequence[str], systems: Sequence[str], every: int) -> Corp
     files = [m for m in maps if m is not None]
     if len(files) != len(maps):
         return None
-    found = [_direct.lines(m, every) for m in files]
+    found = thread_map(lambda m: _direct.lines(m, 1), files, jobs)
     n_seg = found[0][0]
     if not n_seg or any(n != n_seg or not plain for n, plain, _ in found):
         return None
     cuts = [np.frombuffer(c, dtype=np.int64) for _, _, c in found]
-    return Corpus(list(refs), len(systems), files, cuts, n_seg, every)
+    return Corpus(list(refs), len(systems), files, cuts, n_seg)
 
 
 def _rows(
@@ -147,7 +146,7 @@ def count_files(
     by_text = plans(specs)
     if by_text is None or not refs or not systems:
         return None
-    corpus = open_corpus(refs, list(systems.values()), PIECE)
+    corpus = open_corpus(refs, list(systems.values()), jobs)
     if corpus is None:
         return None
     outs, lost = corpus.count(by_text, 0, corpus.n_seg, jobs)
@@ -165,7 +164,7 @@ def chunk_rows(
     by_text = plans(specs)
     if by_text is None or not refs or not systems or size < 1:
         return None
-    corpus = open_corpus(refs, systems, math.gcd(size, PIECE))
+    corpus = open_corpus(refs, systems, jobs)
     if corpus is None:
         return None
 
