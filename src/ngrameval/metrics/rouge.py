@@ -239,7 +239,25 @@ def _round5(x: FloatArray) -> FloatArray:
     with np.errstate(invalid="ignore"):
         slow = ~np.isfinite(y) | (np.abs(y - np.floor(y) - 0.5) < 1e-6 * np.maximum(1.0, np.abs(y)))
     if slow.any():
-        out[slow] = [float(f"{v:.5f}") for v in x[slow].tolist()]
+        out[slow] = _round5_near_ties(x[slow])
+    return out
+
+
+def _round5_near_ties(v: FloatArray) -> FloatArray:
+    """:func:`_round5` of values near a tie ``k + 0.5`` of ``v * 1e5``: which side of the tie the binary value lies
+    on, decided exactly (``v = hi + lo``, 26 bits each, so ``v * 3125`` is ``a + b`` without rounding and
+    ``v * 200000 - (2k + 1) = (64a - (2k + 1)) + 64b``, the first difference exact by Sterbenz's lemma), an exact
+    tie to the even ``k`` as Python's formatting rounds; negative, non-finite and huge values are formatted."""
+    out = np.empty_like(v)
+    fast = np.isfinite(v) & (v >= 0) & (v < 2.0**30)
+    w = v[fast]
+    k = np.floor(w * 1e5)
+    t = w * 134217729.0  # 2**27 + 1: Veltkamp's split
+    hi = t - (t - w)
+    d = (hi * 3125.0 * 64.0 - (2 * k + 1)) + (w - hi) * 3125.0 * 64.0
+    up = (d > 0) | ((d == 0) & (k % 2 == 1))
+    out[fast] = (k + up) / 1e5
+    out[~fast] = [float(f"{x:.5f}") for x in v[~fast].tolist()]
     return out
 
 
