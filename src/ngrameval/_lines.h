@@ -3,11 +3,13 @@
  * kernels, whose segment tables and counting they reuse): no str is made for a line the scanner serves, and the
  * line splitting, the checks and all counting run without the GIL.
  *
- * lines(buf, every) -> (n_lines, plain, cuts)
+ * lines(buf, every, drop=False) -> (n_lines, plain, cuts)
  *   The lines of a file's bytes as ngrameval.io.read gives them (split at LF, the last one without its LF, an empty
  *   file none): their number, whether the bytes are `plain` (valid UTF-8 as Python's strict decoder takes it, no
  *   CR, no U+FEFF: io.read's rules then leave every line as it is) and the byte offsets (int64) of lines 0, every,
  *   2 * every, ... followed by len(buf). When not plain, io.read's own reading names the fault (or converts CRLF).
+ *   drop: buf is a read-only file mapping whose pages are let go (madvise) once read, 16 MB of lines at a time, so
+ *   checking a file of any size holds little of it in memory.
  *
  * count_bytes(texts, n_refs, n, first, total, mode, lowercase, max_order, want_lcs, prep, out) -> bool
  *   Counts the n aligned lines of each of `texts` (buffers of whole lines of plain bytes: n_refs reference files,
@@ -29,6 +31,10 @@
  */
 #ifndef NGRAMEVAL_LINES_H
 #define NGRAMEVAL_LINES_H
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 /* ---- the bytes of a file ------------------------------------------------------------------------------- */
 
@@ -77,10 +83,22 @@ static int plain_utf8(const uint8_t *b, size_t n) {
     return 1;
 }
 
+/* Drops the whole pages of b[lo .. hi) from the process (a read-only file mapping: they stay in the page cache). */
+static void drop_pages(const uint8_t *b, size_t lo, size_t hi) {
+#if defined(MADV_DONTNEED)
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = ((uintptr_t)(b + lo) + page - 1) / page * page;
+    const uintptr_t z = (uintptr_t)(b + hi) / page * page;
+    if (z > a) madvise((void *)a, z - a, MADV_DONTNEED);
+#endif
+}
+
+#define LINES_WINDOW ((size_t)1 << 24) /* bytes checked (and with `drop` let go) at a time */
+
 static PyObject *lines(PyObject *self, PyObject *args) {
     Py_buffer view = {0};
     Py_ssize_t every;
-    if (!PyArg_ParseTuple(args, "y*n", &view, &every)) return NULL;
+    int drop = 0;
+    if (!PyArg_ParseTuple(args, "y*n|p", &view, &every, &drop)) return NULL;
     if (every < 1) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "lines: every must be >= 1");
@@ -90,11 +108,15 @@ static PyObject *lines(PyObject *self, PyObject *args) {
     const size_t n = (size_t)view.len;
     size_t count = 0, n_cuts = 0, cap = 64;
     int64_t *cuts = (int64_t *)malloc(cap * sizeof(int64_t));
-    int plain = 0, oom = !cuts;
+    int plain = 1, oom = !cuts;
     Py_BEGIN_ALLOW_THREADS
-    if (!oom) {
-        plain = plain_utf8(b, n);
-        for (size_t at = 0; at < n;) {
+    /* windows of whole lines: each checked, its lines counted, then (drop) its pages let go */
+    for (size_t at = 0, start = 0; !oom && start < n; start = at) {
+        const uint8_t *nl = start + LINES_WINDOW < n ? (const uint8_t *)memchr(b + start + LINES_WINDOW, '\n',
+                                                                                n - start - LINES_WINDOW) : NULL;
+        const size_t end = nl ? (size_t)(nl - b) + 1 : n;
+        plain = plain && plain_utf8(b + start, end - start);
+        while (at < end) {
             if (count % (size_t)every == 0) {
                 if (n_cuts + 2 > cap) {
                     int64_t *p = (int64_t *)realloc(cuts, 2 * cap * sizeof(int64_t));
@@ -107,12 +129,13 @@ static PyObject *lines(PyObject *self, PyObject *args) {
                 }
                 cuts[n_cuts++] = (int64_t)at;
             }
-            const uint8_t *nl = (const uint8_t *)memchr(b + at, '\n', n - at);
-            at = nl ? (size_t)(nl - b) + 1 : n;
+            const uint8_t *e = (const uint8_t *)memchr(b + at, '\n', end - at);
+            at = e ? (size_t)(e - b) + 1 : end;
             count++;
         }
-        if (!oom) cuts[n_cuts++] = (int64_t)n;
+        if (drop) drop_pages(b, start, end);
     }
+    if (!oom) cuts[n_cuts++] = (int64_t)n;
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     if (oom) {

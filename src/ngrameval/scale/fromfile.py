@@ -59,20 +59,30 @@ def plans(specs: Sequence[MetricSpec]) -> dict[Preprocess, Plan] | None:
 
 @dataclass(frozen=True)
 class Corpus:
-    """The reference files ``refs`` and the systems' files, mapped and checked: ``n_seg`` lines each, line ``k`` of
-    file ``f`` starting at byte ``cuts[f][k]`` (its end, ``cuts[f][n_seg]``)."""
+    """The reference files ``refs`` and the systems' files, mapped and checked: ``n_seg`` lines each, line
+    ``k * every`` of file ``f`` starting at byte ``cuts[f][k]`` (the file's end last)."""
 
     refs: list[str]
     n_systems: int
     maps: list[mmap.mmap]
     cuts: list[NDArray[np.int64]]
     n_seg: int
+    every: int
 
     def texts(self, first: int, n: int) -> tuple[memoryview, ...]:
-        """The bytes of lines ``first .. first + n`` of every file."""
-        return tuple(
-            memoryview(m)[int(c[first]) : int(c[first + n])] for m, c in zip(self.maps, self.cuts, strict=True)
-        )
+        """The bytes of lines ``first .. first + n`` of every file (``first`` a multiple of ``every``, and
+        ``first + n`` too or the end)."""
+        a, b = first // self.every, -(-(first + n) // self.every)
+        return tuple(memoryview(m)[int(c[a]) : int(c[b])] for m, c in zip(self.maps, self.cuts, strict=True))
+
+    def drop(self, first: int, n: int) -> None:
+        """Lines ``first .. first + n`` counted: their pages out of this process's memory (they stay in the page
+        cache), so streaming holds no more of the mapped files than a chunk."""
+        a, b = first // self.every, -(-(first + n) // self.every)
+        for m, c in zip(self.maps, self.cuts, strict=True):
+            lo, hi = -(-int(c[a]) // mmap.PAGESIZE) * mmap.PAGESIZE, int(c[b]) // mmap.PAGESIZE * mmap.PAGESIZE
+            if hi > lo and hasattr(m, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+                m.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
     def count(
         self, by_text: Mapping[Preprocess, Plan], first: int, n: int, jobs: int
@@ -83,10 +93,15 @@ class Corpus:
         counted from ``str``)."""
         outs = {pre: p.arrays(self.n_systems, n, len(self.refs)) for pre, p in by_text.items()}
         piece = -(-n // (jobs * -(-n // (jobs * PIECE)))) if jobs > 1 else n
+        views = self.texts(first, n)
+        cuts = [
+            np.frombuffer(c, dtype=np.int64) for _, _, c in thread_map(lambda v: _direct.lines(v, piece), views, jobs)
+        ]
 
-        def count(start: int) -> list[tuple[int, int]]:
+        def count(i: int) -> list[tuple[int, int]]:
+            start = i * piece
             m = min(piece, n - start)
-            texts = self.texts(first + start, m)
+            texts = tuple(v[int(c[i]) : int(c[i + 1])] for v, c in zip(views, cuts, strict=True))
             return [
                 (0, 0)
                 if p.count(texts, len(self.refs), m, start, outs[pre])
@@ -94,7 +109,7 @@ class Corpus:
                 for pre, p in by_text.items()
             ]
 
-        lost = thread_map(count, range(0, n, piece), jobs)
+        lost = thread_map(count, range(len(cuts[0]) - 1), jobs)
         return outs, [(sum(x[j][0] for x in lost), sum(x[j][1] for x in lost)) for j in range(len(by_text))]
 
     def _text(self, p: Plan, texts: tuple[memoryview, ...], n: int, start: int, out: Arrays) -> tuple[int, int]:
@@ -105,9 +120,9 @@ class Corpus:
         return p.count_text(lines[len(self.refs) :], seg_refs, start, out)
 
 
-def open_corpus(refs: Sequence[str], systems: Sequence[str], jobs: int) -> Corpus | None:
-    """The files mapped and checked (on ``jobs`` threads); None unless every file is plain, none is empty and all
-    have one line count."""
+def open_corpus(refs: Sequence[str], systems: Sequence[str], every: int, jobs: int, drop: bool) -> Corpus | None:
+    """The files mapped and checked (on ``jobs`` threads; ``drop``: each page let go once checked), the offsets of
+    every ``every`` lines kept; None unless every file is plain, none is empty and all have one line count."""
     try:
         maps = [mapped(p) for p in [*refs, *systems]]
     except InputError:
@@ -115,12 +130,12 @@ def open_corpus(refs: Sequence[str], systems: Sequence[str], jobs: int) -> Corpu
     files = [m for m in maps if m is not None]
     if len(files) != len(maps):
         return None
-    found = thread_map(lambda m: _direct.lines(m, 1), files, jobs)
+    found = thread_map(lambda m: _direct.lines(m, every, drop), files, jobs)
     n_seg = found[0][0]
     if not n_seg or any(n != n_seg or not plain for n, plain, _ in found):
         return None
     cuts = [np.frombuffer(c, dtype=np.int64) for _, _, c in found]
-    return Corpus(list(refs), len(systems), files, cuts, n_seg)
+    return Corpus(list(refs), len(systems), files, cuts, n_seg, every)
 
 
 def _rows(
@@ -146,7 +161,7 @@ def count_files(
     by_text = plans(specs)
     if by_text is None or not refs or not systems:
         return None
-    corpus = open_corpus(refs, list(systems.values()), jobs)
+    corpus = open_corpus(refs, list(systems.values()), 1 << 62, jobs, False)
     if corpus is None:
         return None
     outs, lost = corpus.count(by_text, 0, corpus.n_seg, jobs)
@@ -164,7 +179,7 @@ def chunk_rows(
     by_text = plans(specs)
     if by_text is None or not refs or not systems or size < 1:
         return None
-    corpus = open_corpus(refs, systems, jobs)
+    corpus = open_corpus(refs, systems, size, jobs, True)  # its pages read again as each chunk is counted
     if corpus is None:
         return None
 
@@ -172,6 +187,7 @@ def chunk_rows(
         for first in range(0, corpus.n_seg, size):
             n = min(size, corpus.n_seg - first)
             outs, lost = corpus.count(by_text, first, n, jobs)
+            corpus.drop(first, n)
             _warn(by_text, lost, len(systems), n, len(refs))
             yield _rows(by_text, specs, outs, len(refs))
 
