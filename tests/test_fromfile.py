@@ -139,6 +139,25 @@ def test_lines_are_the_readers_lines(tmp_path: Path, body: bytes) -> None:
     assert offsets == [*starts[::2], len(body)] if body else offsets == [0]
 
 
+def test_lines_drops_only_the_pages_of_a_read_only_mapping(tmp_path: Path) -> None:
+    """``lines(..., drop=True)`` lets the pages of a read-only file mapping go (the file's bytes are still read back)
+    and refuses any other buffer (dropping the pages of anonymous memory would zero them)."""
+    import mmap
+
+    body = b"".join(b"line %d \xc3\xa9\n" % k for k in range(300_000))  # ~4.7 MB: several pages
+    path = tmp_path / "f.txt"
+    path.write_bytes(body)
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        assert _direct.lines(m, 1000, True)[:2] == (300_000, True)
+        assert m[:] == body
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY) as writable, pytest.raises(ValueError, match="mmap"):
+            _direct.lines(writable, 1, True)
+    data = bytearray(body)
+    with pytest.raises(ValueError, match="read-only mmap"):
+        _direct.lines(data, 1, True)
+    assert data == body
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=40) | st.text(max_size=20).map(lambda t: t.encode("utf-8", "surrogatepass")))
 def test_plain_is_what_python_decodes(body: bytes) -> None:

@@ -8,8 +8,9 @@
  *   file none): their number, whether the bytes are `plain` (valid UTF-8 as Python's strict decoder takes it, no
  *   CR, no U+FEFF: io.read's rules then leave every line as it is) and the byte offsets (int64) of lines 0, every,
  *   2 * every, ... followed by len(buf). When not plain, io.read's own reading names the fault (or converts CRLF).
- *   drop: buf is a read-only file mapping whose pages are let go (madvise) once read, 16 MB of lines at a time, so
- *   checking a file of any size holds little of it in memory.
+ *   drop: buf is a read-only mmap (mmap.ACCESS_READ: shared, so its pages stay in the page cache; anything else is
+ *   refused) whose pages are let go (madvise) once read, 16 MB of lines at a time, so checking a file of any size
+ *   holds little of it in memory.
  *
  * count_bytes(texts, n_refs, n, first, total, mode, lowercase, max_order, want_lcs, prep, out) -> bool
  *   Counts the n aligned lines of each of `texts` (buffers of whole lines of plain bytes: n_refs reference files,
@@ -99,9 +100,9 @@ static PyObject *lines(PyObject *self, PyObject *args) {
     Py_ssize_t every;
     int drop = 0;
     if (!PyArg_ParseTuple(args, "y*n|p", &view, &every, &drop)) return NULL;
-    if (every < 1) {
+    if (every < 1 || (drop && (!view.obj || strcmp(Py_TYPE(view.obj)->tp_name, "mmap.mmap") != 0 || !view.readonly))) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "lines: every must be >= 1");
+        PyErr_SetString(PyExc_ValueError, "lines: every must be >= 1, and drop needs a read-only mmap");
         return NULL;
     }
     const uint8_t *b = (const uint8_t *)view.buf;
