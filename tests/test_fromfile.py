@@ -169,6 +169,17 @@ def test_plain_is_what_python_decodes(body: bytes) -> None:
     assert _direct.lines(body, 1)[1] == ok
 
 
+def _served(real: Any, served: list[bool]) -> Any:
+    """``real``, noting in ``served`` whether each call served its input (gave something other than None)."""
+
+    def spy(*args: Any) -> Any:
+        got = real(*args)
+        served.append(got is not None)
+        return got
+
+    return spy
+
+
 def _cli(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], tag: str) -> tuple[Any, ...]:
     target = tmp_path / f"out-{tag}.txt"
     code, said = _said(lambda: main([*argv, "-o", str(target)]))
@@ -202,13 +213,7 @@ def test_score_is_the_score_of_reading_first(
     b = tmp_path / "b.txt"
     b.write_bytes(CASES[case](lines[1:] + lines[:1]).encode("utf-8", "surrogateescape"))
     served: list[bool] = []
-    real = ngrameval.scale.fromfile.count_files
-
-    def spy(*args: Any) -> Any:
-        got = real(*args)
-        served.append(got is not None)
-        return got
-
+    spy = _served(ngrameval.scale.fromfile.count_files, served)
     argv = ["score", a, str(b), "-r", r, "-m", metrics]
     monkeypatch.setattr(ngrameval.scale.fromfile, "count_files", lambda *args: None)
     want = _cli([*argv, "--jobs", "1"], tmp_path, capsys, "serial")  # read first, then measure()
@@ -239,13 +244,7 @@ def test_streamed_score_is_the_streamed_score_of_reading_first(
     a, b, r1, r2 = (_write(tmp_path / f"{n}.txt", x, True) for n, x in zip(("a", "b", "r1", "r2"), lines, strict=True))
     argv = ["score", a, b, "-r", r1, r2, "-m", metrics, "--chunk-size", "7", *extra]
     served: list[bool] = []
-    real = ngrameval.scale.fromfile.chunk_rows
-
-    def spy(*args: Any) -> Any:
-        got = real(*args)
-        served.append(got is not None)
-        return got
-
+    spy = _served(ngrameval.scale.fromfile.chunk_rows, served)
     monkeypatch.setattr(ngrameval.scale.fromfile, "chunk_rows", lambda *args: None)
     want = _cli([*argv, "--jobs", "1"], tmp_path, capsys, "streamed")
     assert want[0] == 0

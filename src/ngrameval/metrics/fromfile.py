@@ -106,7 +106,7 @@ class Plan:
         n_seg = len(out[1]) // n_refs
         seg = np.arange(0, n_seg * n_refs + 1, n_refs, dtype=np.int64)
         k_sys = len(out[0]) // n_seg if n_seg else 0
-        scores = rouge.scores_of_counts(kinds, k_sys, out[0], out[1], out[2], out[3], seg)
+        scores = rouge.scores_of_counts(kinds, k_sys, rouge.KernelCounts(out[0], out[1], out[2], out[3]), seg)
         return CountedBatch(self.pre, self.metrics, shared={"rouge": scores})
 
 

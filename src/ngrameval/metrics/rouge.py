@@ -425,7 +425,7 @@ def _direct_counts(
     seg_refs = refs if one_each else [refs[a:b] for a, b in itertools.pairwise(bounds)]
     raw = _direct.rouge(hyps, seg_refs, full_lower, top, want_lcs)
     hyp_len, ref_len, _, hits, lcs = (np.frombuffer(b, dtype=np.int64) for b in raw[:5])
-    return pair_counts(metrics, len(systems), hyp_len, ref_len, hits, lcs, seg, bool(raw[5]))
+    return pair_counts(metrics, len(systems), KernelCounts(hyp_len, ref_len, hits, lcs), seg, bool(raw[5]))
 
 
 def direct_profile(pre: Preprocess, metrics: Sequence[Rouge]) -> tuple[bool, int, bool]:
@@ -435,22 +435,27 @@ def direct_profile(pre: Preprocess, metrics: Sequence[Rouge]) -> tuple[bool, int
     return pre.tokenize == "rouge-score" or pre.lowercase, top, any(m.variant == "l" for m in metrics)
 
 
+@dataclass(frozen=True)
+class KernelCounts:
+    """The counts of ``_direct.rouge`` (and ``_direct.count_bytes``' ROUGE mode): ``hyp_len[k * S + s]``,
+    ``ref_len[j]``, ``hits[(k * R + j) * N + n - 1]``, ``lcs[k * R + j]`` (system ``k``, segment ``s``, reference
+    ``j`` of all ``R``, order ``n``)."""
+
+    hyp_len: IntArray
+    ref_len: IntArray
+    hits: IntArray
+    lcs: IntArray
+
+
 def pair_counts(
-    metrics: Sequence[Rouge],
-    n_systems: int,
-    hyp_len: IntArray,
-    ref_len: IntArray,
-    hits: IntArray,
-    lcs: IntArray,
-    seg: IntArray,
-    line_breaks: bool,
+    metrics: Sequence[Rouge], n_systems: int, counts: KernelCounts, seg: IntArray, line_breaks: bool
 ) -> list[list[tuple[FloatArray, FloatArray, FloatArray] | None]]:
-    """:func:`_direct_counts` from the kernel's counts (``hyp_len[k * S + s]``, ``ref_len[j]``, ``hits[(k * R + j) *
-    N + n - 1]``, ``lcs[k * R + j]``: the layout of ``_direct.rouge``; ``line_breaks``: a text held ``"\\n"``)."""
+    """:func:`_direct_counts` from the kernel's counts (``line_breaks``: a text held ``"\\n"``)."""
     top = max((m.n for m in metrics if m.variant == "n"), default=0)
+    hyp_len, ref_len = counts.hyp_len, counts.ref_len
     n_pairs, n_seg = len(ref_len), len(seg) - 1
-    hits = hits.reshape(n_systems, n_pairs, top)
-    lcs_f = lcs.reshape(n_systems, n_pairs).astype(np.float64)
+    hits = counts.hits.reshape(n_systems, n_pairs, top)
+    lcs_f = counts.lcs.reshape(n_systems, n_pairs).astype(np.float64)
     one_each = n_pairs == n_seg
     owner = None if one_each else np.repeat(np.arange(n_seg), np.diff(seg))
     out = []
@@ -483,17 +488,11 @@ def counted_directly(pre: Preprocess, metrics: Sequence[Rouge]) -> bool:
 
 
 def scores_of_counts(
-    metrics: Sequence[Rouge],
-    n_systems: int,
-    hyp_len: IntArray,
-    ref_len: IntArray,
-    hits: IntArray,
-    lcs: IntArray,
-    seg: IntArray,
+    metrics: Sequence[Rouge], n_systems: int, counts: KernelCounts, seg: IntArray
 ) -> list[list[ItemScores]]:
     """:func:`item_scores` of ``metrics`` (:func:`counted_directly`) from the kernel's counts of texts without a line
-    break (their layout as :func:`pair_counts`' ``_direct.rouge``'s); no warning: every text was ASCII."""
-    direct = pair_counts(metrics, n_systems, hyp_len, ref_len, hits, lcs, seg, False)
+    break; no warning: every text was ASCII."""
+    direct = pair_counts(metrics, n_systems, counts, seg, False)
     return [[combine(m, *c, seg) for m, c in zip(metrics, row, strict=True) if c is not None] for row in direct]
 
 
