@@ -63,18 +63,21 @@ def _said(run: Any) -> tuple[Any, list[str]]:
     return out, [f"{w.category.__name__}: {w.message}" for w in said]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    data=st.data(),
-    n_refs=st.integers(1, 2),
-    n_sys=st.integers(1, 2),
-    final=st.booleans(),
-    spec=st.sampled_from(SPECS),
-    chunk=st.integers(1, 9),
-)
-def test_rows_are_the_in_memory_rows(
+CORPORA = {
+    "data": st.data(),
+    "n_refs": st.integers(1, 2),
+    "n_sys": st.integers(1, 2),
+    "final": st.booleans(),
+    "spec": st.sampled_from(SPECS),
+    "chunk": st.integers(1, 9),
+}
+
+
+def _rows_are_the_in_memory_rows(
     tmp_path: Path, data: st.DataObject, n_refs: int, n_sys: int, final: bool, spec: str, chunk: int
 ) -> None:
+    """Random files (``PIECES``; with and without a final line end; pieces of ``chunk`` segments): ``count_files``
+    with one and two jobs gives ``measure()``'s rows and warnings."""
     n = data.draw(st.integers(1, 25))
     streams = [data.draw(st.lists(line_st, min_size=n, max_size=n)) for _ in range(n_refs + n_sys)]
     paths = [_write(tmp_path / f"f{k}.txt", s, final or k % 2 == 1 or not s[-1]) for k, s in enumerate(streams)]
@@ -90,6 +93,19 @@ def test_rows_are_the_in_memory_rows(
             got, got_said = _said(lambda: count_files(paths[:n_refs], sys_paths, specs, jobs))  # noqa: B023
         _same_rows(got, want)
         assert got_said == want_said  # the lost ROUGE texts of declined chunks: said once for the corpus
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(**CORPORA)
+def test_rows_are_the_in_memory_rows(tmp_path: Path, **drawn: Any) -> None:
+    _rows_are_the_in_memory_rows(tmp_path, **drawn)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(**CORPORA)
+def test_rows_are_the_in_memory_rows_many(tmp_path: Path, **drawn: Any) -> None:
+    _rows_are_the_in_memory_rows(tmp_path, **drawn)
 
 
 def test_declined_rouge_chunks_are_counted_from_str(tmp_path: Path) -> None:
@@ -198,8 +214,11 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(CASES))
-@pytest.mark.parametrize("metrics", ["bleu", "bleu,rouge-1,rouge-l", "rouge-2"])
+@pytest.mark.parametrize(
+    ("case", "metrics"),
+    [(case, m) for case in CASES for m in ("bleu", "bleu,rouge-1,rouge-l", "rouge-2")]
+    + [("plain", f"bleu,rouge-l {x}") for x in ("--sentence -f json", "--confidence --confidence-n 5", "-b")],
+)
 def test_score_is_the_score_of_reading_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], case: str, metrics: str
 ) -> None:
@@ -214,7 +233,7 @@ def test_score_is_the_score_of_reading_first(
     b.write_bytes(CASES[case](lines[1:] + lines[:1]).encode("utf-8", "surrogateescape"))
     served: list[bool] = []
     spy = _served(ngrameval.scale.fromfile.count_files, served)
-    argv = ["score", a, str(b), "-r", r, "-m", metrics]
+    argv = ["score", a, str(b), "-r", r, "-m", *metrics.split(" ")]  # the metrics, then any other options
     monkeypatch.setattr(ngrameval.scale.fromfile, "count_files", lambda *args: None)
     want = _cli([*argv, "--jobs", "1"], tmp_path, capsys, "serial")  # read first, then measure()
     for jobs in ("1", "2"):
