@@ -4,7 +4,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 FLAGS = ["-O3", "-std=c99", "-Wall", "-Wextra", "-Wno-unused-parameter"]  # GCC and Clang (Linux, macOS)
-HEADERS = ["src/ngrameval/_hash.h", "src/ngrameval/_lcs.h", "src/ngrameval/_scan.h"]
+HEADERS = ["src/ngrameval/_hash.h", "src/ngrameval/_lcs.h", "src/ngrameval/_scan.h", "src/ngrameval/_lines.h"]
 MSVC_FLAGS = ["/O2", "/std:c11"]  # Windows wheels (the kernels are plain C99 with GCC builtins guarded)
 
 

@@ -466,8 +466,11 @@ def test_memory_error_is_one_line(
     def boom(*args: object, **kwargs: object) -> None:
         raise MemoryError
 
+    from ngrameval import _direct
+
     for name in ("measure", "measure_piece"):  # read first and counted, or counted on the pool while read
         monkeypatch.setattr(cli, name, boom)
+    monkeypatch.setattr(_direct, "count_bytes", boom)  # or counted straight from the files' bytes
     status, _, err = run([a.format(**d) for a in SCORE], capsys)
     assert status == 2 and error_lines(err) == [err.strip()] and "out of memory" in err
 

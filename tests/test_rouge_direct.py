@@ -107,6 +107,20 @@ def test_round5_is_perls_sprintf_everywhere_and_at_ties() -> None:
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 10**9), st.integers(-3, 3), st.floats(0, 2.0**31, allow_nan=False), st.integers(1, 4096))
+def test_round5_decides_near_ties_exactly(k: int, steps: int, anything: float, den: int) -> None:
+    # the values within a few ulps of a tie (k + 0.5) / 1e5, any value, and ratios j / den: the exact side of the
+    # tie (or the even neighbour of an exact tie) is the formatted rounding
+    from ngrameval.metrics.rouge import _round5_near_ties
+
+    x = (k + 0.5) / 1e5
+    for _ in range(abs(steps)):
+        x = float(np.nextafter(x, np.inf if steps > 0 else 0.0))
+    v = np.array([x, anything, anything * 1e-5, (k % den) / den, -x])
+    np.testing.assert_array_equal(_round5_near_ties(v), [float(f"{y:.5f}") for y in v.tolist()])
+
+
 def test_every_latin1_byte_at_every_place_of_a_block() -> None:
     # the 1-byte text is mapped 16 bytes a step (SSE2) and the tail byte by byte, and its tokens found as the edges
     # of 64-byte word masks: every Latin-1 code point at each place 0..149 of a text (words across the 64-byte

@@ -1149,7 +1149,10 @@ done:
     return out;
 }
 
+#include "_lines.h" /* lines(), count_bytes(): counting straight from a file's UTF-8 bytes */
+
 static PyMethodDef methods[] = {
+    LINES_METHODS
     {"counts", counts, METH_VARARGS, "BLEU-family n-gram counts of every system straight from the lines."},
     {"rouge", rouge, METH_VARARGS, "ROUGE-N hits and LCS lengths of every (hypothesis, reference) pair."},
     {"layout", layout, METH_O, "0: all str, 1: all non-empty lists of str, 2: other."},

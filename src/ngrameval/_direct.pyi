@@ -1,6 +1,7 @@
 """Type stub of the direct counting kernel (src/ngrameval/_direct.c)."""
 
 from collections.abc import Callable, Sequence, Sized
+from mmap import mmap
 from typing import overload
 
 import numpy as np
@@ -38,3 +39,18 @@ def rouge(
     /,
 ) -> tuple[bytes, bytes, bytes, bytes, bytes, bool]: ...
 def sizes(seq: Sequence[Sized], /) -> list[int]: ...
+def lines(buf: bytes | bytearray | memoryview | mmap, every: int, drop: bool = False, /) -> tuple[int, bool, bytes]: ...
+def count_bytes(
+    texts: tuple[bytes | bytearray | memoryview, ...],
+    n_refs: int,
+    n: int,
+    first: int,
+    total: int,
+    mode: int,
+    lowercase: bool,
+    max_order: int,
+    want_lcs: bool,
+    prep: Callable[[str], str] | None,
+    out: tuple[NDArray[np.float64] | NDArray[np.int64], ...],
+    /,
+) -> bool: ...

@@ -259,11 +259,17 @@ def _measure_checked(
         # what the metrics of one text setting share (one n-gram count, one ROUGE tokenization) is made once
         batch = Batch(texts, seg_refs, pre, [sp.metric for _, sp in group], source)
         for i, spec in group:
-            rows = spec.metric.rows(batch)
-            sig = signature(spec, n_refs)
-            out[i] = MetricRows(spec.metric.display_name(), sig, spec.fraction, rows.values, rows.scorer, rows.details)
+            out[i] = spec_rows(spec, batch, n_refs)
             advance(len(seg_refs))  # the bar counts segments x metrics done
     return unique_names([directed(out[i], specs[i]) for i in range(len(specs))])
+
+
+def spec_rows(spec: MetricSpec, batch: Batch, n_refs: Sequence[int]) -> MetricRows:
+    """The rows of ``spec``'s metric in ``batch`` (its text setting's), named and signed (``n_refs``: the distinct
+    reference counts of the segments)."""
+    rows = spec.metric.rows(batch)
+    sig = signature(spec, n_refs)
+    return MetricRows(spec.metric.display_name(), sig, spec.fraction, rows.values, rows.scorer, rows.details)
 
 
 def measure_chunked(

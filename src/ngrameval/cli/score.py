@@ -134,15 +134,21 @@ class _Serially(Exception):
 
 
 def read_and_count(args: argparse.Namespace, specs: list[MetricSpec]) -> tuple[list[str], list[MetricRows]] | None:
-    """``score``'s in-memory scoring on threads with the reading overlapped: the reference and system files are read
-    a block at a time, side by side (:func:`~ngrameval.io.read.line_blocks`), and every :data:`PIPELINE_CHUNK`
-    aligned segments are counted on the pool while the next blocks are read, so only the reading that no chunk
-    waits for stays serial. The rows are :func:`~ngrameval.api.measure`'s bit for bit (a segment's rows depend on
-    its own text; chunks are concatenated in order, named and warned as its chunks are). None (nothing said,
-    nothing kept): read and score as before — one job, standard input, compressed or TSV files, ``--source``,
-    ``--sentence-separator``, ``--missing-empty-refs``, a corpus-wide metric (NIST, CIDEr), a file given twice, and
-    anything the serial reading names as an error (a bad byte, files of different lengths, an error of a chunk)."""
-    if resolve_jobs(args.jobs) < 2 or not args.systems or not args.refs or args.tsv or args.source:
+    """``score``'s in-memory scoring of plain files, without the serial reading where it can: counted straight from
+    the files' bytes (:func:`~ngrameval.scale.fromfile.count_files`, any ``--jobs``: BLEU and the BLEU family under
+    13a/none, ROUGE-N/L), else with two jobs or more on threads with the reading overlapped: the reference and
+    system files are read a block at a time, side by side (:func:`~ngrameval.io.read.line_blocks`), and every
+    :data:`PIPELINE_CHUNK` aligned segments are counted on the pool while the next blocks are read, so only the
+    reading that no chunk waits for stays serial. The rows are :func:`~ngrameval.api.measure`'s bit for bit (a
+    segment's rows depend on its own text; chunks are concatenated in order, named and warned as its chunks are).
+    None (nothing said, nothing kept): read and score as before — standard input, compressed or TSV files,
+    ``--source``, ``--sentence-separator``, ``--missing-empty-refs``, a corpus-wide metric (NIST, CIDEr), a file
+    given twice, and anything the serial reading names as an error (a bad byte, files of different lengths, an
+    error of a chunk); one job and a metric the bytes kernel does not serve."""
+    from ngrameval.scale.fromfile import count_files
+
+    jobs = resolve_jobs(args.jobs)
+    if not args.systems or not args.refs or args.tsv or args.source:
         return None
     if args.sentence_separator or args.missing_empty_refs or any(sp.metric.corpus_wide for sp in specs):
         return None
@@ -154,8 +160,13 @@ def read_and_count(args: argparse.Namespace, specs: list[MetricSpec]) -> tuple[l
     named = file_names(paths)
     try:
         names = system_names(list(named), args.names, args.strip_names)
+        counted = count_files(list(args.refs), dict(zip(names, named.values(), strict=True)), specs, jobs)
+        if counted is not None:
+            return names, counted
+        if jobs < 2:
+            return None
         with summed_warnings():  # said once at the end, summed over the chunks, as measure() says them
-            parts = _counted_side_by_side(list(args.refs), list(named.values()), names, specs, resolve_jobs(args.jobs))
+            parts = _counted_side_by_side(list(args.refs), list(named.values()), names, specs, jobs)
     except (_Serially, NotPlain, InputError):
         return None
     rows = [dataclasses.replace(r, values=v) for r, v in zip(parts[0], concatenated_rows(parts), strict=True)]

@@ -116,9 +116,9 @@ class Rouge(RowMetric):
     def rows(self, batch: Batch) -> Rows:
         """Rows ``(stat, 1)`` of every item; every ROUGE variant of the batch from one tokenization of each text,
         R, P and F of one variant (``--rouge-stats rpf``) from one computation (:func:`item_scores`)."""
-        variants = list(dict.fromkeys(replace(m, stat="f") for m in batch.metrics if isinstance(m, Rouge)))
-        per_system = batch.shared("rouge", lambda: item_scores(variants, batch.systems, *batch.flat, batch.pre))
-        k = variants.index(replace(self, stat="f"))
+        kinds = variants(batch.metrics)
+        per_system = batch.shared("rouge", lambda: item_scores(kinds, batch.systems, *batch.flat, batch.pre))
+        k = kinds.index(replace(self, stat="f"))
         return Rows(tuple(mean_rows(items[k].stat(self.stat)) for items in per_system), mean_of_rows)
 
     def signature(self) -> str:
@@ -238,7 +238,25 @@ def _round5(x: FloatArray) -> FloatArray:
     with np.errstate(invalid="ignore"):
         slow = ~np.isfinite(y) | (np.abs(y - np.floor(y) - 0.5) < 1e-6 * np.maximum(1.0, np.abs(y)))
     if slow.any():
-        out[slow] = [float(f"{v:.5f}") for v in x[slow].tolist()]
+        out[slow] = _round5_near_ties(x[slow])
+    return out
+
+
+def _round5_near_ties(v: FloatArray) -> FloatArray:
+    """:func:`_round5` of values near a tie ``k + 0.5`` of ``v * 1e5``: which side of the tie the binary value lies
+    on, decided exactly (``v = hi + lo``, 26 bits each, so ``v * 3125`` is ``a + b`` without rounding and
+    ``v * 200000 - (2k + 1) = (64a - (2k + 1)) + 64b``, the first difference exact by Sterbenz's lemma), an exact
+    tie to the even ``k`` as Python's formatting rounds; negative, non-finite and huge values are formatted."""
+    out = np.empty_like(v)
+    fast = np.isfinite(v) & (v >= 0) & (v < 2.0**30)
+    w = v[fast]
+    k = np.floor(w * 1e5)
+    t = w * 134217729.0  # 2**27 + 1: Veltkamp's split
+    hi = t - (t - w)
+    d = (hi * 3125.0 * 64.0 - (2 * k + 1)) + (w - hi) * 3125.0 * 64.0
+    up = (d > 0) | ((d == 0) & (k % 2 == 1))
+    out[fast] = (k + up) / 1e5
+    out[~fast] = [float(f"{x:.5f}") for x in v[~fast].tolist()]
     return out
 
 
@@ -356,20 +374,30 @@ def _warn_lost_texts(pre: Preprocess, refs: Sequence[str], systems: Sequence[Seq
     """Warn when the ASCII-only profiles (rouge155, rouge-score) reduce texts written in another script
     (Cyrillic, Greek, CJK ...) to no token at all, instead of a silent 0: how many system segments and references,
     and what to use instead."""
+    hyps, lost_refs = lost_texts(pre, refs, systems)
+    warn_lost(pre, hyps, sum(len(h) for h in systems), lost_refs, len(refs))
+
+
+def lost_texts(pre: Preprocess, refs: Sequence[str], systems: Sequence[Sequence[str]]) -> tuple[int, int]:
+    """How many system segments and references the ASCII-only profiles (rouge155, rouge-score) reduce to no token
+    though they have letters or digits (0, 0 for any other profile)."""
     if pre.tokenize not in ("rouge155", "rouge-score"):
-        return
+        return 0, 0
     lower = pre.tokenize == "rouge-score"
-    hyps = sum(_lost(h, lower) for h in systems)
-    lost_refs = _lost(refs, lower)
-    if hyps or lost_refs:
-        n_hyps = sum(len(h) for h in systems)
+    return sum(_lost(h, lower) for h in systems), _lost(refs, lower)
+
+
+def warn_lost(pre: Preprocess, hyps: int, n_hyps: int, refs: int, n_refs: int) -> None:
+    """:func:`_warn_lost_texts`' warning of ``hyps`` of ``n_hyps`` system segments and ``refs`` of ``n_refs``
+    references that lose every token (nothing when both are 0)."""
+    if hyps or refs:
         warn(
             f"ROUGE ({pre.tokenize} profile, ASCII letters and digits only): {hyps} of {n_hyps} system segments "
-            f"and {lost_refs} of {len(refs)} references have letters or digits but lose all their tokens, so they "
+            f"and {refs} of {n_refs} references have letters or digits but lose all their tokens, so they "
             "score 0; for other scripts use --rouge-profile unicode (API: profile='unicode'; spec: "
             "rouge-l:profile=unicode)",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
 
 
@@ -388,35 +416,83 @@ def _direct_counts(
     straight from the text one segment at a time (``ngrameval._direct.rouge``: tokens interned per segment, no
     corpus vocabulary); the same integers as the vocabulary path. None for a ROUGE-L over sentences when a text
     holds a line break (``_rouge.lcs`` unions the LCS of every sentence pair then)."""
-    orders = [m.n for m in metrics if m.variant == "n"]
-    want_lcs = any(m.variant == "l" for m in metrics)
-    full_lower = pre.tokenize == "rouge-score" or pre.lowercase
+    full_lower, top, want_lcs = direct_profile(pre, metrics)
     hyps = [normalize_texts(validate.texts(h, "texts"), pre.normalize) for h in systems]
     refs = normalize_texts(validate.texts(flat_refs, "texts"), pre.normalize)
     one_each = len(seg) == len(refs) + 1 and bool(np.all(np.diff(seg) == 1))
     bounds = seg.tolist() if not one_each else []
     seg_refs = refs if one_each else [refs[a:b] for a, b in itertools.pairwise(bounds)]
-    raw = _direct.rouge(hyps, seg_refs, full_lower, max(orders, default=0), want_lcs)
-    hyp_len, ref_len = (np.frombuffer(b, dtype=np.int64) for b in raw[:2])
-    n_pairs, n_seg, top = len(ref_len), len(seg) - 1, max(orders, default=0)
-    hits = np.frombuffer(raw[3], dtype=np.int64).reshape(len(systems), n_pairs, top)
-    lcs = np.frombuffer(raw[4], dtype=np.int64).reshape(len(systems), n_pairs).astype(np.float64)
+    raw = _direct.rouge(hyps, seg_refs, full_lower, top, want_lcs)
+    hyp_len, ref_len, _, hits, lcs = (np.frombuffer(b, dtype=np.int64) for b in raw[:5])
+    return pair_counts(metrics, len(systems), KernelCounts(hyp_len, ref_len, hits, lcs), seg, bool(raw[5]))
+
+
+def direct_profile(pre: Preprocess, metrics: Sequence[Rouge]) -> tuple[bool, int, bool]:
+    """What ``_direct.rouge`` (and ``_direct.count_bytes``' ROUGE mode) counts for ``metrics``: ``full_lower``
+    (``str.lower()`` of a non-ASCII text first), the highest ROUGE-N order and whether an LCS is needed."""
+    top = max((m.n for m in metrics if m.variant == "n"), default=0)
+    return pre.tokenize == "rouge-score" or pre.lowercase, top, any(m.variant == "l" for m in metrics)
+
+
+@dataclass(frozen=True)
+class KernelCounts:
+    """The counts of ``_direct.rouge`` (and ``_direct.count_bytes``' ROUGE mode): ``hyp_len[k * S + s]``,
+    ``ref_len[j]``, ``hits[(k * R + j) * N + n - 1]``, ``lcs[k * R + j]`` (system ``k``, segment ``s``, reference
+    ``j`` of all ``R``, order ``n``)."""
+
+    hyp_len: IntArray
+    ref_len: IntArray
+    hits: IntArray
+    lcs: IntArray
+
+
+def pair_counts(
+    metrics: Sequence[Rouge], n_systems: int, counts: KernelCounts, seg: IntArray, line_breaks: bool
+) -> list[list[tuple[FloatArray, FloatArray, FloatArray] | None]]:
+    """:func:`_direct_counts` from the kernel's counts (``line_breaks``: a text held ``"\\n"``)."""
+    top = max((m.n for m in metrics if m.variant == "n"), default=0)
+    hyp_len, ref_len = counts.hyp_len, counts.ref_len
+    n_pairs, n_seg = len(ref_len), len(seg) - 1
+    hits = counts.hits.reshape(n_systems, n_pairs, top)
+    lcs_f = counts.lcs.reshape(n_systems, n_pairs).astype(np.float64)
+    one_each = n_pairs == n_seg
     owner = None if one_each else np.repeat(np.arange(n_seg), np.diff(seg))
     out = []
-    for k in range(len(systems)):
+    for k in range(n_systems):
         h_len = hyp_len[k * n_seg : (k + 1) * n_seg]
         h_len = h_len if owner is None else h_len[owner]
         row: list[tuple[FloatArray, FloatArray, FloatArray] | None] = []
         for m in metrics:
-            if m.variant == "l" and m.split and raw[5]:
+            if m.variant == "l" and m.split and line_breaks:
                 row.append(None)
             elif m.variant == "l":
-                row.append((lcs[k], ref_len.astype(np.float64), h_len.astype(np.float64)))
+                row.append((lcs_f[k], ref_len.astype(np.float64), h_len.astype(np.float64)))
             else:
                 ref_total, hyp_total = (np.maximum(x - (m.n - 1), 0).astype(np.float64) for x in (ref_len, h_len))
                 row.append((hits[k, :, m.n - 1].astype(np.float64), ref_total, hyp_total))
         out.append(row)
     return out
+
+
+def variants(metrics: Sequence[RowMetric]) -> list[Rouge]:
+    """The ROUGE variants of ``metrics`` that one :func:`item_scores` serves (R, P and F of one variant alike)."""
+    return list(dict.fromkeys(replace(m, stat="f") for m in metrics if isinstance(m, Rouge)))
+
+
+def counted_directly(pre: Preprocess, metrics: Sequence[Rouge]) -> bool:
+    """Whether every variant of ``metrics`` is served by the direct counts alone, in one group (no length limit,
+    no sentence splitting, the rouge155 / rouge-score profiles unnormalised): then :func:`scores_of_counts` gives
+    :func:`item_scores` of texts that hold no line break."""
+    return not pre.normalize and all(_counted_directly(pre, m, {m.variant}) for m in metrics)
+
+
+def scores_of_counts(
+    metrics: Sequence[Rouge], n_systems: int, counts: KernelCounts, seg: IntArray
+) -> list[list[ItemScores]]:
+    """:func:`item_scores` of ``metrics`` (:func:`counted_directly`) from the kernel's counts of texts without a line
+    break; no warning: every text was ASCII."""
+    direct = pair_counts(metrics, n_systems, counts, seg, False)
+    return [[combine(m, *c, seg) for m, c in zip(metrics, row, strict=True) if c is not None] for row in direct]
 
 
 def item_scores(

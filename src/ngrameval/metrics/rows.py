@@ -150,6 +150,24 @@ class Batch:
         return tuple(mean_rows(np.concatenate(acc) if acc else np.zeros(0)) for acc in out)
 
 
+class CountedBatch(Batch):
+    """A batch of no text whose shared products were counted elsewhere (straight from a file's bytes:
+    :mod:`ngrameval.scale.fromfile`): ``counted`` as :attr:`Batch.counted` gives it, ``shared`` as
+    :meth:`Batch.shared` keeps it (``"rouge"``: :func:`~ngrameval.metrics.rouge.item_scores`' result)."""
+
+    def __init__(
+        self,
+        pre: Preprocess,
+        metrics: Sequence[RowMetric],
+        counted: tuple[Values, int, bool] | None = None,
+        shared: Mapping[object, object] | None = None,
+    ) -> None:
+        super().__init__((), (), pre, metrics)
+        if counted is not None:
+            self.__dict__["counted"] = counted  # what the kept property would have made
+        self._shared.update(shared or {})
+
+
 def raw_text_ignored(given: Preprocess, why: str) -> list[tuple[str, str]]:
     """The tokenizer, stemming and stop-word options of ``given``, ignored by a metric that reads raw text (``why``)."""
     out = [(f"-tok {given.tokenize}", why)] if given.tokenize != "13a" else []

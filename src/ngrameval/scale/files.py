@@ -48,6 +48,7 @@ from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
 from ngrameval.metrics.rows import KeptSide
 from ngrameval.ngrams.stats import MetricRows
+from ngrameval.scale import fromfile
 from ngrameval.scale.chunks import Chunk, Summed, add_references, chunk_rows, fold, nist_orders, with_nist
 from ngrameval.scale.refspill import KeptChunks, SpilledCounts, SpilledWeights
 from ngrameval.text.pipeline import Preprocess
@@ -433,17 +434,17 @@ def score_files(
     try:
         with contextlib.ExitStack() as stack, summed_warnings():
             sinks: dict[tuple[int, int], io.BufferedWriter] = {}
-            chunks = read_chunks(files, chunk_size)  # with threads, the next chunk read while this one is counted
-            for index, chunk in enumerate(ahead(chunks) if resolve_jobs(jobs) > 1 else chunks):
-                if on_chunk is not None:
-                    on_chunk(chunk)
-                try:
-                    sides.check(chunk)
-                    rows = chunk_rows(chunk, specs, weights, jobs, index, sides.sides)
-                except InputError as exc:
-                    where = f" (segments counted from line {chunk.start + 1}, where a chunk of {chunk_size} starts)"
-                    raise type(exc)(f"{exc}{where}") from None
-                acc = fold(acc, (rows, frozenset(len(r) for r in chunk.refs), ()))
+            plain = weights or sides.sides or on_chunk or files.source or files.tsv or files.empty_is_missing
+            from_bytes = None if plain or files.separator else fromfile.chunk_rows(
+                files.refs, list(files.systems.values()), specs, chunk_size, resolve_jobs(jobs)
+            )  # fmt: skip
+            pieces = (
+                ((rows, frozenset({len(files.refs)})) for rows in from_bytes)
+                if from_bytes is not None
+                else _read_and_counted(files, specs, chunk_size, jobs, weights, sides, on_chunk)
+            )
+            for rows, counts in pieces:
+                acc = fold(acc, (rows, counts, ()))
                 if spill is not None:
                     for j, r in enumerate(rows):
                         for k in range(len(r.values)):
@@ -468,6 +469,30 @@ def score_files(
     finally:
         for w in weights.values():
             w.close()
+
+
+def _read_and_counted(
+    files: Files,
+    specs: Sequence[MetricSpec],
+    chunk_size: int,
+    jobs: int | None,
+    weights: dict[Preprocess, Weights],
+    sides: Sides,
+    on_chunk: Callable[[Chunk], None] | None,
+) -> Iterator[tuple[list[MetricRows], frozenset[int]]]:
+    """:func:`score_files`' chunks read as ``str`` (:func:`read_chunks`) and counted: their rows and reference
+    counts; an error of a chunk names where it starts."""
+    chunks = read_chunks(files, chunk_size)  # with threads, the next chunk read while this one is counted
+    for index, chunk in enumerate(ahead(chunks) if resolve_jobs(jobs) > 1 else chunks):
+        if on_chunk is not None:
+            on_chunk(chunk)
+        try:
+            sides.check(chunk)
+            rows = chunk_rows(chunk, specs, weights, jobs, index, sides.sides)
+        except InputError as exc:
+            where = f" (segments counted from line {chunk.start + 1}, where a chunk of {chunk_size} starts)"
+            raise type(exc)(f"{exc}{where}") from None
+        yield rows, frozenset(len(r) for r in chunk.refs)
 
 
 class _Kept:

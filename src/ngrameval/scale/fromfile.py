@@ -1,0 +1,194 @@
+"""``score``'s plain files counted straight from their UTF-8 bytes (``ngrameval._direct.count_bytes``): no line is
+decoded to ``str`` unless the tokenizer's own preprocessing needs it, and the splitting, the checks and the
+counting of each piece run on the pool without the GIL, written in place into arrays of the corpus (or of a
+streamed chunk).
+
+Each file is mapped into memory (``mmap``: no copy, no read call) and checked in C (``_direct.lines``: valid UTF-8,
+no CR, no byte order mark: then :mod:`ngrameval.io.read` gives its lines as they are). Anything else — a file that
+is not plain, files of different lengths, an empty file, standard input, a compressed file, a text setting the
+kernel does not serve (:func:`ngrameval.metrics.fromfile.plan`) or a reading error — gives None before anything is
+counted, and the caller reads and scores as before (which names the fault). The rows are
+:func:`~ngrameval.api.measure`'s bit for bit, named, signed and warned as the in-memory path does
+(``tests/test_fromfile.py``).
+"""
+
+from __future__ import annotations
+
+import mmap
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ngrameval import _direct
+from ngrameval.api import checked_specs, directed, named, spec_rows, unique_names
+from ngrameval.errors import InputError
+from ngrameval.io.read import COMPRESSED, STDIN, read_errors, ref_rows
+from ngrameval.jobs import thread_map
+from ngrameval.metrics.fromfile import Arrays, Plan, plan
+from ngrameval.metrics.policy import summed_warnings
+from ngrameval.metrics.registry import MetricSpec
+from ngrameval.ngrams.stats import MetricRows
+from ngrameval.text.pipeline import Preprocess
+
+PIECE = 8_192  # segments a task of the pool counts
+
+
+def mapped(path: str) -> mmap.mmap | None:
+    """An uncompressed, non-empty file mapped for reading; None for standard input, a compressed or empty file.
+    Reading errors as :class:`~ngrameval.errors.InputError` naming the file."""
+    p = Path(path)
+    if str(p) == STDIN or p.suffix.lower() in COMPRESSED:
+        return None
+    with read_errors(p), open(p, "rb", buffering=0) as fh:
+        if not p.is_file() or p.stat().st_size == 0:
+            return None
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def plans(specs: Sequence[MetricSpec]) -> dict[Preprocess, Plan] | None:
+    """The bytes kernel's plan of every text setting of ``specs``; None when one is not served."""
+    groups: dict[Preprocess, list[MetricSpec]] = {}
+    for sp in specs:
+        groups.setdefault(sp.pre, []).append(sp)
+    out = {pre: plan(pre, [sp.metric for sp in group]) for pre, group in groups.items()}
+    return None if any(p is None for p in out.values()) else {pre: p for pre, p in out.items() if p is not None}
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The reference files ``refs`` and the systems' files, mapped and checked: ``n_seg`` lines each, line
+    ``k * every`` of file ``f`` starting at byte ``cuts[f][k]`` (the file's end last)."""
+
+    refs: list[str]
+    n_systems: int
+    maps: list[mmap.mmap]
+    cuts: list[NDArray[np.int64]]
+    n_seg: int
+    every: int
+
+    def texts(self, first: int, n: int) -> tuple[memoryview, ...]:
+        """The bytes of lines ``first .. first + n`` of every file (``first`` a multiple of ``every``, and
+        ``first + n`` too or the end)."""
+        a, b = first // self.every, -(-(first + n) // self.every)
+        return tuple(memoryview(m)[int(c[a]) : int(c[b])] for m, c in zip(self.maps, self.cuts, strict=True))
+
+    def drop(self, first: int, n: int) -> None:
+        """Lines ``first .. first + n`` counted: their pages out of this process's memory (they stay in the page
+        cache), so streaming holds no more of the mapped files than a chunk."""
+        a, b = first // self.every, -(-(first + n) // self.every)
+        for m, c in zip(self.maps, self.cuts, strict=True):
+            lo, hi = -(-int(c[a]) // mmap.PAGESIZE) * mmap.PAGESIZE, int(c[b]) // mmap.PAGESIZE * mmap.PAGESIZE
+            if hi > lo and hasattr(m, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+                m.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+
+    def count(
+        self, by_text: Mapping[Preprocess, Plan], first: int, n: int, jobs: int
+    ) -> tuple[dict[Preprocess, Arrays], list[tuple[int, int]]]:
+        """Segments ``first .. first + n`` counted under every plan, on ``jobs`` threads in pieces of at most
+        :data:`PIECE` segments, as many as a multiple of ``jobs`` and of one size (the threads end together): the
+        arrays of each text setting, and per plan the ROUGE texts that lose every token (summed over the pieces
+        counted from ``str``)."""
+        outs = {pre: p.arrays(self.n_systems, n, len(self.refs)) for pre, p in by_text.items()}
+        piece = -(-n // (jobs * -(-n // (jobs * PIECE)))) if jobs > 1 else n
+        views = self.texts(first, n)
+        cuts = [
+            np.frombuffer(c, dtype=np.int64) for _, _, c in thread_map(lambda v: _direct.lines(v, piece), views, jobs)
+        ]
+
+        def count(i: int) -> list[tuple[int, int]]:
+            start = i * piece
+            m = min(piece, n - start)
+            texts = tuple(v[int(c[i]) : int(c[i + 1])] for v, c in zip(views, cuts, strict=True))
+            return [
+                (0, 0)
+                if p.count(texts, len(self.refs), m, start, outs[pre])
+                else self._text(p, texts, m, start, outs[pre])
+                for pre, p in by_text.items()
+            ]
+
+        lost = thread_map(count, range(len(cuts[0]) - 1), jobs)
+        return outs, [(sum(x[j][0] for x in lost), sum(x[j][1] for x in lost)) for j in range(len(by_text))]
+
+    def _text(self, p: Plan, texts: tuple[memoryview, ...], n: int, start: int, out: Arrays) -> tuple[int, int]:
+        """A piece the bytes kernel declined, decoded (plain UTF-8: its lines as :mod:`ngrameval.io.read` gives
+        them) and counted from ``str``."""
+        lines = [str(t, "utf-8").split("\n")[:n] for t in texts]
+        seg_refs = ref_rows(self.refs, lines[: len(self.refs)], False, False, start)
+        return p.count_text(lines[len(self.refs) :], seg_refs, start, out)
+
+
+def open_corpus(refs: Sequence[str], systems: Sequence[str], every: int, jobs: int, drop: bool) -> Corpus | None:
+    """The files mapped and checked (on ``jobs`` threads; ``drop``: each page let go once checked), the offsets of
+    every ``every`` lines kept; None unless every file is plain, none is empty and all have one line count."""
+    try:
+        maps = [mapped(p) for p in [*refs, *systems]]
+    except InputError:
+        return None  # the serial reading names it
+    files = [m for m in maps if m is not None]
+    if len(files) != len(maps):
+        return None
+    found = thread_map(lambda m: _direct.lines(m, every, drop), files, jobs)
+    n_seg = found[0][0]
+    if not n_seg or any(n != n_seg or not plain for n, plain, _ in found):
+        return None
+    cuts = [np.frombuffer(c, dtype=np.int64) for _, _, c in found]
+    return Corpus(list(refs), len(systems), files, cuts, n_seg, every)
+
+
+def _rows(
+    by_text: Mapping[Preprocess, Plan], specs: Sequence[MetricSpec], outs: Mapping[Preprocess, Arrays], n_refs: int
+) -> list[MetricRows]:
+    batches = {pre: p.batch(outs[pre], n_refs) for pre, p in by_text.items()}
+    return unique_names([directed(spec_rows(sp, batches[sp.pre], [n_refs]), sp) for sp in specs])
+
+
+def _warn(by_text: Mapping[Preprocess, Plan], lost: Sequence[tuple[int, int]], k: int, n: int, n_refs: int) -> None:
+    with summed_warnings():  # said as measure() says it (by say_summed's rules)
+        for p, x in zip(by_text.values(), lost, strict=True):
+            p.warn(x, k, n, n_refs)
+
+
+def count_files(
+    refs: Sequence[str], systems: Mapping[str, str], specs: Sequence[MetricSpec], jobs: int
+) -> list[MetricRows] | None:
+    """The rows of ``specs`` for the files ``systems`` (name -> path) against the reference files ``refs`` (one
+    reference a file), as :func:`~ngrameval.api.measure` gives them for their lines, counted in pieces on ``jobs``
+    threads; warned about once for the corpus, as :func:`~ngrameval.api.measure` warns. None: not served."""
+    specs = checked_specs(specs)
+    by_text = plans(specs)
+    if by_text is None or not refs or not systems:
+        return None
+    corpus = open_corpus(refs, list(systems.values()), 1 << 62, jobs, False)
+    if corpus is None:
+        return None
+    outs, lost = corpus.count(by_text, 0, corpus.n_seg, jobs)
+    _warn(by_text, lost, len(systems), corpus.n_seg, len(refs))
+    return named(_rows(by_text, specs, outs, len(refs)), specs, [len(refs)])
+
+
+def chunk_rows(
+    refs: Sequence[str], systems: Sequence[str], specs: Sequence[MetricSpec], size: int, jobs: int
+) -> Iterator[list[MetricRows]] | None:
+    """The unnamed rows of every chunk of ``size`` segments (:func:`ngrameval.scale.chunks.chunk_rows`' for the
+    chunks :func:`ngrameval.scale.files.read_chunks` reads; each chunk warned about as one), counted from the files'
+    bytes in pieces on ``jobs`` threads; None (nothing counted, nothing said) when they are not served."""
+    specs = checked_specs(specs)
+    by_text = plans(specs)
+    if by_text is None or not refs or not systems or size < 1:
+        return None
+    corpus = open_corpus(refs, systems, size, jobs, True)  # its pages read again as each chunk is counted
+    if corpus is None:
+        return None
+
+    def chunks() -> Iterator[list[MetricRows]]:
+        for first in range(0, corpus.n_seg, size):
+            n = min(size, corpus.n_seg - first)
+            outs, lost = corpus.count(by_text, first, n, jobs)
+            corpus.drop(first, n)
+            _warn(by_text, lost, len(systems), n, len(refs))
+            yield _rows(by_text, specs, outs, len(refs))
+
+    return chunks()
