@@ -573,6 +573,43 @@ def test_ctrl_c_inside_chrf_exits_130(tmp_path: Path, metric: str) -> None:
     assert not out.exists()
 
 
+@pytest.mark.parametrize("metric", ["bleu", "rouge-l"])
+def test_ctrl_c_while_the_pool_counts_the_files_bytes_exits_130(tmp_path: Path, metric: str) -> None:
+    """SIGINT while ``score --jobs 2`` counts plain files straight from their bytes on the pool (the main thread
+    waiting for the pieces): exit 130, one line, no output file. The child's first piece waits until the signal
+    has reached the main thread, so the run cannot end before it (no timing)."""
+    rng = np.random.default_rng(5)
+    words = np.array(["the", "a", "cat", "sat", "on", "mat", ",", "."])
+    for name in ("h", "r"):
+        lines = [" ".join(rng.choice(words, 12).tolist()) for _ in range(20_000)]
+        (tmp_path / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.txt"
+    argv = ["score", str(tmp_path / "h.txt"), "-r", str(tmp_path / "r.txt"), "-m", metric, "--jobs", "2"]
+    code = textwrap.dedent(f"""
+        import signal, sys, threading
+        from ngrameval import _direct
+        from ngrameval.cli import main
+        got = threading.Event()
+        def on_int(signum, frame):
+            got.set()
+            signal.default_int_handler(signum, frame)
+        signal.signal(signal.SIGINT, on_int)
+        work, first, lock = _direct.count_bytes, [True], threading.Lock()
+        def marked(*args):
+            with lock:
+                mine, first[0] = first[0], False
+            if mine:
+                print("start", flush=True)
+                assert got.wait(300)  # a hang guard: the piece goes on once the main thread has the interrupt
+            return work(*args)
+        _direct.count_bytes = marked
+        sys.exit(main({[*argv, "-o", str(out)]!r}))
+    """)
+    ended = interrupted(code)
+    assert ended.status == 130 and ended.err == "ngrameval: interrupted\n", ended.err
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(
     "argv",
     [
