@@ -271,3 +271,45 @@ def test_streamed_score_is_the_streamed_score_of_reading_first(
     for jobs in ("1", "2"):
         assert _cli([*argv, "--jobs", jobs], tmp_path, capsys, f"new{jobs}") == want
     assert served == [True, True]
+
+
+def test_streamed_chunks_are_counted_while_the_one_before_is_scored(tmp_path: Path) -> None:
+    """With two jobs the next chunk is counted on the pool while this one's rows are scored on the calling thread:
+    scoring the first chunk waits (a hang guard, not a timing) until the second chunk's counting has begun, which
+    without the overlap never happens; the rows are those of one job."""
+    import threading
+
+    from ngrameval.metrics.registry import parse_specs
+
+    rng = random.Random(3)
+    lines = [[" ".join(rng.choices(PIECES[:20], k=rng.randint(1, 8))) for _ in range(30)] for _ in range(2)]
+    a, r = (_write(tmp_path / f"{n}.txt", x, True) for n, x in zip(("a", "r"), lines, strict=True))
+    specs = parse_specs("bleu,rouge-l")
+    serial = ngrameval.scale.fromfile.chunk_rows([r], [a], specs, 10, 1)
+    assert serial is not None
+    want = [[rows.values for rows in chunk] for chunk in serial]
+    counting, scored = threading.Event(), []
+    real_count, real_rows = ngrameval.scale.fromfile.Corpus.count, ngrameval.scale.fromfile._rows
+
+    def count(self: Any, by_text: Any, first: int, n: int, jobs: int) -> Any:
+        if first == 10:
+            counting.set()
+        return real_count(self, by_text, first, n, jobs)
+
+    def rows(*args: Any) -> Any:
+        if not scored:
+            scored.append(counting.wait(timeout=300))
+        return real_rows(*args)
+
+    mp = pytest.MonkeyPatch()
+    with mp.context() as m:
+        m.setattr(ngrameval.scale.fromfile.Corpus, "count", count)
+        m.setattr(ngrameval.scale.fromfile, "_rows", rows)
+        chunks = ngrameval.scale.fromfile.chunk_rows([r], [a], specs, 10, 2)
+        assert chunks is not None
+        got = [[rows.values for rows in chunk] for chunk in chunks]
+    assert scored == [True]
+    assert len(got) == len(want) == 3
+    for g, w in zip(got, want, strict=True):
+        for x, y in zip(g, w, strict=True):
+            np.testing.assert_array_equal(x, y)

@@ -112,19 +112,23 @@ def chunked_map(
 _END = object()
 
 
+def _next_or_end(items: Iterator[T]) -> object:
+    return next(items, _END)
+
+
 def ahead(items: Iterator[T]) -> Iterator[T]:
     """The items of ``items`` in order, the next one made on a thread of its own while the caller works on the
     current one (a file's next chunk read while this one is counted on the pool: the reading holds the GIL, the
     kernels release it). An error making an item is raised where that item is asked for, as without the thread;
     when the caller stops early, the item being made is waited for and ``items`` is closed (if it can be), on the
-    caller's thread."""
+    caller's thread. Each item is made in a copy of the caller's context (as :func:`thread_map`'s)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ngrameval-ahead") as pool:
-        pending = pool.submit(next, items, _END)
+        pending = pool.submit(contextvars.copy_context().run, _next_or_end, items)
         try:
             while (item := pending.result()) is not _END:
-                pending = pool.submit(next, items, _END)
+                pending = pool.submit(contextvars.copy_context().run, _next_or_end, items)
                 yield cast(T, item)
         finally:
             pending.cancel()

@@ -26,7 +26,7 @@ from ngrameval import _direct
 from ngrameval.api import checked_specs, directed, named, spec_rows, unique_names
 from ngrameval.errors import InputError
 from ngrameval.io.read import COMPRESSED, STDIN, read_errors, ref_rows
-from ngrameval.jobs import thread_map
+from ngrameval.jobs import ahead, thread_map
 from ngrameval.metrics.fromfile import Arrays, Plan, plan
 from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
@@ -183,11 +183,16 @@ def chunk_rows(
     if corpus is None:
         return None
 
-    def chunks() -> Iterator[list[MetricRows]]:
+    def counted() -> Iterator[tuple[int, dict[Preprocess, Arrays], list[tuple[int, int]]]]:
         for first in range(0, corpus.n_seg, size):
             n = min(size, corpus.n_seg - first)
             outs, lost = corpus.count(by_text, first, n, jobs)
             corpus.drop(first, n)
+            yield n, outs, lost
+
+    def chunks() -> Iterator[list[MetricRows]]:
+        # with threads, the next chunk is counted on the pool while this one is scored on the calling thread
+        for n, outs, lost in ahead(counted()) if jobs > 1 else counted():
             _warn(by_text, lost, len(systems), n, len(refs))
             yield _rows(by_text, specs, outs, len(refs))
 
