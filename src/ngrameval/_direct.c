@@ -47,6 +47,12 @@
 
 #define MAX_ORDER 100 /* as ngrameval._overlap */
 
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
 static uint8_t RMAP[256]; /* ROUGE's characters below 256 (rouge_char), every other one a space */
 
 /* ---- one segment's tokens ---------------------------------------------------------------------------- */
@@ -408,6 +414,15 @@ static void seg_counts(count_t *c, const int32_t *h, size_t H, const int32_t *r,
     }
 }
 
+/* a[0..n) = 0 for a tally of at least 8 entries: the usual n <= 8 (orders up to 7) as one fixed-size store, not a
+   call to memset */
+static inline void zero_counts(int32_t *a, size_t n) {
+    if (n <= 8)
+        memset(a, 0, 8 * sizeof(int32_t));
+    else
+        memset(a, 0, n * sizeof(int32_t));
+}
+
 /* match[n] (n < N) of hypothesis h[0..H) against one reference r[0..L) (token ids below V; room in c's arrays for
    V ids and H + L positions), without an n-gram table: the n-gram of order n at hypothesis position i occurs at
    reference position p exactly when the two sequences agree for n tokens from i and p, so each position i whose
@@ -448,7 +463,7 @@ static int seg_counts_one(count_t *c, const int32_t *h, size_t H, const int32_t 
             continue;
         }
         size_t best = 0, seen = 0;
-        for (size_t n = 0; n <= top; n++) crl[n] = 0;
+        zero_counts(crl, top + 1);
         for (int32_t q = p0; q >= 0; q = rnext[q]) {
             size_t p = (size_t)q, lim = top < L - p ? top : L - p, l = 1;
             while (l < lim && h[i + l] == r[p + l]) l++;
@@ -456,7 +471,7 @@ static int seg_counts_one(count_t *c, const int32_t *h, size_t H, const int32_t 
             best = l > best ? l : best;
             pairs++;
         }
-        for (size_t n = 0; n <= best; n++) chl[n] = 0;
+        zero_counts(chl, best + 1);
         if (!once)
             for (int32_t q = hfirst[t]; q >= 0; q = hnext[q]) {
                 size_t j = (size_t)q, lim = best < H - j ? best : H - j, l = 1;
