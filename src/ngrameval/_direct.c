@@ -47,12 +47,6 @@
 
 #define MAX_ORDER 100 /* as ngrameval._overlap */
 
-#if defined(__GNUC__) || defined(__clang__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
-
 static uint8_t RMAP[256]; /* ROUGE's characters below 256 (rouge_char), every other one a space */
 
 /* ---- one segment's tokens ---------------------------------------------------------------------------- */
