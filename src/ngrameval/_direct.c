@@ -445,15 +445,27 @@ static int seg_counts_one(count_t *c, const int32_t *h, size_t H, const int32_t 
     const size_t bound = 8 * (H + L) + 64;
     size_t pairs = 0;
     int32_t crl[MAX_ORDER + 1], chl[MAX_ORDER + 1]; /* how many positions agree with i for exactly l tokens */
+    /* the hypothesis positions whose token the reference holds, listed without a branch (whether a token is in the
+       reference is a coin toss the CPU cannot predict) */
+    int32_t *at = c->pair_id;
+    size_t n_at = 0;
     for (size_t i = 0; i < H; i++) {
+        at[n_at] = (int32_t)i;
+        n_at += rfirst[h[i]] >= 0;
+    }
+    for (size_t k = 0; k < n_at; k++) {
+        const size_t i = (size_t)at[k];
         const int32_t t = h[i], p0 = rfirst[t];
-        if (p0 < 0) continue;
         const size_t top = N < H - i ? N : H - i;
         const int once = hfirst[t] == (int32_t)i && hnext[i] < 0; /* the hypothesis holds t at i only */
         if (once && rnext[p0] < 0) { /* and the reference once: each order it agrees for occurs once on both sides */
-            size_t p = (size_t)p0, lim = top < L - p ? top : L - p, l = 1;
-            while (l < lim && h[i + l] == r[p + l]) l++;
-            for (size_t n = 0; n < l; n++) match[n]++;
+            /* the length l of agreement and the orders it adds to, in loops of a fixed count (top: N but at the end) */
+            size_t p = (size_t)p0, lim = top < L - p ? top : L - p, l = 1, alive = 1;
+            for (size_t n = 1; n < lim; n++) {
+                alive &= h[i + n] == r[p + n];
+                l += alive;
+            }
+            for (size_t n = 0; n < top; n++) match[n] += n < l;
             continue;
         }
         size_t best = 0, seen = 0;
