@@ -558,6 +558,30 @@ static PyObject *ref_item(const call_t *a, Py_ssize_t s, Py_ssize_t j) {
     return PyList_Check(item) ? PyList_GET_ITEM(item, j) : PyTuple_GET_ITEM(item, j);
 }
 
+/* The texts a few segments after s on their way to the cache while gather reads segment s, in stages as they are
+   reached (a reference list 8 ahead, its item array 4 ahead, then the str objects 2 ahead, whose addresses are then
+   in the cache): the lists and str objects of a corpus lie anywhere in memory. Reads nothing it has not checked. */
+static inline void gather_ahead(const call_t *a, Py_ssize_t s) {
+    if (s + 8 < a->S) PREFETCH(PyTuple_GET_ITEM(a->refs, s + 8));
+    if (s + 4 < a->S) {
+        PyObject *item = PyTuple_GET_ITEM(a->refs, s + 4);
+        if (PyList_CheckExact(item)) PREFETCH(((PyListObject *)item)->ob_item);
+    }
+    if (s + 2 >= a->S) return;
+    PyObject *item = PyTuple_GET_ITEM(a->refs, s + 2);
+    if (PyList_CheckExact(item) && PyList_GET_SIZE(item)) item = PyList_GET_ITEM(item, 0);
+    const char *o = (const char *)item;
+    PREFETCH(o);
+    PREFETCH(o + 64);
+    PREFETCH(o + 128);
+    for (Py_ssize_t k = 0; k < a->K; k++) {
+        o = (const char *)PyTuple_GET_ITEM(a->sys[k], s + 2);
+        PREFETCH(o);
+        PREFETCH(o + 64);
+        PREFETCH(o + 128);
+    }
+}
+
 /* Segments first .. *stop (exclusive) of the next chunk: their sources and character counts; -1 with an
    exception. */
 static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *stop, size_t *chars, int v13a,
@@ -565,6 +589,7 @@ static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *s
     /* prep None: ROUGE's sources (rouge_source; lowercase is its full_lower) */
     Py_ssize_t s = first, total = 0;
     for (; s < a->S && (s == first || (q->n < CHUNK_TEXTS && total < CHUNK_CHARS)); s++) {
+        gather_ahead(a, s);
         size_t here = 0;
         int wide = 0;
         for (Py_ssize_t t = a->seg[s]; t < a->seg[s + 1] + a->K; t++) {
