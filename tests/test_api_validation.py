@@ -442,3 +442,57 @@ def test_references_shared_by_threads(pre: Preprocess) -> None:
     for t in threads:
         t.join()
     assert not failures and not mismatches, (failures, mismatches)
+
+
+# 4. the references are checked and made segment-major in one pass over them (issue 32 item 5: the 88k-segment lists
+# of a corpus were walked once per check)
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ["a b", "c"],
+        lambda: ("a b", "c"),
+        lambda: [["a b"], ["c", "d"]],
+        lambda: [["a b"], "c"],
+        lambda: [("a b",), ["c"]],
+        lambda: np.array(["a b", "c"]),
+        lambda: iter([["a b"], ["c"]]),
+    ],
+)
+def test_segments_are_the_checked_references_segment_major(make: Callable[[], Any]) -> None:
+    from ngrameval.api import segment_major
+    from ngrameval.text.validate import references, segments
+
+    got = segments(make())
+    assert got == segment_major(references(make()))
+    assert all(type(r) is list for r in got)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda h, r: ne.bleu(h, r), lambda h, r: ne.score({"s": h}, r, "bleu"), lambda h, r: ne.nist(h, r)],
+)
+def test_the_references_are_walked_once_by_the_checks(call: Callable[[Any, Any], object], monkeypatch: Any) -> None:
+    from ngrameval import _direct
+
+    seen: list[int] = []
+    layout = _direct.layout
+    refs = [["the cat is on the mat"], ["a dog ran away", "the dog ran"]]
+
+    def counted(seq: Any) -> int:
+        seen.extend([1] if list(seq) == refs else [])  # the references, or a copy of them
+        return layout(seq)
+
+    monkeypatch.setattr(_direct, "layout", counted)
+    call(H, refs)
+    assert len(seen) == 1
+
+
+def test_segments_name_a_bad_reference_as_references_does() -> None:
+    from ngrameval.text.validate import references, segments
+
+    for bad in ([["a"], [3]], [["a"], None], [["a"], []]):
+        with pytest.raises(InputError) as want:
+            references(bad)
+        with pytest.raises(type(want.value)) as got:
+            segments(bad)
+        assert str(got.value) == str(want.value)

@@ -219,6 +219,36 @@ def test_words_ending_at_every_block_edge(size: int, tail: str) -> None:
     np.testing.assert_array_equal(got, vocabulary_rows([[hyp]], refs, pre, 4)[0])
 
 
+def last_block_in_one_page(line: str) -> bool:
+    """Whether the 64 bytes from the start of a 1-byte str's last (partial) block lie in one memory page, as the
+    scanner checks before it reads them in place (CPython: the characters follow the str's header)."""
+    data = id(line) + sys.getsizeof(line) - len(line) - 1
+    return ((data + (len(line) - 1) // 64 * 64) & 4095) <= 4096 - 64
+
+
+def test_a_lines_last_block_read_in_place_or_copied_at_a_page_end() -> None:
+    # the last partial block of a line is read in place when its 64 bytes lie in one page (the bits past the line
+    # dropped), else copied and padded: lines of every length ending with every kind of byte, on both paths
+    tails = ["w", ".", "a,", "ab-", "(", " ", "9.5", "x'", "\u00e9"]
+    kept: dict[bool, list[str]] = {True: [], False: []}
+    made = []  # every line kept alive, so the next one is placed elsewhere (some at the end of an allocator page)
+    for n in range(200_000):
+        line = ("ab,c d.e-f 9 x'y " * 12)[: n % 190] + tails[n % len(tails)]
+        made.append(line)
+        if len(line) % 64 and len(kept[last_block_in_one_page(line)]) < 300:
+            kept[last_block_in_one_page(line)].append(line)
+        if min(map(len, kept.values())) >= 300:
+            break
+    assert min(map(len, kept.values())) >= 20, {k: len(v) for k, v in kept.items()}
+    tok = _get_tokenizer("13a")()
+    for lines in kept.values():
+        assert line_tokens(lines, "13a") == [tok(s).split() for s in lines]
+        assert line_tokens(lines, "none") == [s.split() for s in lines]
+        refs = [[r] for r in lines[1:] + lines[:1]]
+        got = direct_stats([lines], refs, Preprocess(), 4)[0].values
+        np.testing.assert_array_equal(got, vocabulary_rows([lines], refs, Preprocess(), 4)[0])
+
+
 def test_segments_past_the_first_table_grow_it() -> None:
     # more distinct tokens than the table is first sized for (2**16): it grows (and rehashes) mid-segment
     words = [f"w{i}" for i in range(70_000)]

@@ -408,6 +408,15 @@ static void seg_counts(count_t *c, const int32_t *h, size_t H, const int32_t *r,
     }
 }
 
+/* a[0..n) = 0 for a tally of at least 8 entries: the usual n <= 8 (orders up to 7) as one fixed-size store, not a
+   call to memset */
+static inline void zero_counts(int32_t *a, size_t n) {
+    if (n <= 8)
+        memset(a, 0, 8 * sizeof(int32_t));
+    else
+        memset(a, 0, n * sizeof(int32_t));
+}
+
 /* match[n] (n < N) of hypothesis h[0..H) against one reference r[0..L) (token ids below V; room in c's arrays for
    V ids and H + L positions), without an n-gram table: the n-gram of order n at hypothesis position i occurs at
    reference position p exactly when the two sequences agree for n tokens from i and p, so each position i whose
@@ -436,19 +445,31 @@ static int seg_counts_one(count_t *c, const int32_t *h, size_t H, const int32_t 
     const size_t bound = 8 * (H + L) + 64;
     size_t pairs = 0;
     int32_t crl[MAX_ORDER + 1], chl[MAX_ORDER + 1]; /* how many positions agree with i for exactly l tokens */
+    /* the hypothesis positions whose token the reference holds, listed without a branch (whether a token is in the
+       reference is a coin toss the CPU cannot predict) */
+    int32_t *at = c->pair_id;
+    size_t n_at = 0;
     for (size_t i = 0; i < H; i++) {
+        at[n_at] = (int32_t)i;
+        n_at += rfirst[h[i]] >= 0;
+    }
+    for (size_t k = 0; k < n_at; k++) {
+        const size_t i = (size_t)at[k];
         const int32_t t = h[i], p0 = rfirst[t];
-        if (p0 < 0) continue;
         const size_t top = N < H - i ? N : H - i;
         const int once = hfirst[t] == (int32_t)i && hnext[i] < 0; /* the hypothesis holds t at i only */
         if (once && rnext[p0] < 0) { /* and the reference once: each order it agrees for occurs once on both sides */
-            size_t p = (size_t)p0, lim = top < L - p ? top : L - p, l = 1;
-            while (l < lim && h[i + l] == r[p + l]) l++;
-            for (size_t n = 0; n < l; n++) match[n]++;
+            /* the length l of agreement and the orders it adds to, in loops of a fixed count (top: N but at the end) */
+            size_t p = (size_t)p0, lim = top < L - p ? top : L - p, l = 1, alive = 1;
+            for (size_t n = 1; n < lim; n++) {
+                alive &= h[i + n] == r[p + n];
+                l += alive;
+            }
+            for (size_t n = 0; n < top; n++) match[n] += n < l;
             continue;
         }
         size_t best = 0, seen = 0;
-        for (size_t n = 0; n <= top; n++) crl[n] = 0;
+        zero_counts(crl, top + 1);
         for (int32_t q = p0; q >= 0; q = rnext[q]) {
             size_t p = (size_t)q, lim = top < L - p ? top : L - p, l = 1;
             while (l < lim && h[i + l] == r[p + l]) l++;
@@ -456,7 +477,7 @@ static int seg_counts_one(count_t *c, const int32_t *h, size_t H, const int32_t 
             best = l > best ? l : best;
             pairs++;
         }
-        for (size_t n = 0; n <= best; n++) chl[n] = 0;
+        zero_counts(chl, best + 1);
         if (!once)
             for (int32_t q = hfirst[t]; q >= 0; q = hnext[q]) {
                 size_t j = (size_t)q, lim = best < H - j ? best : H - j, l = 1;
@@ -537,6 +558,30 @@ static PyObject *ref_item(const call_t *a, Py_ssize_t s, Py_ssize_t j) {
     return PyList_Check(item) ? PyList_GET_ITEM(item, j) : PyTuple_GET_ITEM(item, j);
 }
 
+/* The texts a few segments after s on their way to the cache while gather reads segment s, in stages as they are
+   reached (a reference list 8 ahead, its item array 4 ahead, then the str objects 2 ahead, whose addresses are then
+   in the cache): the lists and str objects of a corpus lie anywhere in memory. Reads nothing it has not checked. */
+static inline void gather_ahead(const call_t *a, Py_ssize_t s) {
+    if (s + 8 < a->S) PREFETCH(PyTuple_GET_ITEM(a->refs, s + 8));
+    if (s + 4 < a->S) {
+        PyObject *item = PyTuple_GET_ITEM(a->refs, s + 4);
+        if (PyList_CheckExact(item)) PREFETCH(((PyListObject *)item)->ob_item);
+    }
+    if (s + 2 >= a->S) return;
+    PyObject *item = PyTuple_GET_ITEM(a->refs, s + 2);
+    if (PyList_CheckExact(item) && PyList_GET_SIZE(item)) item = PyList_GET_ITEM(item, 0);
+    const char *o = (const char *)item;
+    PREFETCH(o);
+    PREFETCH(o + 64);
+    PREFETCH(o + 128);
+    for (Py_ssize_t k = 0; k < a->K; k++) {
+        o = (const char *)PyTuple_GET_ITEM(a->sys[k], s + 2);
+        PREFETCH(o);
+        PREFETCH(o + 64);
+        PREFETCH(o + 128);
+    }
+}
+
 /* Segments first .. *stop (exclusive) of the next chunk: their sources and character counts; -1 with an
    exception. */
 static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *stop, size_t *chars, int v13a,
@@ -544,6 +589,7 @@ static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *s
     /* prep None: ROUGE's sources (rouge_source; lowercase is its full_lower) */
     Py_ssize_t s = first, total = 0;
     for (; s < a->S && (s == first || (q->n < CHUNK_TEXTS && total < CHUNK_CHARS)); s++) {
+        gather_ahead(a, s);
         size_t here = 0;
         int wide = 0;
         for (Py_ssize_t t = a->seg[s]; t < a->seg[s + 1] + a->K; t++) {
@@ -627,6 +673,19 @@ static ALWAYS_INLINE int scan_segment(const call_t *a, const sources_t *q, Py_ss
     return 0;
 }
 
+/* The first 256 bytes of the n texts from q->src[at] (a str's header and the start of its characters, which follow
+   it in a compact str) on their way to the cache while the segment before them is counted: the str objects lie
+   anywhere in memory, where the hardware's own prefetch does not look. */
+static inline void prefetch_texts(const sources_t *q, size_t at, size_t n) {
+    for (size_t t = at; t < at + n; t++) {
+        const char *o = (const char *)q->src[t];
+        PREFETCH(o);
+        PREFETCH(o + 64);
+        PREFETCH(o + 128);
+        PREFETCH(o + 192);
+    }
+}
+
 /* The Stats row (ngrameval.ngrams.stats: hyp_len | ref_len closest, ties to the shorter | ref_len_mean | match[N]
    | total[N] | rmatch[N] | rtotal[N] | info[N] = 0) of a hypothesis of H tokens against references of lengths
    rl[0 .. R), from its match and rmatch: the numbers ngrameval.ngrams.count.RefSide.fill writes. */
@@ -667,6 +726,7 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
         int got = seg_begin(g, ro, ro_cap, R, ch, (size_t)K_MAX_ID, s, ks);
         if (got < 0) return got;
         if (scan_segment(a, q, s, v13a, lowercase, NULL, g, *ro, hoff, &at) < 0) return -1;
+        prefetch_texts(q, at, s + 1 < stop ? (size_t)(a->seg[s + 2] - a->seg[s + 1]) + K : 0);
         const int32_t V = g->miss + 1, *r = g->ids + hoff[K];
         for (size_t k = 0; k < K; k++) {
             size_t row = k * (size_t)a->S + (size_t)s, H = hoff[k + 1] - hoff[k], n_tok = (*ro)[R] + H;

@@ -395,8 +395,15 @@ static inline void block_masks_sse2(const uint8_t *s, int v13a, int u8, uint64_t
 
 #if NGRAMEVAL_NIBBLES
 /* block_masks_table for a whole block of 64 bytes, 16 at a time, by the nibble tables `t` (SSSE3: two byte shuffles
-   per table pair give the class bits of 16 bytes). */
-__attribute__((target("ssse3"))) static void block_masks_nibbles(const uint8_t *s, const nibbles_t *t, uint64_t *W,
+   per table pair give the class bits of 16 bytes). A line's last block is read in place when its 64 bytes lie in
+   one page (block_masks): the bytes past the line are read but their bits dropped, so AddressSanitizer is told
+   not to check these loads (every load of a page that holds a readable byte is readable). */
+#if defined(__clang__)
+#define NO_ASAN __attribute__((no_sanitize("address")))
+#else
+#define NO_ASAN __attribute__((no_sanitize_address))
+#endif
+NO_ASAN __attribute__((target("ssse3"))) static void block_masks_nibbles(const uint8_t *s, const nibbles_t *t, uint64_t *W,
                                                                  uint64_t *P, uint64_t *S) {
     const __m128i lo_a = _mm_loadu_si128((const __m128i *)t->lo_a), hi_a = _mm_loadu_si128((const __m128i *)t->hi_a);
     const __m128i lo_b = _mm_loadu_si128((const __m128i *)t->lo_b), hi_b = _mm_loadu_si128((const __m128i *)t->hi_b);
@@ -430,13 +437,24 @@ static inline void block_masks(const uint8_t *s, size_t len, const uint8_t *cls,
                          : cls == CLASS_PLAIN_U8 ? &NIBBLES_PLAIN_U8
                                                  : NULL;
     if (USE_NIBBLES && t && t->ok) {
-        uint8_t tail[64];
-        if (len < 64) { /* a line's last block: its bytes, then spaces (no class bit) */
-            memcpy(tail, s, len);
-            memset(tail + len, ' ', 64 - len);
-            s = tail;
+        if (len >= 64) {
+            block_masks_nibbles(s, t, W, P, S);
+            return;
         }
-        block_masks_nibbles(s, t, W, P, S);
+        /* a line's last block: read in place when s .. s + 64 lies in one page (every bit from len up then dropped),
+           else its bytes copied, then spaces (no class bit); no store-to-load stall in the common case */
+        if (((uintptr_t)s & 4095) <= 4096 - 64) {
+            block_masks_nibbles(s, t, W, P, S);
+            const uint64_t keep = (UINT64_C(1) << len) - 1; /* len < 64 */
+            *W &= keep;
+            *P &= keep;
+            *S &= keep;
+            return;
+        }
+        uint8_t tail[64];
+        memcpy(tail, s, len);
+        memset(tail + len, ' ', 64 - len);
+        block_masks_nibbles(tail, t, W, P, S);
         return;
     }
 #endif

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,6 +39,7 @@ from ngrameval.text import validate
 from ngrameval.text.pipeline import Preprocess
 
 RefsLike = Sequence[str] | Sequence[Sequence[str]]
+RefsT = TypeVar("RefsT", bound=Sequence[Any])  # what a reference check returns
 IntArray = NDArray[np.int64]
 
 
@@ -195,7 +196,7 @@ def _checked_texts(
     """The inputs of :func:`measure` checked (:mod:`ngrameval.text.validate`), the references segment-major."""
     given = dict(systems) if isinstance(systems, Mapping) else {}
     checked = validate.systems(systems)
-    seg_refs = segment_major(validate.references(refs, "refs"))
+    seg_refs = validate.segments(refs, "refs")  # segment-major from the check's own pass
     if source is not None:
         source = validate.texts(source, "source")
     for name, hyps in checked.items():  # a generator used up by an earlier call: say so
@@ -383,8 +384,16 @@ def _score_of(name: str, r: MetricRows, k: int, sentence: bool) -> Score:
 def checked_pair(fn: str, hyps: Sequence[str], refs: RefsLike) -> tuple[Sequence[str], RefsLike]:
     """``hyps`` and ``refs`` of ``fn(hyps, refs, ...)`` checked (see :mod:`ngrameval.text.validate`), one reference set
     per hypothesis (an InputError saying so, and when a generator was used up or refs looks stream-major)."""
+    return _checked_pair(fn, hyps, refs, validate.references)
+
+
+def _checked_pair(
+    fn: str, hyps: Sequence[str], refs: RefsLike, check_refs: Callable[[object, str, str], RefsT]
+) -> tuple[Sequence[str], RefsT]:
+    """:func:`checked_pair` with the references checked by ``check_refs`` (``validate.references``, or
+    ``validate.segments`` for them segment-major from the same pass)."""
     example = validate.pair_example(fn, hyps, refs)
-    checked_hyps, checked_refs = validate.texts(hyps, "hyps", example), validate.references(refs, "refs", example)
+    checked_hyps, checked_refs = validate.texts(hyps, "hyps", example), check_refs(refs, "refs", example)
     if len(checked_hyps) != len(checked_refs):
         n, n_refs = len(checked_hyps), len(checked_refs)
         raise InputError(
@@ -397,9 +406,9 @@ def checked_pair(fn: str, hyps: Sequence[str], refs: RefsLike) -> tuple[Sequence
 
 
 def _one(fn: str, hyps: Sequence[str], refs: RefsLike, metric: Metric, pre: Preprocess, fraction: bool = True) -> Score:
-    hyps, refs = checked_pair(fn, hyps, refs)
+    hyps, seg_refs = _checked_pair(fn, hyps, refs, validate.segments)  # segment-major from the check's pass
     specs = checked_specs([MetricSpec(metric, pre, fraction)])
-    rows = _measure_valid({"system": hyps}, segment_major(refs), specs, None, 1, False)
+    rows = _measure_valid({"system": hyps}, seg_refs, specs, None, 1, False)
     return scores_of(rows, ["system"], sentence=True)[0]
 
 

@@ -86,12 +86,34 @@ def references(value: object, name: str = "refs", example: str = "") -> list[str
     >>> references([["a", "b"], "c"])
     [['a', 'b'], ['c']]
     """
-    seq = _sequence(value, name, example or f"{name}=[[{_short(value)}]]")
-    kind = _direct.layout(seq)  # one C pass: every item a str (0), every item a non-empty list of str (1)
+    kind, seq = _layout(value, name, example)
     if kind == 0:
         return seq if isinstance(seq, list) else list(seq)
-    if kind == 1:
-        return list(seq)
+    return list(seq) if kind == 1 else _segments_one_by_one(seq, name)
+
+
+def segments(value: object, name: str = "refs", example: str = "") -> list[list[str]]:
+    """:func:`references` one list per segment (``refs[i]``: the references of segment ``i``), from the same one
+    C pass over the items (no second pass to tell a flat list from a segment-major one).
+
+    >>> segments(["a", "b"])
+    [['a'], ['b']]
+    """
+    kind, seq = _layout(value, name, example)
+    if kind == 0:
+        return [[r] for r in seq]
+    return list(seq) if kind == 1 else _segments_one_by_one(seq, name)
+
+
+def _layout(value: object, name: str, example: str) -> tuple[int, Sequence[Any]]:
+    """The references as a sequence and its ``_direct.layout``: 0 every item a str, 1 every item a non-empty list
+    of str, 2 anything else (checked one by one)."""
+    seq = _sequence(value, name, example or f"{name}=[[{_short(value)}]]")
+    return _direct.layout(seq), seq  # one C pass over the items
+
+
+def _segments_one_by_one(seq: Sequence[Any], name: str) -> list[list[str]]:
+    """References of any layout, one list per segment; InputTypeError / InputError naming the segment."""
     out: list[list[str]] = []
     for i, refs in enumerate(seq):
         if isinstance(refs, str):
