@@ -228,7 +228,8 @@ def test_scoring_does_not_import_scipy(tmp_path: Path) -> None:
 def test_import_and_score_load_only_what_they_use(tmp_path: Path) -> None:
     """Issue 32, item 6 (the serial start of every process): ``import ngrameval`` loads no metric and no numpy, every
     public name still resolves (to its module's object), and ``score -m bleu`` loads neither the paraphrase tools,
-    the matrices, the stored statistics, the corpus tools nor the HTML tables."""
+    the matrices, the stored statistics, the corpus tools, the HTML tables nor the `regex` module and ptb-coco's
+    lexer (compiled on first use: ~30 ms)."""
     hyp, out = write(tmp_path / "h.txt", "a b c\n"), str(tmp_path / "out.txt")
     code = (
         "import sys, importlib, ngrameval\n"
@@ -236,7 +237,7 @@ def test_import_and_score_load_only_what_they_use(tmp_path: Path) -> None:
         "from ngrameval.cli import main\n"
         f"assert main(['score', {hyp!r}, '-r', {hyp!r}, '-m', 'bleu', '--jobs', '1', '-o', {out!r}]) == 0\n"
         "unused = ['ngrameval.corpus', 'ngrameval.matrices', 'ngrameval.scale.stored', 'ngrameval.io.tables', "
-        "'concurrent.futures', 'html']\n"
+        "'concurrent.futures', 'html', 'regex', 'ngrameval.text.ptb']\n"
         "print(*[m for m in unused if m in sys.modules])\n"
         "for name in ngrameval.__all__:\n"
         "    value = getattr(ngrameval, name)\n"

@@ -17,24 +17,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache, partial
-
-import regex
+from typing import Any
 
 from ngrameval import _text
 from ngrameval.errors import ConfigError, MissingDependencyError
-from ngrameval.text.ptb import coco_lines
 
 Tokens = list[str]
 PLAIN, V13A, ROUGE = 0, 1, 2  # the encoder's modes: split as it is, v13a rules first, ROUGE's characters
 Prepared = tuple[str, int]  # ("\n"-joined lines, the encoder's mode)
 
+
 # mteval-v14 international: split punctuation not preceded by a number, punctuation not followed by
 # a number, and every symbol. No padding, so a final punctuation mark after a number stays attached.
-_RULES_INTL = (
-    (regex.compile(r"(\P{N})(\p{P})"), r"\1 \2 "),
-    (regex.compile(r"(\p{P})(\P{N})"), r" \1 \2"),
-    (regex.compile(r"(\p{S})"), r" \1 "),
-)
+# (Compiled on first use, as every pattern of the `regex` module here: importing it and compiling costs ~10 ms of
+# every command's start-up, ptb-coco's lexer ~20 ms more.)
+@cache
+def _rules_intl() -> tuple[tuple[Any, str], ...]:
+    import regex
+
+    return (
+        (regex.compile(r"(\P{N})(\p{P})"), r"\1 \2 "),
+        (regex.compile(r"(\p{P})(\P{N})"), r" \1 \2"),
+        (regex.compile(r"(\p{S})"), r" \1 "),
+    )
+
 
 _ENTITIES_13A = (("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"))
 _INTL_SEP = "0\n0"  # '0' is a number: no v14 rule can match across it, and it is never punctuation.
@@ -59,7 +65,7 @@ def _prepare_13a(lines: Sequence[str]) -> Prepared:
 
 def _prepare_intl(lines: Sequence[str]) -> Prepared:
     text = _joined(lines, _INTL_SEP)
-    for pattern, repl in _RULES_INTL:
+    for pattern, repl in _rules_intl():
         text = pattern.sub(repl, text)
     pieces = text.split("\n")
     last = len(pieces) - 1
@@ -81,7 +87,11 @@ def _prepare_char(lines: Sequence[str]) -> Prepared:
 # rouge-score: Google's tokenizer (str.lower, which maps a few non-ASCII characters into [a-z], then
 # [^a-z0-9]+ -> space). unicode: lower-cased runs of letters, marks and digits of any script ("café",
 # "Zürich", "東京" stay whole).
-_NOT_WORD = regex.compile(r"[^\p{L}\p{M}\p{N}\n]+")
+@cache
+def _not_word() -> Any:
+    import regex
+
+    return regex.compile(r"[^\p{L}\p{M}\p{N}\n]+")
 
 
 def _prepare_rouge155(lines: Sequence[str]) -> Prepared:
@@ -94,11 +104,13 @@ def _prepare_rouge_score(lines: Sequence[str]) -> Prepared:
 
 
 def _prepare_unicode(lines: Sequence[str]) -> Prepared:
-    return _NOT_WORD.sub(" ", _joined(lines).lower()), PLAIN
+    return _not_word().sub(" ", _joined(lines).lower()), PLAIN
 
 
 def _prepare_ptb_coco(lines: Sequence[str]) -> Prepared:
     # coco-caption: PTB tokens, lower-cased, its punctuation removed (ngrameval.text.ptb)
+    from ngrameval.text.ptb import coco_lines
+
     return "\n".join(coco_lines(lines)), PLAIN
 
 
