@@ -48,7 +48,7 @@ def test_no_trial_past_max_answers(tmp_path: Path) -> None:
     """The gate alone (the fast tier): a judge is given trials up to ``max_answers``, then none, though the
     Latin-square row has more; the trial already shown is given again."""
     store = open_store(write_settle_study(tmp_path, "max_answers = 2"))
-    (token,) = store.add_invites(1)
+    token, late = store.add_invites(2)
     aid = store.use_invite(token)
     assert aid is not None
     store.assign_trials(aid)
@@ -62,6 +62,10 @@ def test_no_trial_past_max_answers(tmp_path: Path) -> None:
     assert store.submit_rating(aid, second.lease, {"fluency": 3.0}).outcome == "stored"
     assert store.next_trial(aid) is None and store.counts()["trials"] == 6
     assert stopping.finished(store).startswith("the answer budget is spent (2 of max_answers = 2")
+    other = store.use_invite(late)  # a judge who asks for work after the stop is given no rows
+    assert other is not None
+    store.assign_trials(other)
+    assert store.counts()["trials"] == 6 and store.next_trial(other) is None
     rules = datasheet(store)["design"]["stopping"]  # the datasheet records the rule and why it stopped
     assert (rules["max_answers"], rules["stopped"], rules["reason"], rules["shown"]) == (2, True, "max_answers", 2)
     assert rules["when"] == "never" and rules["criterion"] == "fluency" and "Howard" in rules["method"]

@@ -51,7 +51,10 @@ class Trials(Repo):
 
     def assign_trials(self, aid: int) -> None:
         """Give a judge their trials, once: first the training items (``[training]``), and when those are passed
-        their Latin-square row (numbered within their group) with its control trials."""
+        their Latin-square row (numbered within their group) with its control trials; nothing once the study has
+        stopped (:func:`ngrameval.collect.stopping.finished`), whatever the kind or the page asking."""
+        if stopping.finished(self):
+            return
         st = self.study
         with self.session() as s:
             a = s.get(Annotator, aid)

@@ -124,8 +124,7 @@ async def task(request: Request) -> Response:
     if request.method == "POST":
         return await submit(request, aid)
     if study.rating:
-        if not await run_in_threadpool(stopping.finished, store):  # a study that stopped gives out no new rows
-            await run_in_threadpool(store.assign_trials, aid)
+        await run_in_threadpool(store.assign_trials, aid)  # none once the study has stopped
         trial = await run_in_threadpool(store.next_trial, aid)
         if trial is None:
             return RedirectResponse("/done", 303)

@@ -8,7 +8,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from ngrameval.collect import stopping
 from ngrameval.collect.pairwise import CHOICES
 from ngrameval.collect.study import normal_trials
 from ngrameval.collect.views.base import BadRequest, checked_form, page, site
@@ -19,8 +18,7 @@ async def task(request: Request, aid: int) -> Response:
     store = site(request).store
     if request.method == "POST":
         return await submit(request, aid)
-    if not await run_in_threadpool(stopping.finished, store):  # a study that stopped gives out no new rows
-        await run_in_threadpool(store.assign_trials, aid)
+    await run_in_threadpool(store.assign_trials, aid)  # none once the study has stopped
     trial = await run_in_threadpool(store.next_trial, aid)
     if trial is None:
         return RedirectResponse("/done", 303)
