@@ -85,23 +85,34 @@ def whole_process_table(n_seg: int, repeat: int, metrics: tuple[str, ...]) -> No
     """``ngrameval score a.txt b.txt -r ref.txt -m METRIC --jobs J`` as a fresh process, J = 1 and 2: the whole
     process (start-up, imports, reading the files, counting, output), wall seconds and the child's CPU seconds
     (user + sys of every thread), best of ``repeat``; the outputs of J = 1 and 2 must be the same bytes. The
-    speed-up is a wall-clock ratio: run it on idle cores (``uptime`` below 0.2), nothing else running."""
+    speed-up is a wall-clock ratio: run it on idle cores (``uptime`` below 0.2), nothing else running.
+
+    ``start s`` is the same command on files of one line (the serial start-up ``S``: interpreter, imports, parser,
+    output) and ``bound`` what two jobs could reach if everything else halved (Amdahl): ``t1 / (S + (t1 - S) / 2)``.
+    """
     print(f"\n## whole process, `ngrameval score` of 2 systems x {n_seg:,} segments (1 reference), --jobs 1 vs 2")
-    print(f"{'metric':<8} {'jobs=1 s':>9} {'jobs=2 s':>9} {'speed-up':>9} {'cpu1 s':>7} {'cpu2 s':>7} same")
+    print(
+        f"{'metric':<8} {'jobs=1 s':>9} {'jobs=2 s':>9} {'speed-up':>9} {'start s':>8} {'bound':>6} "
+        f"{'cpu1 s':>7} {'cpu2 s':>7} same"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         hyps, refs = make_corpus_fast(n_seg, 1)
         other, _ = make_corpus_fast(n_seg, 2)
         files = {name: Path(tmp) / f"{name}.txt" for name in ("a", "b", "ref")}
         for name, lines in (("a", hyps), ("b", other), ("ref", refs)):
             files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+        tiny = {name: Path(tmp) / f"{name}1.txt" for name in ("a", "b", "ref")}
+        for name, lines in (("a", hyps), ("b", other), ("ref", refs)):
+            tiny[name].write_text(lines[0] + "\n", encoding="utf-8")
         for metric in metrics:
             wall: dict[int, float] = {}
             cpu: dict[int, float] = {}
             outs: dict[int, bytes] = {}
-            for jobs in (1, 2):
+            for jobs in (0, 1, 2):  # 0: the start-up, one job on the one-line files
                 out = Path(tmp) / f"out{jobs}.txt"
-                cmd = [sys.executable, "-m", "ngrameval", "score", str(files["a"]), str(files["b"]), "-r"]
-                cmd += [str(files["ref"]), "-m", metric, "--jobs", str(jobs), "-o", str(out)]
+                use = tiny if jobs == 0 else files
+                cmd = [sys.executable, "-m", "ngrameval", "score", str(use["a"]), str(use["b"]), "-r"]
+                cmd += [str(use["ref"]), "-m", metric, "--jobs", str(max(jobs, 1)), "-o", str(out)]
                 for _ in range(repeat):
                     before = resource.getrusage(resource.RUSAGE_CHILDREN)
                     t = time.perf_counter()
@@ -111,9 +122,10 @@ def whole_process_table(n_seg: int, repeat: int, metrics: tuple[str, ...]) -> No
                     used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
                     wall[jobs], cpu[jobs] = min(wall.get(jobs, secs), secs), min(cpu.get(jobs, used), used)
                 outs[jobs] = out.read_bytes()
+            bound = wall[1] / (wall[0] + (wall[1] - wall[0]) / 2)
             print(
-                f"{metric:<8} {wall[1]:>9.3f} {wall[2]:>9.3f} {wall[1] / wall[2]:>8.2f}x {cpu[1]:>7.3f} {cpu[2]:>7.3f} "
-                f"{outs[1] == outs[2]}"
+                f"{metric:<8} {wall[1]:>9.3f} {wall[2]:>9.3f} {wall[1] / wall[2]:>8.2f}x {wall[0]:>8.3f} "
+                f"{bound:>5.2f}x {cpu[1]:>7.3f} {cpu[2]:>7.3f} {outs[1] == outs[2]}"
             )
 
 

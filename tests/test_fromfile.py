@@ -70,14 +70,15 @@ CORPORA = {
     "final": st.booleans(),
     "spec": st.sampled_from(SPECS),
     "chunk": st.integers(1, 9),
+    "grain": st.integers(1, 4),
 }
 
 
 def _rows_are_the_in_memory_rows(
-    tmp_path: Path, data: st.DataObject, n_refs: int, n_sys: int, final: bool, spec: str, chunk: int
+    tmp_path: Path, data: st.DataObject, n_refs: int, n_sys: int, final: bool, spec: str, chunk: int, grain: int
 ) -> None:
-    """Random files (``PIECES``; with and without a final line end; pieces of ``chunk`` segments): ``count_files``
-    with one and two jobs gives ``measure()``'s rows and warnings."""
+    """Random files (``PIECES``; with and without a final line end; pieces of about ``chunk`` segments, cut at
+    multiples of ``grain``): ``count_files`` with one and two jobs gives ``measure()``'s rows and warnings."""
     n = data.draw(st.integers(1, 25))
     streams = [data.draw(st.lists(line_st, min_size=n, max_size=n)) for _ in range(n_refs + n_sys)]
     paths = [_write(tmp_path / f"f{k}.txt", s, final or k % 2 == 1 or not s[-1]) for k, s in enumerate(streams)]
@@ -90,6 +91,7 @@ def _rows_are_the_in_memory_rows(
         sys_paths = {f"s{k}": paths[n_refs + k] for k in range(n_sys)}
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(ngrameval.scale.fromfile, "PIECE", chunk)
+            mp.setattr(ngrameval.scale.fromfile, "GRAIN", grain)
             got, got_said = _said(lambda: count_files(paths[:n_refs], sys_paths, specs, jobs))  # noqa: B023
         _same_rows(got, want)
         assert got_said == want_said  # the lost ROUGE texts of declined chunks: said once for the corpus
@@ -126,6 +128,7 @@ def test_declined_rouge_chunks_are_counted_from_str(tmp_path: Path) -> None:
     with mp.context() as m:
         m.setattr(_direct, "count_bytes", spy)
         m.setattr(ngrameval.scale.fromfile, "PIECE", 5)
+        m.setattr(ngrameval.scale.fromfile, "GRAIN", 5)
         got = count_files([ref], {"h": hyp}, specs, 2)
     assert sorted(calls) == [(0, True), (5, True), (10, False), (15, True)]  # segments 11-15 declined
     _same_rows(got, want)
@@ -138,8 +141,10 @@ def test_declined_rouge_chunks_are_counted_from_str(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_lines_are_the_readers_lines(tmp_path: Path, body: bytes) -> None:
     """``_direct.lines``: plain exactly when io.read would give the lines as they are (valid UTF-8, no CR, no BOM);
-    then its count and chunk offsets are those of the reader's lines."""
-    n, plain, cuts = _direct.lines(body, 2)
+    then its count and chunk offsets (every 2 lines; and every 3 from the same pass) are those of the reader's
+    lines."""
+    n, plain, cuts, fine = _direct.lines(body, 2, False, 3)
+    assert _direct.lines(body, 2)[3] == b""
     try:
         text = body.decode("utf-8")
         ok = "\r" not in text and "\ufeff" not in text
@@ -153,6 +158,7 @@ def test_lines_are_the_readers_lines(tmp_path: Path, body: bytes) -> None:
     offsets = np.frombuffer(cuts, dtype=np.int64).tolist()
     starts = [0] + [k + 1 for k, b in enumerate(body) if b == 10 and k + 1 < len(body)]
     assert offsets == [*starts[::2], len(body)] if body else offsets == [0]
+    assert np.frombuffer(fine, dtype=np.int64).tolist() == ([*starts[::3], len(body)] if body else [0])
 
 
 def test_lines_drops_only_the_pages_of_a_read_only_mapping(tmp_path: Path) -> None:
@@ -256,7 +262,8 @@ def test_streamed_score_is_the_streamed_score_of_reading_first(
 ) -> None:
     """``score --chunk-size``: chunks counted from the files' bytes give the output, warnings and exit status of
     streaming the files as ``str`` (its chunks' lost ROUGE texts said per chunk, as one job says them)."""
-    monkeypatch.setattr(ngrameval.scale.fromfile, "PIECE", 4)  # pieces of a chunk on the pool: 7 = 4 + 3
+    monkeypatch.setattr(ngrameval.scale.fromfile, "PIECE", 4)  # pieces of a chunk on the pool
+    monkeypatch.setattr(ngrameval.scale.fromfile, "GRAIN", 3)  # a chunk of 7 cut at a multiple of 3: 0-3-7, 7-12-14
     rng = random.Random(11)
     words = PIECES if wide else PIECES[:20]
     lines = [[" ".join(rng.choices(words, k=rng.randint(0, 8))) for _ in range(40)] for _ in range(4)]
@@ -289,12 +296,19 @@ def test_streamed_chunks_are_counted_while_the_one_before_is_scored(tmp_path: Pa
     assert serial is not None
     want = [[rows.values for rows in chunk] for chunk in serial]
     counting, scored = threading.Event(), []
-    real_count, real_rows = ngrameval.scale.fromfile.Corpus.count, ngrameval.scale.fromfile._rows
+    real_pieces, real_rows = ngrameval.scale.fromfile.Corpus.pieces, ngrameval.scale.fromfile._rows
 
-    def count(self: Any, by_text: Any, first: int, n: int, jobs: int) -> Any:
-        if first == 10:
-            counting.set()
-        return real_count(self, by_text, first, n, jobs)
+    def pieces(self: Any, by_text: Any, first: int, n: int, jobs: int) -> Any:
+        outs, tasks = real_pieces(self, by_text, first, n, jobs)
+
+        def begun(task: Any) -> Any:
+            def run() -> Any:
+                counting.set()  # a piece of the second chunk is being counted
+                return task()
+
+            return run
+
+        return outs, [begun(t) if first == 10 else t for t in tasks]
 
     def rows(*args: Any) -> Any:
         if not scored:
@@ -303,7 +317,7 @@ def test_streamed_chunks_are_counted_while_the_one_before_is_scored(tmp_path: Pa
 
     mp = pytest.MonkeyPatch()
     with mp.context() as m:
-        m.setattr(ngrameval.scale.fromfile.Corpus, "count", count)
+        m.setattr(ngrameval.scale.fromfile.Corpus, "pieces", pieces)
         m.setattr(ngrameval.scale.fromfile, "_rows", rows)
         chunks = ngrameval.scale.fromfile.chunk_rows([r], [a], specs, 10, 2)
         assert chunks is not None

@@ -3,11 +3,13 @@
  * kernels, whose segment tables and counting they reuse): no str is made for a line the scanner serves, and the
  * line splitting, the checks and all counting run without the GIL.
  *
- * lines(buf, every, drop=False) -> (n_lines, plain, cuts)
+ * lines(buf, every, drop=False, grain=0) -> (n_lines, plain, cuts, fine)
  *   The lines of a file's bytes as ngrameval.io.read gives them (split at LF, the last one without its LF, an empty
  *   file none): their number, whether the bytes are `plain` (valid UTF-8 as Python's strict decoder takes it, no
  *   CR, no U+FEFF: io.read's rules then leave every line as it is) and the byte offsets (int64) of lines 0, every,
- *   2 * every, ... followed by len(buf). When not plain, io.read's own reading names the fault (or converts CRLF).
+ *   2 * every, ... followed by len(buf); `fine` the same for `grain` (empty when grain is 0), from the same pass:
+ *   the places where a chunk of `every` lines may be cut into pieces without reading it again. When not plain,
+ *   io.read's own reading names the fault (or converts CRLF).
  *   drop: buf is a read-only mmap (mmap.ACCESS_READ: shared, so its pages stay in the page cache; anything else is
  *   refused) whose pages are let go (madvise) once read, 16 MB of lines at a time, so checking a file of any size
  *   holds little of it in memory.
@@ -95,21 +97,36 @@ static void drop_pages(const uint8_t *b, size_t lo, size_t hi) {
 
 #define LINES_WINDOW ((size_t)1 << 24) /* bytes checked (and with `drop` let go) at a time */
 
+/* Appends `at` to the growing offsets *a (*n of *cap); 0, or -1 when out of memory. */
+static int push_cut(int64_t **a, size_t *n, size_t *cap, size_t at) {
+    if (*n + 2 > *cap) { /* room for this one and the final len(buf) */
+        int64_t *p = (int64_t *)realloc(*a, 2 * *cap * sizeof(int64_t));
+        if (!p) return -1;
+        *a = p;
+        *cap *= 2;
+    }
+    (*a)[(*n)++] = (int64_t)at;
+    return 0;
+}
+
 static PyObject *lines(PyObject *self, PyObject *args) {
     Py_buffer view = {0};
-    Py_ssize_t every;
+    Py_ssize_t every, grain = 0;
     int drop = 0;
-    if (!PyArg_ParseTuple(args, "y*n|p", &view, &every, &drop)) return NULL;
-    if (every < 1 || (drop && (!view.obj || strcmp(Py_TYPE(view.obj)->tp_name, "mmap.mmap") != 0 || !view.readonly))) {
+    if (!PyArg_ParseTuple(args, "y*n|pn", &view, &every, &drop, &grain)) return NULL;
+    if (every < 1 || grain < 0 ||
+        (drop && (!view.obj || strcmp(Py_TYPE(view.obj)->tp_name, "mmap.mmap") != 0 || !view.readonly))) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "lines: every must be >= 1, and drop needs a read-only mmap");
+        PyErr_SetString(PyExc_ValueError,
+                        "lines: every must be >= 1, grain >= 0, and drop needs a read-only mmap");
         return NULL;
     }
     const uint8_t *b = (const uint8_t *)view.buf;
     const size_t n = (size_t)view.len;
-    size_t count = 0, n_cuts = 0, cap = 64;
-    int64_t *cuts = (int64_t *)malloc(cap * sizeof(int64_t));
-    int plain = 1, oom = !cuts;
+    size_t count = 0, n_cuts = 0, cap = 64, n_fine = 0, fine_cap = 64;
+    size_t to_cut = 0, to_fine = 0; /* lines before the next offset of each kind is kept */
+    int64_t *cuts = (int64_t *)malloc(cap * sizeof(int64_t)), *fine = (int64_t *)malloc(fine_cap * sizeof(int64_t));
+    int plain = 1, oom = !cuts || !fine;
     Py_BEGIN_ALLOW_THREADS
     /* windows of whole lines: each checked, its lines counted, then (drop) its pages let go */
     for (size_t at = 0, start = 0; !oom && start < n; start = at) {
@@ -118,17 +135,19 @@ static PyObject *lines(PyObject *self, PyObject *args) {
         const size_t end = nl ? (size_t)(nl - b) + 1 : n;
         plain = plain && plain_utf8(b + start, end - start);
         while (at < end) {
-            if (count % (size_t)every == 0) {
-                if (n_cuts + 2 > cap) {
-                    int64_t *p = (int64_t *)realloc(cuts, 2 * cap * sizeof(int64_t));
-                    if (!p) {
-                        oom = 1;
-                        break;
-                    }
-                    cuts = p;
-                    cap *= 2;
+            if (to_cut-- == 0) {
+                to_cut = (size_t)every - 1;
+                if (push_cut(&cuts, &n_cuts, &cap, at) < 0) {
+                    oom = 1;
+                    break;
                 }
-                cuts[n_cuts++] = (int64_t)at;
+            }
+            if (grain && to_fine-- == 0) {
+                to_fine = (size_t)grain - 1;
+                if (push_cut(&fine, &n_fine, &fine_cap, at) < 0) {
+                    oom = 1;
+                    break;
+                }
             }
             const uint8_t *e = (const uint8_t *)memchr(b + at, '\n', end - at);
             at = e ? (size_t)(e - b) + 1 : end;
@@ -136,16 +155,22 @@ static PyObject *lines(PyObject *self, PyObject *args) {
         }
         if (drop) drop_pages(b, start, end);
     }
-    if (!oom) cuts[n_cuts++] = (int64_t)n;
+    if (!oom) {
+        cuts[n_cuts++] = (int64_t)n;
+        if (grain) fine[n_fine++] = (int64_t)n;
+    }
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     if (oom) {
         free(cuts);
+        free(fine);
         return PyErr_NoMemory();
     }
-    PyObject *out = Py_BuildValue("(nOy#)", (Py_ssize_t)count, plain ? Py_True : Py_False, (const char *)cuts,
-                                  (Py_ssize_t)(n_cuts * sizeof(int64_t)));
+    PyObject *out = Py_BuildValue("(nOy#y#)", (Py_ssize_t)count, plain ? Py_True : Py_False, (const char *)cuts,
+                                  (Py_ssize_t)(n_cuts * sizeof(int64_t)), (const char *)fine,
+                                  (Py_ssize_t)(n_fine * sizeof(int64_t)));
     free(cuts);
+    free(fine);
     return out;
 }
 
@@ -481,7 +506,7 @@ done:
 }
 
 #define LINES_METHODS                                                                                        \
-    {"lines", lines, METH_VARARGS, "Line count, plain-ness and chunk offsets of a file's bytes."},            \
+    {"lines", lines, METH_VARARGS, "Line count, plain-ness and chunk and piece offsets of a file's bytes."},            \
     {"count_bytes", count_bytes, METH_VARARGS, "BLEU-family or ROUGE counts straight from files' UTF-8 bytes."},
 
 #endif

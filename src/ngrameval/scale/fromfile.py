@@ -14,10 +14,15 @@ counted, and the caller reads and scores as before (which names the fault). The 
 
 from __future__ import annotations
 
+import contextvars
 import mmap
-from collections.abc import Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from itertools import pairwise
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,14 +31,18 @@ from ngrameval import _direct
 from ngrameval.api import checked_specs, directed, named, spec_rows, unique_names
 from ngrameval.errors import InputError
 from ngrameval.io.read import COMPRESSED, STDIN, read_errors, ref_rows
-from ngrameval.jobs import ahead, thread_map
+from ngrameval.jobs import thread_map
 from ngrameval.metrics.fromfile import Arrays, Plan, plan
 from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.text.pipeline import Preprocess
 
-PIECE = 8_192  # segments a task of the pool counts
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+PIECE = 8_192  # segments a task of the pool counts (about: pieces are cut at a multiple of GRAIN)
+GRAIN = 512  # lines between the offsets kept of every file, where a chunk may be cut into pieces (8 bytes each)
 
 
 def mapped(path: str) -> mmap.mmap | None:
@@ -60,57 +69,65 @@ def plans(specs: Sequence[MetricSpec]) -> dict[Preprocess, Plan] | None:
 @dataclass(frozen=True)
 class Corpus:
     """The reference files ``refs`` and the systems' files, mapped and checked: ``n_seg`` lines each, line
-    ``k * every`` of file ``f`` starting at byte ``cuts[f][k]`` (the file's end last)."""
+    ``k * every`` of file ``f`` starting at byte ``cuts[f][k]`` and line ``k * GRAIN`` at ``fine[f][k]`` (the
+    file's end last in both)."""
 
     refs: list[str]
     n_systems: int
     maps: list[mmap.mmap]
     cuts: list[NDArray[np.int64]]
+    fine: list[NDArray[np.int64]]
     n_seg: int
     every: int
 
-    def texts(self, first: int, n: int) -> tuple[memoryview, ...]:
-        """The bytes of lines ``first .. first + n`` of every file (``first`` a multiple of ``every``, and
-        ``first + n`` too or the end)."""
-        a, b = first // self.every, -(-(first + n) // self.every)
-        return tuple(memoryview(m)[int(c[a]) : int(c[b])] for m, c in zip(self.maps, self.cuts, strict=True))
+    def _at(self, f: int, line: int) -> int:
+        """The byte offset of line ``line`` of file ``f`` (a multiple of ``every`` or :data:`GRAIN`, or the end)."""
+        if line == self.n_seg:
+            return int(self.cuts[f][-1])
+        return int(self.cuts[f][line // self.every] if line % self.every == 0 else self.fine[f][line // GRAIN])
+
+    def texts(self, first: int, stop: int) -> tuple[memoryview, ...]:
+        """The bytes of lines ``first .. stop`` of every file (each a multiple of ``every`` or :data:`GRAIN`, or
+        the end)."""
+        return tuple(memoryview(m)[self._at(f, first) : self._at(f, stop)] for f, m in enumerate(self.maps))
 
     def drop(self, first: int, n: int) -> None:
         """Lines ``first .. first + n`` counted: their pages out of this process's memory (they stay in the page
         cache), so streaming holds no more of the mapped files than a chunk."""
-        a, b = first // self.every, -(-(first + n) // self.every)
-        for m, c in zip(self.maps, self.cuts, strict=True):
-            lo, hi = -(-int(c[a]) // mmap.PAGESIZE) * mmap.PAGESIZE, int(c[b]) // mmap.PAGESIZE * mmap.PAGESIZE
+        for f, m in enumerate(self.maps):
+            a, b = self._at(f, first), self._at(f, first + n)
+            lo, hi = -(-a // mmap.PAGESIZE) * mmap.PAGESIZE, b // mmap.PAGESIZE * mmap.PAGESIZE
             if hi > lo and hasattr(m, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
                 m.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+
+    def pieces(
+        self, by_text: Mapping[Preprocess, Plan], first: int, n: int, jobs: int
+    ) -> tuple[dict[Preprocess, Arrays], list[Callable[[], list[tuple[int, int]]]]]:
+        """The arrays of segments ``first .. first + n`` under every plan and the tasks that count them into it,
+        one a piece of about :data:`PIECE` segments, as many as a multiple of ``jobs`` (cut at the kept offsets:
+        no file is read for it). Each task gives, per plan, the ROUGE texts that lose every token when its piece
+        is counted from ``str`` (else zeros)."""
+        outs = {pre: p.arrays(self.n_systems, n, len(self.refs)) for pre, p in by_text.items()}
+
+        def count(start: int, stop: int) -> list[tuple[int, int]]:
+            texts = self.texts(start, stop)
+            return [
+                (0, 0)
+                if p.count(texts, len(self.refs), stop - start, start - first, outs[pre])
+                else self._text(p, texts, stop - start, start - first, outs[pre])
+                for pre, p in by_text.items()
+            ]
+
+        cut = piece_bounds(first, n, jobs)
+        return outs, [partial(count, a, b) for a, b in pairwise(cut)]
 
     def count(
         self, by_text: Mapping[Preprocess, Plan], first: int, n: int, jobs: int
     ) -> tuple[dict[Preprocess, Arrays], list[tuple[int, int]]]:
-        """Segments ``first .. first + n`` counted under every plan, on ``jobs`` threads in pieces of at most
-        :data:`PIECE` segments, as many as a multiple of ``jobs`` and of one size (the threads end together): the
-        arrays of each text setting, and per plan the ROUGE texts that lose every token (summed over the pieces
-        counted from ``str``)."""
-        outs = {pre: p.arrays(self.n_systems, n, len(self.refs)) for pre, p in by_text.items()}
-        piece = -(-n // (jobs * -(-n // (jobs * PIECE)))) if jobs > 1 else n
-        views = self.texts(first, n)
-        cuts = [
-            np.frombuffer(c, dtype=np.int64) for _, _, c in thread_map(lambda v: _direct.lines(v, piece), views, jobs)
-        ]
-
-        def count(i: int) -> list[tuple[int, int]]:
-            start = i * piece
-            m = min(piece, n - start)
-            texts = tuple(v[int(c[i]) : int(c[i + 1])] for v, c in zip(views, cuts, strict=True))
-            return [
-                (0, 0)
-                if p.count(texts, len(self.refs), m, start, outs[pre])
-                else self._text(p, texts, m, start, outs[pre])
-                for pre, p in by_text.items()
-            ]
-
-        lost = thread_map(count, range(len(cuts[0]) - 1), jobs)
-        return outs, [(sum(x[j][0] for x in lost), sum(x[j][1] for x in lost)) for j in range(len(by_text))]
+        """Segments ``first .. first + n`` counted (:meth:`pieces`) on ``jobs`` threads: the arrays of each text
+        setting, and per plan the lost ROUGE texts summed over the pieces."""
+        outs, tasks = self.pieces(by_text, first, n, jobs)
+        return outs, _summed(thread_map(lambda task: task(), tasks, jobs))
 
     def _text(self, p: Plan, texts: tuple[memoryview, ...], n: int, start: int, out: Arrays) -> tuple[int, int]:
         """A piece the bytes kernel declined, decoded (plain UTF-8: its lines as :mod:`ngrameval.io.read` gives
@@ -120,9 +137,25 @@ class Corpus:
         return p.count_text(lines[len(self.refs) :], seg_refs, start, out)
 
 
+def piece_bounds(first: int, n: int, jobs: int) -> list[int]:
+    """Where lines ``first .. first + n`` are cut into pieces for ``jobs`` threads: ``first``, then lines at
+    multiples of :data:`GRAIN` nearest to an even split into a multiple of ``jobs`` pieces of at most about
+    :data:`PIECE` lines, then ``first + n`` (one piece for one job).
+
+    >>> piece_bounds(0, 3000, 2)
+    [0, 1536, 3000]
+    """
+    if jobs <= 1:
+        return [first, first + n]
+    k = jobs * -(-n // (jobs * PIECE))
+    inner = {round((first + i * n / k) / GRAIN) * GRAIN for i in range(1, k)}
+    return [first, *sorted(c for c in inner if first < c < first + n), first + n]
+
+
 def open_corpus(refs: Sequence[str], systems: Sequence[str], every: int, jobs: int, drop: bool) -> Corpus | None:
     """The files mapped and checked (on ``jobs`` threads; ``drop``: each page let go once checked), the offsets of
-    every ``every`` lines kept; None unless every file is plain, none is empty and all have one line count."""
+    every ``every`` and every :data:`GRAIN` lines kept; None unless every file is plain, none is empty and all have
+    one line count."""
     try:
         maps = [mapped(p) for p in [*refs, *systems]]
     except InputError:
@@ -130,12 +163,59 @@ def open_corpus(refs: Sequence[str], systems: Sequence[str], every: int, jobs: i
     files = [m for m in maps if m is not None]
     if len(files) != len(maps):
         return None
-    found = thread_map(lambda m: _direct.lines(m, every, drop), files, jobs)
+    found = thread_map(lambda m: _direct.lines(m, every, drop, GRAIN), files, jobs)
     n_seg = found[0][0]
-    if not n_seg or any(n != n_seg or not plain for n, plain, _ in found):
+    if not n_seg or any(n != n_seg or not plain for n, plain, _, _ in found):
         return None
-    cuts = [np.frombuffer(c, dtype=np.int64) for _, _, c in found]
-    return Corpus(list(refs), len(systems), files, cuts, n_seg, every)
+    cuts = [np.frombuffer(c, dtype=np.int64) for _, _, c, _ in found]
+    fine = [np.frombuffer(c, dtype=np.int64) for _, _, _, c in found]
+    return Corpus(list(refs), len(systems), files, cuts, fine, n_seg, every)
+
+
+def _summed(lost: Sequence[list[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """Per plan, the lost ROUGE texts of every piece added up."""
+    return [(sum(x[j][0] for x in lost), sum(x[j][1] for x in lost)) for j in range(len(lost[0]))]
+
+
+def _counted(
+    corpus: Corpus, by_text: Mapping[Preprocess, Plan], size: int, jobs: int
+) -> Iterator[tuple[int, dict[Preprocess, Arrays], list[tuple[int, int]]]]:
+    """Every chunk of ``size`` segments counted, in order: its size, arrays and lost ROUGE texts; each chunk's pages
+    let go once counted. With threads, the pieces of the next two chunks wait on one pool while the caller scores
+    this one, so no thread of the pool waits at the end of a chunk (three chunks' arrays held at most)."""
+    starts = iter(range(0, corpus.n_seg, size))
+    if jobs == 1:
+        for first in starts:
+            n = min(size, corpus.n_seg - first)
+            outs, lost = corpus.count(by_text, first, n, 1)
+            corpus.drop(first, n)
+            yield n, outs, lost
+        return
+    from concurrent.futures import ThreadPoolExecutor  # (not loaded by a command that runs on one thread)
+
+    queued: deque[tuple[int, int, dict[Preprocess, Arrays], list[Future[list[tuple[int, int]]]]]] = deque()
+
+    def queue_up() -> None:
+        while len(queued) < 2 and (first := next(starts, None)) is not None:
+            n = min(size, corpus.n_seg - first)
+            outs, tasks = corpus.pieces(by_text, first, n, jobs)
+            futures = [pool.submit(contextvars.copy_context().run, task) for task in tasks]
+            queued.append((first, n, outs, futures))
+
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ngrameval") as pool:
+        try:
+            queue_up()
+            while queued:
+                first, n, outs, futures = queued[0]
+                lost = _summed([f.result() for f in futures])
+                queued.popleft()
+                corpus.drop(first, n)
+                queue_up()
+                yield n, outs, lost
+        finally:  # stopped early (an error, Ctrl-C, the caller's break): what has not begun never begins
+            for *_, futures in queued:
+                for f in futures:
+                    f.cancel()
 
 
 def _rows(
@@ -183,16 +263,8 @@ def chunk_rows(
     if corpus is None:
         return None
 
-    def counted() -> Iterator[tuple[int, dict[Preprocess, Arrays], list[tuple[int, int]]]]:
-        for first in range(0, corpus.n_seg, size):
-            n = min(size, corpus.n_seg - first)
-            outs, lost = corpus.count(by_text, first, n, jobs)
-            corpus.drop(first, n)
-            yield n, outs, lost
-
     def chunks() -> Iterator[list[MetricRows]]:
-        # with threads, the next chunk is counted on the pool while this one is scored on the calling thread
-        for n, outs, lost in ahead(counted()) if jobs > 1 else counted():
+        for n, outs, lost in _counted(corpus, by_text, size, jobs):
             _warn(by_text, lost, len(systems), n, len(refs))
             yield _rows(by_text, specs, outs, len(refs))
 
