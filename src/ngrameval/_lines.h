@@ -25,7 +25,8 @@
  *     index k * (total * n_refs) + segment * n_refs + j, as rouge() numbers them.
  *   False (nothing promised about `out` for these segments) where the bytes path does not serve the chunk: a ROUGE
  *   text with a byte above 0x7F (its str.lower() and its lost-token warning are Python's), a segment past the
- *   kernel's 32-bit bounds, or a file with fewer lines than n. The caller then counts the chunk from str.
+ *   kernel's 32-bit bounds, a file with fewer lines than n, or (prep None) a line that needs `prep`. The caller
+ *   then counts the chunk from str.
  *
  * A line's tokens are those counts() makes of its str: an ASCII line is scanned as it is; any other line in the
  * UTF-8 form utf8_line writes (whitespace above ASCII as one space), which for UTF-8 input is its own bytes with
@@ -311,6 +312,7 @@ static int segment_texts(bytes_call_t *a, kstate_t *ks, size_t *ch) {
                        (v13a && (t->ascii ? needs_prep_u8(t->p, t->len)
                                           : memchr(t->p, '&', t->len) || memchr(t->p, '<', t->len)));
             if (need) {
+                if (a->prep == Py_None) return B_DECLINE; /* (ngrameval.scale.early: the command counts it) */
                 k_acquire(ks);
                 PyObject *line = PyUnicode_DecodeUTF8((const char *)t->p, (Py_ssize_t)t->len, "strict");
                 t->src = line ? line_source(line, 0, v13a, a->lowercase, a->prep, &t->prepared) : NULL;
@@ -449,7 +451,7 @@ static PyObject *count_bytes(PyObject *self, PyObject *args) {
         return NULL;
     Py_ssize_t T = PyTuple_GET_SIZE(texts);
     if (F < 1 || T <= F || n < 0 || first < 0 || total < first + n || mode < MODE_PLAIN || mode > MODE_ROUGE ||
-        max_order < 0 || max_order > MAX_ORDER || (mode != MODE_ROUGE && !PyCallable_Check(prep)) ||
+        max_order < 0 || max_order > MAX_ORDER || (mode != MODE_ROUGE && prep != Py_None && !PyCallable_Check(prep)) ||
         PyTuple_GET_SIZE(out) != (mode == MODE_ROUGE ? 4 : 1)) {
         PyErr_SetString(PyExc_ValueError, "count_bytes: arguments out of range");
         return NULL;

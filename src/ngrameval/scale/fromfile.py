@@ -36,13 +36,14 @@ from ngrameval.metrics.fromfile import Arrays, Plan, plan
 from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
 from ngrameval.ngrams.stats import MetricRows
+from ngrameval.scale import early
 from ngrameval.text.pipeline import Preprocess
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
 PIECE = 8_192  # segments a task of the pool counts (about: pieces are cut at a multiple of GRAIN)
-GRAIN = 512  # lines between the offsets kept of every file, where a chunk may be cut into pieces (8 bytes each)
+GRAIN = early.GRAIN  # lines between the offsets kept of every file, where a chunk may be cut into pieces
 
 
 def mapped(path: str) -> mmap.mmap | None:
@@ -172,6 +173,33 @@ def open_corpus(refs: Sequence[str], systems: Sequence[str], every: int, jobs: i
     return Corpus(list(refs), len(systems), files, cuts, fine, n_seg, every)
 
 
+def _early(
+    refs: Sequence[str], systems: Sequence[str], by_text: Mapping[Preprocess, Plan], jobs: int
+) -> tuple[Corpus, dict[Preprocess, Arrays], list[tuple[int, int]]] | None:
+    """The counts :mod:`ngrameval.scale.early` made of these files while the command line was loading, when they
+    are what this plan counts, with the pieces it declined counted here from ``str``; None: count them here."""
+    if len(by_text) != 1:
+        return None
+    ((pre, p),) = by_text.items()
+    got = early.take(refs, systems, (p.mode, p.lowercase, p.order, p.want_lcs), jobs, GRAIN)
+    if got is None:
+        return None
+    n_seg = got.found[0][0]
+    want = p.arrays(len(systems), n_seg, len(refs))  # (np.empty: no page is touched)
+    if [len(b) for b in got.outs] != [a.size for a in want]:
+        return None
+    outs = {pre: tuple(np.frombuffer(b, dtype=a.dtype).reshape(a.shape) for b, a in zip(got.outs, want, strict=True))}
+    cuts = [np.frombuffer(f[2], dtype=np.int64) for f in got.found]
+    fine = [np.frombuffer(f[3], dtype=np.int64) for f in got.found]
+    corpus = Corpus(list(refs), len(systems), got.maps, cuts, fine, n_seg, 1 << 62)
+    lost = [(0, 0)]
+    for a, b, served in zip(got.bounds, got.bounds[1:], got.served, strict=False):
+        if not served:
+            x = corpus._text(p, corpus.texts(a, b), b - a, a, outs[pre])
+            lost = [(lost[0][0] + x[0], lost[0][1] + x[1])]
+    return corpus, outs, lost
+
+
 def _summed(lost: Sequence[list[tuple[int, int]]]) -> list[tuple[int, int]]:
     """Per plan, the lost ROUGE texts of every piece added up."""
     return [(sum(x[j][0] for x in lost), sum(x[j][1] for x in lost)) for j in range(len(lost[0]))]
@@ -241,10 +269,15 @@ def count_files(
     by_text = plans(specs)
     if by_text is None or not refs or not systems:
         return None
-    corpus = open_corpus(refs, list(systems.values()), 1 << 62, jobs, False)
-    if corpus is None:
-        return None
-    outs, lost = corpus.count(by_text, 0, corpus.n_seg, jobs)
+    started = _early(refs, list(systems.values()), by_text, jobs)
+    if started is not None:
+        corpus, outs, lost = started
+    else:
+        opened = open_corpus(refs, list(systems.values()), 1 << 62, jobs, False)
+        if opened is None:
+            return None
+        corpus = opened
+        outs, lost = corpus.count(by_text, 0, corpus.n_seg, jobs)
     _warn(by_text, lost, len(systems), corpus.n_seg, len(refs))
     return named(_rows(by_text, specs, outs, len(refs)), specs, [len(refs)])
 

@@ -1,0 +1,243 @@
+"""Counting that begins while the command line is still loading: ``ngrameval score SYS... -r REF... -m METRIC`` on
+two threads or more spends ~0.2 s importing NumPy, the metrics and the parser on one core. When its arguments have
+the plain shape below, :func:`start` (called by the ``ngrameval`` entry point before any of those imports) maps the
+files and counts them from their bytes on the other threads meanwhile (``ngrameval._direct``, no GIL); the command
+then takes those counts (:func:`take`) only if they are exactly what it would count itself — the same files, not
+changed since (device, inode, size, modification time), the same kernel plan (mode, lower-casing, order, LCS), the
+same threads and offsets grain — and counts everything itself otherwise, so the output never depends on it. This
+module loads nothing but the standard library and the kernel.
+
+Served: ``score`` with system files, ``-r``/``--refs`` files, one ``-m``/``--metrics`` name of :data:`PLANS` and
+optionally ``--jobs N`` (N >= 2; absent: every core, as ``score``'s default) and ``-o FILE``; plain files (no
+standard input, no compressed file) whose sizes add up to at most :data:`AUTO_BYTES` (larger inputs are streamed,
+chunk by chunk). Lines the scanner alone cannot tokenize (v13a markup and entities, a ROUGE text above ASCII) make
+their piece declined here; the command counts declined pieces from ``str`` as it does any declined piece.
+"""
+
+from __future__ import annotations
+
+import array
+import mmap
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import pairwise
+from typing import Any
+
+from ngrameval import _direct
+
+GRAIN = 512  # lines between the offsets kept of every file, where counting may be cut into pieces (8 bytes each)
+AUTO_BYTES = 256 * 2**20  # inputs larger than this are streamed in chunks (ngrameval.scale.files.AUTO_BYTES)
+COMPRESSED = (".gz", ".bz2", ".xz", ".zst")  # (the readers' own list is checked again by the command)
+
+# -m name -> (count_bytes mode, lower-casing, n-gram order, LCS): the plan ngrameval.metrics.fromfile.plan makes
+# of the name's default spec (tests/test_early.py compares them).
+PLANS: dict[str, tuple[int, bool, int, bool]] = {
+    "bleu": (1, False, 4, False),
+    "rouge-1": (2, False, 1, False),
+    "rouge-2": (2, False, 2, False),
+    "rouge-l": (2, False, 0, True),
+}
+_MODE_ROUGE = 2
+
+
+@dataclass(frozen=True)
+class Key:
+    """What the counts were made of: the reference and system files (as given, with their identity), the plan and
+    the threads."""
+
+    refs: tuple[str, ...]
+    systems: tuple[str, ...]
+    identity: tuple[tuple[int, int, int, int], ...]
+    plan: tuple[int, bool, int, bool]
+    jobs: int
+    grain: int
+
+
+@dataclass
+class Counted:
+    """The files mapped and checked (``lines``' results, one a file), the output buffers of the plan's arrays, the
+    pieces' line bounds and whether the kernel counted each piece (a declined one is left to the command)."""
+
+    maps: list[mmap.mmap]
+    found: list[tuple[int, bool, bytes, bytes]]
+    outs: tuple[array.array[Any], ...]
+    bounds: list[int]
+    served: list[bool]
+
+
+_state: dict[str, object] = {}
+
+
+def identity(path: str) -> tuple[int, int, int, int]:
+    """A file's device, inode, size and modification time (ns)."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def parse(argv: Sequence[str]) -> tuple[list[str], list[str], str, int] | None:
+    """The systems, references, metric name and threads of a ``score`` command line of the served shape; None for
+    any other."""
+    if not argv or argv[0] != "score":
+        return None
+    systems: list[str] = []
+    refs: list[str] = []
+    metric, jobs, i = "", 0, 1
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-r", "--refs"):
+            i += 1
+            while i < len(argv) and not argv[i].startswith("-"):
+                refs.append(argv[i])
+                i += 1
+            continue
+        if a in ("-m", "--metrics", "--jobs", "-o") and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            if a == "--jobs":
+                if not argv[i + 1].isdigit():
+                    return None
+                jobs = int(argv[i + 1])
+            elif a != "-o":
+                metric = argv[i + 1]
+            i += 2
+            continue
+        if a.startswith("-"):
+            return None
+        systems.append(a)
+        i += 1
+    if not jobs:
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if metric not in PLANS or jobs < 2 or not systems or not refs:
+        return None
+    return systems, refs, metric, jobs
+
+
+def pieces(n: int, jobs: int, grain: int) -> list[int]:
+    """Line bounds of ``jobs`` pieces of ``n`` lines, cut at multiples of ``grain`` (fewer when ``n`` is small).
+
+    >>> pieces(3000, 2, 512)
+    [0, 1536, 3000]
+    """
+    inner = {round(i * n / jobs / grain) * grain for i in range(1, jobs)}
+    return [0, *sorted(c for c in inner if 0 < c < n), n]
+
+
+def buffers(plan: tuple[int, bool, int, bool], n_systems: int, n_seg: int, n_refs: int) -> tuple[array.array[Any], ...]:
+    """Zeroed buffers of the plan's arrays (``ngrameval.metrics.fromfile.Plan.arrays``, flat): the Stats rows,
+    ``3 + 5 * order`` columns a segment (BLEU family), or ROUGE's hypothesis and reference lengths, hits and LCS."""
+    mode, _, order, _ = plan
+    if mode != _MODE_ROUGE:
+        return (array.array("d", [0.0]) * (n_systems * n_seg * (3 + 5 * order)),)
+    pairs = n_seg * n_refs
+    sizes = (n_systems * n_seg, pairs, n_systems * pairs * order, n_systems * pairs)
+    return tuple(array.array("q", [0]) * k for k in sizes)
+
+
+def _run(tasks: Sequence[Callable[[], object]], jobs: int) -> list[object]:
+    """Every task on ``jobs`` threads (each takes the next one left), results in order; a task that fails gives
+    its exception (nothing is printed: the command counts the files itself, and names any fault)."""
+    out: list[object] = [None] * len(tasks)
+    left = iter(range(len(tasks)))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                k = next(left, None)
+            if k is None:
+                return
+            try:
+                out[k] = tasks[k]()
+            except Exception as e:  # (anything: never a traceback from here)
+                out[k] = e
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(min(jobs, len(tasks)))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def _count(key: Key, files: list[str]) -> Counted | None:
+    """The files checked and counted (None when they are not plain or differ in line count)."""
+    maps = []
+    for path in files:
+        with open(path, "rb", buffering=0) as fh:
+            maps.append(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+    found = _run([partial(_direct.lines, m, 1 << 62, False, key.grain) for m in maps], key.jobs)
+    found_t = [f for f in found if isinstance(f, tuple)]
+    if len(found_t) != len(found):
+        return None
+    n_seg = found_t[0][0]
+    if not n_seg or any(f[0] != n_seg or not f[1] for f in found_t):
+        return None
+    n_refs = len(key.refs)
+    outs = buffers(key.plan, len(key.systems), n_seg, n_refs)
+    bounds = pieces(n_seg, key.jobs, key.grain)
+    offsets = [memoryview(f[3]).cast("q") for f in found_t]
+    mode, lower, order, lcs = key.plan
+
+    def at(f: int, line: int) -> int:
+        return offsets[f][-1] if line == n_seg else offsets[f][line // key.grain]
+
+    def piece(a: int, b: int) -> bool:
+        texts = tuple(memoryview(m)[at(f, a) : at(f, b)] for f, m in enumerate(maps))
+        return bool(_direct.count_bytes(texts, n_refs, b - a, a, n_seg, mode, lower, order, lcs, None, outs))
+
+    served = _run([partial(piece, a, b) for a, b in pairwise(bounds)], key.jobs)
+    if not all(isinstance(s, bool) for s in served):
+        return None
+    return Counted(maps, found_t, outs, bounds, [s is True for s in served])
+
+
+def start(argv: Sequence[str]) -> None:
+    """Counting of a served ``score`` command line begun on a thread; anything else (or any failure) does
+    nothing."""
+    try:
+        got = parse(argv)
+        if got is None:
+            return
+        systems, refs, metric, jobs = got
+        files = [*refs, *systems]
+        if any(p == "-" or p.lower().endswith(COMPRESSED) or not os.path.isfile(p) for p in files):
+            return
+        ids = tuple(identity(p) for p in files)
+        if any(i[2] == 0 for i in ids) or sum(i[2] for i in ids) > AUTO_BYTES:
+            return
+        key = Key(tuple(refs), tuple(systems), ids, PLANS[metric], jobs, GRAIN)
+    except (OSError, ValueError):
+        return
+    box: dict[str, Counted | None] = {}
+
+    def run() -> None:
+        try:
+            box["counted"] = _count(key, files)
+        except Exception:  # (the command counts the files itself, and names any fault)
+            box["counted"] = None
+
+    thread = threading.Thread(target=run, name="ngrameval-early", daemon=True)
+    _state.update(key=key, thread=thread, box=box)
+    thread.start()
+
+
+def take(
+    refs: Sequence[str], systems: Sequence[str], plan: tuple[int, bool, int, bool], jobs: int, grain: int
+) -> Counted | None:
+    """The counts :func:`start` began, once done, when they are of these files (unchanged since), this plan, threads
+    and grain; None otherwise (nothing was begun, or it is not what the command counts). Taken once."""
+    key, thread, box = _state.get("key"), _state.get("thread"), _state.get("box")
+    _state.clear()
+    if not isinstance(key, Key) or not isinstance(thread, threading.Thread) or not isinstance(box, dict):
+        return None
+    if (key.refs, key.systems, key.plan, key.jobs, key.grain) != (tuple(refs), tuple(systems), plan, jobs, grain):
+        return None
+    thread.join()
+    try:
+        if tuple(identity(p) for p in [*refs, *systems]) != key.identity:
+            return None
+    except OSError:
+        return None
+    counted = box.get("counted")
+    return counted if isinstance(counted, Counted) else None

@@ -1,0 +1,192 @@
+"""``ngrameval.scale.early``: a plain ``score`` on two threads counts its files while the command line loads, and
+the command uses those counts only when they are exactly what it would count (the output is the same bytes)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ngrameval.scale.fromfile
+from ngrameval.cli import main as cli_main
+from ngrameval.cli.inputs import metric_specs
+from ngrameval.cli.parser import build_parser
+from ngrameval.metrics.fromfile import plan
+from ngrameval.scale import early
+
+LINES = [
+    "the cat sat on the mat .",
+    "a dog &amp; a cat <b>",  # v13a markup and an entity: the piece is declined, counted from str
+    "naïve café — “quoted”",  # above ASCII: a ROUGE piece is declined
+    "it is raining , said he",
+    "",
+    "one more line of text",
+    "the end of the file",
+]
+
+
+def _files(tmp_path: Path, n: int = 40) -> tuple[str, str, str]:
+    """Two systems and a reference of ``n`` lines: every kind of :data:`LINES` in the first half, plain ASCII
+    words only in the second (a piece there is counted by the kernel, not declined)."""
+    plain = [x for x in LINES if x.isascii() and "&" not in x and "<" not in x]
+    paths = []
+    for k, name in enumerate(("a", "b", "r")):
+        lines = [
+            (LINES if i < n // 2 else plain)[(i * (k + 2) + k) % len(LINES if i < n // 2 else plain)]
+            + (f" {i % 5}" if k else "")
+            for i in range(n)
+        ]
+        path = tmp_path / f"{name}.txt"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        paths.append(str(path))
+    return paths[0], paths[1], paths[2]
+
+
+@pytest.mark.parametrize("name", sorted(early.PLANS))
+def test_plans_are_the_commands_plans(name: str) -> None:
+    """:data:`early.PLANS` is the kernel plan ``score -m NAME`` makes with its default options."""
+    args = build_parser().parse_args(["score", "a.txt", "-r", "r.txt", "-m", name])
+    (spec,) = metric_specs(args, args.metrics)
+    p = plan(spec.pre, [spec.metric])
+    assert p is not None
+    assert early.PLANS[name] == (p.mode, p.lowercase, p.order, p.want_lcs)
+
+
+@pytest.mark.parametrize(
+    ("argv", "want"),
+    [
+        (["score", "a", "b", "-r", "r", "-m", "bleu", "--jobs", "2"], (["a", "b"], ["r"], "bleu", 2)),
+        (["score", "a", "-r", "q", "r", "-m", "rouge-l", "--jobs", "3", "-o", "o"], (["a"], ["q", "r"], "rouge-l", 3)),
+        (["score", "-m", "rouge-2", "a", "--refs", "r", "--jobs", "2"], (["a"], ["r"], "rouge-2", 2)),
+        (["score", "a", "-r", "r", "-m", "bleu", "--jobs", "1"], None),  # one thread: nothing runs beside it
+        (["score", "a", "-r", "r", "-m", "nist", "--jobs", "2"], None),  # not served
+        (["score", "a", "-r", "r", "-m", "bleu,rouge-l", "--jobs", "2"], None),
+        (["score", "a", "-r", "r", "-m", "bleu", "--jobs", "2", "--sentence"], None),  # any other option
+        (["score", "a", "-r", "r", "-m", "bleu", "--jobs=2"], None),
+        (["score", "a", "-m", "bleu", "--jobs", "2"], None),  # no reference
+        (["compare", "a", "b", "-r", "r", "-m", "bleu", "--jobs", "2"], None),
+        ([], None),
+    ],
+)  # fmt: skip
+def test_parse_serves_only_the_plain_shape(argv: list[str], want: Any) -> None:
+    assert early.parse(argv) == want
+
+
+def _spied(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What ``score`` took of the early counts (None: nothing), once per ``early.take`` with two jobs."""
+    taken: list[Any] = []
+    real = early.take
+
+    def spy(refs: Any, systems: Any, plan: Any, jobs: int, grain: int) -> Any:
+        got = real(refs, systems, plan, jobs, grain)
+        if jobs == 2:
+            taken.append(got)
+        return got
+
+    monkeypatch.setattr(early, "take", spy)
+    return taken
+
+
+def _score(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli_main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("name", sorted(early.PLANS))
+@pytest.mark.parametrize("grain", [1, 3, 512])
+def test_early_counts_give_the_same_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str, grain: int
+) -> None:
+    """The counts begun before the command line loaded (pieces cut every ``grain`` lines; the pieces with markup,
+    entities or, for ROUGE, text above ASCII declined and counted from ``str``) give the output, warnings and exit
+    status of counting in the command; they are taken."""
+    a, b, r = _files(tmp_path)
+    monkeypatch.setattr(early, "GRAIN", grain)
+    monkeypatch.setattr(ngrameval.scale.fromfile, "GRAIN", grain)
+    argv = ["score", a, b, "-r", r, "-m", name, "--jobs", "2"]
+    want = _score([*argv[:-1], "1"], capsys)
+    assert want[0] == 0
+    taken = _spied(monkeypatch)
+    early.start(argv)
+    assert _score(argv, capsys) == want
+    assert len(taken) == 1 and taken[0] is not None
+    # markup declined (one piece of 40 lines at grain 512), plain text counted by the kernel
+    assert taken[0].served == ([False] if grain == 512 else [False, True])
+    assert early.take([r], [a, b], early.PLANS[name], 2, grain) is None  # taken once
+
+
+def test_a_file_changed_since_is_counted_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file replaced after the early counts began (another file, or the same one touched): not taken; the
+    output is that of the file as the command reads it."""
+    a, b, r = _files(tmp_path)
+    argv = ["score", a, b, "-r", r, "-m", "bleu", "--jobs", "2"]
+    taken = _spied(monkeypatch)
+    early.start(argv)
+    new = tmp_path / "new.txt"  # (a new file put in its place: the mapped one is never cut short under a reader)
+    new.write_text("something else entirely\n" * 40, encoding="utf-8")
+    os.replace(new, a)
+    got = _score(argv, capsys)
+    assert taken == [None]
+    assert got == _score([*argv[:-1], "1"], capsys)
+    st = os.stat(b)
+    early.start(argv)
+    os.utime(b, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # same bytes, touched
+    assert _score(argv, capsys) == got
+    assert taken == [None, None]
+
+
+def test_other_counts_are_not_taken(tmp_path: Path) -> None:
+    """Counts of other files, another plan, threads or grain are not taken (and are dropped)."""
+    a, b, r = _files(tmp_path)
+    for other in (
+        ([r], [a], early.PLANS["bleu"], 2, early.GRAIN),
+        ([r], [b, a], early.PLANS["bleu"], 2, early.GRAIN),
+        ([r], [a, b], early.PLANS["rouge-l"], 2, early.GRAIN),
+        ([r], [a, b], early.PLANS["bleu"], 3, early.GRAIN),
+        ([r], [a, b], early.PLANS["bleu"], 2, 7),
+    ):
+        early.start(["score", a, b, "-r", r, "-m", "bleu", "--jobs", "2"])
+        assert early.take(*other) is None
+    early.start(["score", a, b, "-r", r, "-m", "bleu", "--jobs", "2"])
+    got = early.take([r], [a, b], early.PLANS["bleu"], 2, early.GRAIN)
+    assert got is not None and got.served == [False]  # one piece (40 lines), declined: it holds "&amp;"
+
+
+def test_nothing_begins_for_inputs_it_does_not_serve(tmp_path: Path) -> None:
+    """A missing, empty or compressed file, standard input, or inputs of different line counts: nothing is taken
+    and nothing is printed."""
+    r = _files(tmp_path)[2]
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    gz = tmp_path / "a.txt.gz"
+    gz.write_bytes(b"")
+    short = tmp_path / "short.txt"
+    short.write_text("one line\n", encoding="utf-8")
+    for system in (str(tmp_path / "missing.txt"), str(empty), str(gz), "-", str(short)):
+        early.start(["score", system, "-r", r, "-m", "bleu", "--jobs", "2"])
+        assert early.take([r], [system], early.PLANS["bleu"], 2, early.GRAIN) is None
+
+
+def test_the_command_line_counts_early_and_prints_the_same(tmp_path: Path) -> None:
+    """``python -m ngrameval score ... --jobs 2`` (the entry point that begins the counting) prints what
+    ``--jobs 1`` prints, for every served metric, with nothing on stderr but the command's own warnings."""
+    a, b, r = _files(tmp_path, 2000)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    for name in sorted(early.PLANS):
+        runs = [
+            subprocess.run(
+                [sys.executable, "-m", "ngrameval", "score", a, b, "-r", r, "-m", name, "--jobs", jobs],
+                capture_output=True, text=True, env=env, check=False,
+            )
+            for jobs in ("1", "2")
+        ]  # fmt: skip
+        assert runs[0].returncode == runs[1].returncode == 0
+        assert runs[0].stdout == runs[1].stdout and runs[0].stderr == runs[1].stderr
+        assert "Traceback" not in runs[1].stderr
