@@ -357,6 +357,42 @@ def test_kernels_release_the_gil() -> None:
     assert ran > 0  # another thread ran during the call
 
 
+def test_a_kernel_on_a_pool_thread_never_waits_for_the_lock_to_check_signals() -> None:
+    """Signals are handled on the main thread only, so a kernel on another thread does not take the interpreter
+    lock back to check them: with the switch interval at an hour and the main thread running Python all along, a
+    count on another thread fills its whole output (it stopped at its first check, a few milliseconds in, until the
+    main thread gave the lock up: 5 ms each time at the usual interval). The deadline is a hang guard."""
+    import sys
+    import time
+
+    from ngrameval import _direct
+
+    n = 200_000
+    line = b"the cat sat on the mat and the dog sat on the log\n"
+    rows = np.zeros((n, 3 + 5 * 4))
+    entered = threading.Event()
+
+    def count() -> None:
+        entered.set()  # (the lock is kept until the kernel lets it go: the switch interval is an hour)
+        _direct.count_bytes((line * n, line * n), 1, n, 0, n, 0, False, 4, False, None, (rows.reshape(-1),))
+
+    worker = threading.Thread(target=count)
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(3600)
+    try:
+        worker.start()
+        entered.wait()
+        guard = time.monotonic() + 60
+        while not rows[-1].any() and time.monotonic() < guard:  # Python on the main thread, never yielding the lock
+            pass
+        filled = bool(rows[-1].any())
+    finally:
+        sys.setswitchinterval(before)
+        worker.join()
+    assert filled
+    assert (rows == rows[0]).all() and rows[0, 0] == 13  # every segment counted, the same line (13 tokens)
+
+
 # --- 6. The sanitizer build ---------------------------------------------------------------------------------------
 
 

@@ -1,6 +1,5 @@
 """Type stub of the direct counting kernel (src/ngrameval/_direct.c)."""
 
-from array import array
 from collections.abc import Callable, Sequence, Sized
 from mmap import mmap
 from typing import overload
@@ -54,6 +53,6 @@ def count_bytes(
     max_order: int,
     want_lcs: bool,
     prep: Callable[[str], str] | None,
-    out: tuple[NDArray[np.float64] | NDArray[np.int64] | array[float] | array[int], ...],
+    out: tuple[NDArray[np.float64] | NDArray[np.int64] | memoryview, ...],
     /,
 ) -> bool: ...

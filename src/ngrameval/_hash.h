@@ -34,12 +34,29 @@ typedef struct {
     PyThreadState *ts; /* non-NULL while the GIL is released */
     uint64_t work;     /* work units since the last signal check */
     int err;           /* K_OK, or the deferred error */
+    int quiet;         /* 1: a thread other than the main one, where signals are never handled (no checks) */
     char msg[512];     /* K_LIMIT's message */
 } kstate_t;
 
+/* Whether the calling thread is known not to be the main thread. Only the main thread handles signals
+   (PyErr_CheckSignals returns 0 at once anywhere else), so a kernel on a pool thread need not take the GIL back to
+   check them: taken back while the main thread runs Python, it waits up to the interpreter's switch interval
+   (5 ms) every time. _PyOS_IsMainThread (intrcheck.h) runs no Python code, so no pending signal is handled here;
+   where it is not declared, every thread is checked as before. */
+static inline int k_quiet_here(void) {
+#if PY_VERSION_HEX < 0x030D0000 /* (3.13 removed many private functions: not relied on there) */
+    return !_PyOS_IsMainThread();
+#else
+    return 0;
+#endif
+}
+
 /* Releases the GIL (no Python object may be touched until k_acquire). */
 static inline void k_release(kstate_t *k) {
-    if (!k->ts) k->ts = PyEval_SaveThread();
+    if (!k->ts) {
+        k->quiet = k_quiet_here();
+        k->ts = PyEval_SaveThread();
+    }
 }
 
 static inline void k_acquire(kstate_t *k) {
@@ -65,7 +82,12 @@ static inline int k_check(kstate_t *k) {
 /* Counts `units` of work; every K_POLL_WORK units checks for signals. -1 when interrupted. */
 static inline int k_poll(kstate_t *k, uint64_t units) {
     k->work += units;
-    return k->work >= K_POLL_WORK ? k_check(k) : 0;
+    if (k->work < K_POLL_WORK) return 0;
+    if (k->quiet) {
+        k->work = 0;
+        return 0;
+    }
+    return k_check(k);
 }
 
 /* Records an out-of-memory error (callable without the GIL); returns -1. */
