@@ -229,15 +229,18 @@ def test_import_and_score_load_only_what_they_use(tmp_path: Path) -> None:
     """Issue 32, item 6 (the serial start of every process): ``import ngrameval`` loads no metric and no numpy, every
     public name still resolves (to its module's object), and ``score -m bleu`` loads neither the paraphrase tools,
     the matrices, the stored statistics, the corpus tools, the HTML tables nor the `regex` module and ptb-coco's
-    lexer (compiled on first use: ~30 ms)."""
+    lexer (compiled on first use: ~30 ms), nor any other metric's module (TER's rapidfuzz, CIDEr, coco-caption's,
+    ROUGE's ...), the judgment readers, the stemmers or NIST's spill files."""
     hyp, out = write(tmp_path / "h.txt", "a b c\n"), str(tmp_path / "out.txt")
+    others = sorted(f"ngrameval.metrics.{m}" for m in METRIC_MODULES - {"bleu"})
     code = (
-        "import sys, importlib, ngrameval\n"
+        f"import sys, importlib, ngrameval\nMETRICS = {others!r}\n"
         "assert 'numpy' not in sys.modules and 'ngrameval.api' not in sys.modules, sorted(sys.modules)\n"
         "from ngrameval.cli import main\n"
         f"assert main(['score', {hyp!r}, '-r', {hyp!r}, '-m', 'bleu', '--jobs', '1', '-o', {out!r}]) == 0\n"
         "unused = ['ngrameval.corpus', 'ngrameval.matrices', 'ngrameval.scale.stored', 'ngrameval.io.tables', "
-        "'concurrent.futures', 'html', 'regex', 'ngrameval.text.ptb']\n"
+        "'concurrent.futures', 'html', 'regex', 'ngrameval.text.ptb', 'rapidfuzz', 'Stemmer', 'ngrameval.text.stem', "
+        "'ngrameval.io.judgments', 'ngrameval.scale.refspill', 'ngrameval.scale.refcounts', *METRICS]\n"
         "print(*[m for m in unused if m in sys.modules])\n"
         "for name in ngrameval.__all__:\n"
         "    value = getattr(ngrameval, name)\n"
@@ -247,6 +250,31 @@ def test_import_and_score_load_only_what_they_use(tmp_path: Path) -> None:
     )
     run = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert run.stdout.split() == []
+
+
+# every module of a metric the registry builds (ngrameval.metrics.<module>)
+METRIC_MODULES = {"aev", "bleu", "chrf", "cider", "coco", "nist", "pinc", "rouge", "se", "ter"}
+
+
+@pytest.mark.parametrize(
+    ("metrics", "loaded"),
+    [("bleu", {"bleu"}), ("rouge-l", {"rouge"}), ("chrf,ter", {"chrf", "ter"}), ("aev:mt-adequacy", {"aev"})],
+)
+def test_a_run_loads_the_modules_of_its_metrics_only(tmp_path: Path, metrics: str, loaded: set[str]) -> None:
+    """Issue 32, item 6: the registry imports a metric's module when a spec names it (``--help``'s list of metrics
+    and every option's valid values come from ``metrics/choices.py``, which imports nothing)."""
+    from ngrameval.metrics.registry import _FACTORIES
+
+    homes = {type(make()).__module__ for make in _FACTORIES.values()}
+    assert {m.removeprefix("ngrameval.metrics.") for m in homes} == METRIC_MODULES
+    hyp, out = write(tmp_path / "h.txt", "a b c\n"), str(tmp_path / "out.txt")
+    code = (
+        "import sys; from ngrameval.cli import main\n"
+        f"assert main(['score', {hyp!r}, '-r', {hyp!r}, '-m', {metrics!r}, '-o', {out!r}]) == 0\n"
+        "print(*sorted(m for m in sys.modules if m.startswith('ngrameval.metrics.')))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert {m.removeprefix("ngrameval.metrics.") for m in run.stdout.split()} & METRIC_MODULES == loaded
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,9 +18,6 @@ from ngrameval import progress as _progress
 from ngrameval._version import __version__
 from ngrameval.errors import InputError, InputTypeError
 from ngrameval.jobs import chunked_map, resolve_jobs
-from ngrameval.metrics.aev import AEv
-from ngrameval.metrics.bleu import BLEU
-from ngrameval.metrics.nist import NIST
 from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import (
     Metric,
@@ -31,12 +28,14 @@ from ngrameval.metrics.registry import (
     rouge_metric,
     split_specs,
 )
-from ngrameval.metrics.rouge import ItemScores, Rouge, item_scores
 from ngrameval.metrics.rows import Batch
 from ngrameval.ngrams.stats import MetricRows, Stats, concatenated_rows
 from ngrameval.ngrams.texts import flatten
 from ngrameval.text import validate
 from ngrameval.text.pipeline import Preprocess
+
+if TYPE_CHECKING:  # each metric's module is imported by the function that scores it (start-up: issue 32, item 6)
+    from ngrameval.metrics.rouge import ItemScores, Rouge
 
 RefsLike = Sequence[str] | Sequence[Sequence[str]]
 RefsT = TypeVar("RefsT", bound=Sequence[Any])  # what a reference check returns
@@ -452,6 +451,8 @@ def bleu(
     >>> round(bleu(["the cat sat on the mat"], ["the cat sat on the mat"]).score, 4)
     1.0
     """
+    from ngrameval.metrics.bleu import BLEU
+
     o = renamed_options("bleu", renamed, {"n": n, "smooth": smooth, "eff": eff})
     metric = BLEU(o["n"], o["smooth"], smooth_value, o["eff"])
     pre = Preprocess(tokenize, lowercase, stopwords, stem, normalize)
@@ -480,6 +481,8 @@ def nist(
     """Corpus NIST-n as mteval-v13a.pl computes it (not a fraction); ``profile="plain"`` drops mteval's
     weighting of bigrams after the token ``0``, ``ref_len="average"`` takes the E2E challenge's reference
     length (see :mod:`ngrameval.metrics.nist`); ``normalize`` as :func:`bleu`."""
+    from ngrameval.metrics.nist import NIST
+
     pre = Preprocess(tokenize, lowercase, stopwords, stem, normalize)
     return _one("nist", hyps, refs, NIST(n, profile, ref_len), pre, fraction=False)
 
@@ -500,6 +503,8 @@ def aev(
 ) -> Score:
     """AEv(alpha, N) of Soricut & Brill (2004); alpha = 1 is the precision family, 0 the recall family;
     ``normalize`` as :func:`bleu`."""
+    from ngrameval.metrics.aev import AEv
+
     metric = AEv(alpha=alpha, n=n, brevity=brevity, wordiness=wordiness)
     return _one("aev", hyps, refs, metric, Preprocess(tokenize, lowercase, stopwords, stem, normalize))
 
@@ -570,6 +575,8 @@ def rouge(
     >>> s["rouge-1"].f, s["rouge-2"].recall
     (0.83333, 0.6)
     """
+    from ngrameval.metrics.rouge import item_scores
+
     hyps, refs = checked_pair("rouge", hyps, refs)
     if isinstance(metrics, str):
         metrics = split_specs(metrics)  # "rouge-1,rouge-l" as the CLI's -m

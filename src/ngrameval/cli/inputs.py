@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from ngrameval.cli.options import parse_floats
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io import read_lines, read_refs, write_atomic
-from ngrameval.io.judgments import Judgment
 from ngrameval.io.read import STDIN, read_ids
 from ngrameval.metrics.registry import (
     MetricSpec,
@@ -25,6 +24,7 @@ from ngrameval.metrics.registry import (
 from ngrameval.text.pipeline import Preprocess
 
 if TYPE_CHECKING:
+    from ngrameval.io.judgments import Judgment
     from ngrameval.meta.correlate import HumanScores
 
 

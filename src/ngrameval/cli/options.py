@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import argparse
 import math
-import secrets
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from ngrameval.errors import ConfigError, InputError
-from ngrameval.io.judgments import LAYOUTS, REPEATED
+from ngrameval.io.choices import LAYOUTS, REPEATED
+from ngrameval.metrics.choices import ROUGE_MULTI
 from ngrameval.metrics.registry import (
     ROUGE_PROFILES,
     ROUGE_STATS,
     valid_names,
 )
-from ngrameval.metrics.rouge import MULTI
 from ngrameval.report.render import FORMATS
 from ngrameval.text.normalize import NORMS
 from ngrameval.text.sentences import SPLITTERS
@@ -254,7 +253,7 @@ def add_scoring_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--rouge-multi",
-        choices=MULTI,
+        choices=ROUGE_MULTI,
         help="several references: A pool (ROUGE-1.5.5 -f A), B best "
         "recall (-f B), jk jackknife, max-f best F (rouge-score); default A, max-f for rouge-score",
     )
@@ -378,6 +377,8 @@ def seed_arg(text: str) -> int:
     """``--seed``: a whole number from 0 to 2**63-1, or ``none``: one drawn now from the OS, in the same range, used by
     every resampling of the run and printed with its results (so ``--seed`` with it replays the run)."""
     if text.lower() == "none":
+        import secrets  # (~5 ms: only a run that draws its seed imports it)
+
         return secrets.randbits(63)  # as ngrameval.meta.resample.resolve_seed(None), without importing scipy
     try:
         value = int(text)

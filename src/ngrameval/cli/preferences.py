@@ -4,11 +4,13 @@ intervals and win rates) and ``--judgments-layout preferences`` (human system sc
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ngrameval.cli.inputs import decimals, emit
 from ngrameval.errors import ConfigError
-from ngrameval.io.judgments import Judgment
+
+if TYPE_CHECKING:
+    from ngrameval.io.judgments import Judgment
 
 CRITERIA = ("bradley-terry", "win-rate")
 
@@ -41,6 +43,7 @@ def cmd_preferences(args: argparse.Namespace) -> int:
 def preference_judgments(args: argparse.Namespace, where: dict[str, Any]) -> list[Judgment]:
     """``--judgments-layout preferences``: two system-level criteria, ``bradley-terry`` (θ of the MLE) and
     ``win-rate`` ((wins + ties/2) / comparisons), one judgment per system each."""
+    from ngrameval.io.judgments import Judgment
     from ngrameval.io.preferences import read_preferences
     from ngrameval.meta.bradley_terry import bradley_terry
 

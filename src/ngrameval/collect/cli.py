@@ -4,9 +4,7 @@ only when a ``collect`` command runs (``pip install 'ngrameval[collect]'``)."""
 from __future__ import annotations
 
 import argparse
-import getpass
 import os
-import secrets
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,6 +43,8 @@ def _password(args: argparse.Namespace) -> str:
         except OSError as exc:
             raise InputError(f"{args.password_file}: {exc.strerror}") from None
     elif sys.stdin.isatty():
+        import getpass  # (here, as secrets below: every command's parser imports this module)
+
         pw = getpass.getpass(f"password for {args.admin}: ")
     else:
         pw = sys.stdin.readline().strip()
@@ -142,6 +142,8 @@ def cmd_backup(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.resolve() == Path(url.database).resolve():
         raise InputError(f"{out}: the backup would overwrite the study database itself")
+    import secrets
+
     tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
     try:
         src = sqlite3.connect(f"file:{url.database}?mode=ro", uri=True)

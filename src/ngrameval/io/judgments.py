@@ -22,13 +22,10 @@ from typing import Any
 
 from ngrameval.errors import InputError
 from ngrameval.io import layouts
+from ngrameval.io.choices import LAYOUTS, REPEATED
 from ngrameval.io.records import Judgment, ReadCounts, cell_score, kept, missing_columns, records
 
 __all__ = ["LAYOUTS", "REPEATED", "Judgment", "ReadCounts", "read_judgments", "read_judgments_counted"]
-
-
-LAYOUTS = ("auto", "long", "wide", "systems", "slots", "summeval")
-REPEATED = ("error", "mean")
 
 
 def _rows(

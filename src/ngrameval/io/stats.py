@@ -22,7 +22,6 @@ naming the file and what was expected; writing is atomic (:func:`ngrameval.io.wr
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -108,12 +107,16 @@ def _as_array(digests: list[bytes]) -> Digests:
 
 def line_digests(lines: Sequence[str]) -> Digests:
     """The digest of every line (a system's outputs, the source): BLAKE2b-128 of its UTF-8 bytes."""
+    import hashlib  # (OpenSSL's ~2 ms: in the functions that hash, as ``score`` imports this module and hashes nothing)
+
     blake = hashlib.blake2b
     return _as_array([blake(_encoded(line), digest_size=DIGEST).digest() for line in lines])
 
 
 def reference_digests(seg_refs: Sequence[Sequence[str]]) -> Digests:
     """The digest of every segment's references: BLAKE2b-128 of their number and each one's length and bytes."""
+    import hashlib
+
     out = []
     for refs in seg_refs:
         h = hashlib.blake2b(len(refs).to_bytes(8, "little"), digest_size=DIGEST)
@@ -127,6 +130,8 @@ def reference_digests(seg_refs: Sequence[Sequence[str]]) -> Digests:
 
 def fingerprint(digests: Digests) -> str:
     """A corpus's fingerprint: ``sha256:`` of its segments' digests in order (shards merged in order: the whole's)."""
+    import hashlib
+
     return "sha256:" + hashlib.sha256(np.ascontiguousarray(digests).tobytes()).hexdigest()
 
 

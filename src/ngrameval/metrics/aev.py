@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError
+from ngrameval.metrics.choices import AEV_PRESETS
 from ngrameval.metrics.policy import (
     SACREBLEU_SMOOTH,
     FloatArray,
@@ -124,21 +125,9 @@ class AEv(RowMetric):
         return f"alpha:{self.alpha:g}|n:{self.n}|B:{self.brevity:g}|W:{self.wordiness:g}|w:{w}|smooth:{smooth}"
 
 
-# The best members Soricut & Brill (2004) found (SPEC §2), with the paper's settings.
+# The best members Soricut & Brill (2004) found (SPEC §2, :data:`ngrameval.metrics.choices.AEV_PRESETS`), with the
+# paper's settings.
 PAPER_TEXT = {"lowercase": True, "stem": True, "stopwords": "smart"}
 PRESETS: dict[str, tuple[AEv, str]] = {
-    "mt-adequacy": (AEv(alpha=0.0, n=4, label="AEv:mt-adequacy"), "MT adequacy: AEv(0, 4), R² 83.04%"),
-    "mt-fluency": (AEv(alpha=1.0, n=3, label="AEv:mt-fluency"), "MT fluency: AEv(1, 3), R² 79.04%"),
-    "summary-coverage": (
-        AEv(alpha=0.0, n=1, label="AEv:summary-coverage"),
-        "summary coverage (200/400 words): AEv(0, 1), R² 90.77% / 92.28%",
-    ),
-    "qa-flooding-accepted": (
-        AEv(alpha=0.0, n=2, label="AEv:qa-flooding-accepted"),
-        "QA correctness, flooded answers accepted: AEv(0, 2), R² 91.72%",
-    ),
-    "qa-flooding-penalised": (
-        AEv(alpha=0.3, n=2, label="AEv:qa-flooding-penalised"),
-        "QA correctness, flooded answers penalised: AEv(0.3, 2), R² 86.26%",
-    ),
+    name: (AEv(alpha=alpha, n=n, label=f"AEv:{name}"), what) for name, (alpha, n, what) in AEV_PRESETS.items()
 }

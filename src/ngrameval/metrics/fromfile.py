@@ -12,6 +12,7 @@ ROUGE text above ASCII, a segment past its 32-bit bounds) is counted from its ``
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -21,7 +22,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval import _direct
-from ngrameval.metrics import rouge
 from ngrameval.metrics.rows import Batch, CountedBatch, RowMetric
 from ngrameval.ngrams import direct
 from ngrameval.ngrams.stats import stats_width
@@ -78,6 +78,8 @@ class Plan:
             for k, st in enumerate(direct.direct_stats(systems, seg_refs, self.pre, self.order)):
                 out[0][k, first : first + n] = st.values
             return 0, 0
+        from ngrameval.metrics import rouge
+
         metrics = [m for m in self.metrics if isinstance(m, rouge.Rouge)]
         lost = rouge.lost_texts(self.pre, [r for rs in seg_refs for r in rs], systems)
         full_lower, top, want_lcs = rouge.direct_profile(self.pre, metrics)
@@ -95,6 +97,8 @@ class Plan:
         """The in-memory path's warning of the corpus' texts that lose every token (``lost``: summed over the chunks
         :meth:`count_text` counted; none can be lost in a chunk the bytes kernel counted: every text was ASCII)."""
         if self.mode == ROUGE_MODE:
+            from ngrameval.metrics import rouge
+
             rouge.warn_lost(self.pre, lost[0], n_systems * n_segments, lost[1], n_segments * n_refs)
 
     def batch(self, out: Arrays, n_refs: int) -> Batch:
@@ -102,6 +106,8 @@ class Plan:
         if self.mode != ROUGE_MODE:
             values = tuple(out[0][k] for k in range(len(out[0])))
             return CountedBatch(self.pre, self.metrics, counted=(values, self.order, False))
+        from ngrameval.metrics import rouge
+
         kinds = rouge.variants(self.metrics)
         n_seg = len(out[1]) // n_refs
         seg = np.arange(0, n_seg * n_refs + 1, n_refs, dtype=np.int64)
@@ -120,6 +126,10 @@ def plan(pre: Preprocess, metrics: Sequence[RowMetric]) -> Plan | None:
         mode, prep = fast
         order = max(m.order_needed for m in ms)
         return Plan(pre, ms, mode, pre.lowercase, order, False, partial(prep, lowercase=pre.lowercase))
+    if "ngrameval.metrics.rouge" not in sys.modules:  # no metric can be a ROUGE variant (chrF, TER: not served)
+        return None
+    from ngrameval.metrics import rouge  # (here: a run of BLEU or chrF does not load ROUGE)
+
     kinds = [m for m in ms if isinstance(m, rouge.Rouge)]
     if len(kinds) != len(ms) or not rouge.counted_directly(pre, rouge.variants(kinds)):
         return None

@@ -27,14 +27,15 @@ from typing import ClassVar
 import numpy as np
 
 from ngrameval.errors import ConfigError
+from ngrameval.metrics.choices import NIST_PROFILES, NIST_REF_LENS
 from ngrameval.metrics.policy import FloatArray, divide
 from ngrameval.metrics.rows import RowMetric
 from ngrameval.ngrams.stats import Stats
 from ngrameval.text.validate import MAX_ORDER, integer
 
 BETA = -math.log(0.5) / math.log(1.5) ** 2
-PROFILES = ("mteval", "plain")
-REF_LENS = ("mean", "average")
+PROFILES = NIST_PROFILES
+REF_LENS = NIST_REF_LENS
 
 
 def nist_penalty(ratio: FloatArray) -> FloatArray:

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError
+from ngrameval.metrics.choices import PINC_AVERAGES
 from ngrameval.metrics.policy import FloatArray, divide, warn_undefined
 from ngrameval.metrics.rows import Batch, IntArray, RowMetric, Rows
 from ngrameval.ngrams.count import novelty_counts
@@ -30,7 +31,7 @@ from ngrameval.ngrams.stats import mean_of_rows
 from ngrameval.ngrams.texts import Texts
 from ngrameval.text.validate import MAX_ORDER, integer
 
-AVERAGES = ("present", "all")
+AVERAGES = PINC_AVERAGES
 
 
 @dataclass(frozen=True)

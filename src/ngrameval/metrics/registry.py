@@ -14,32 +14,26 @@ A spec may also set text options for that metric alone (``tok=intl``, ``lc=yes``
 
 from __future__ import annotations
 
+import functools
+import importlib
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ngrameval.errors import ConfigError
-from ngrameval.metrics.aev import PAPER_TEXT, PRESETS, AEv
-from ngrameval.metrics.bleu import BLEU, SMOOTH_METHODS
-from ngrameval.metrics.chrf import ChrF, chrf_plus
-from ngrameval.metrics.cider import Cider, cider
-from ngrameval.metrics.coco import CocoBleu, CocoRougeL
-from ngrameval.metrics.nist import NIST
-from ngrameval.metrics.nist import PROFILES as NIST_PROFILES
-from ngrameval.metrics.nist import REF_LENS as NIST_REF_LENS
-from ngrameval.metrics.pinc import AVERAGES, PINC
-from ngrameval.metrics.policy import SACREBLEU_SMOOTH
-from ngrameval.metrics.rouge import MULTI, STATS, Rouge
+from ngrameval.metrics.choices import AEV_PRESETS, NIST_PROFILES, NIST_REF_LENS, PINC_AVERAGES, ROUGE_MULTI
+from ngrameval.metrics.choices import ROUGE_STATS as ROUGE_STAT
 from ngrameval.metrics.rows import RowMetric
-from ngrameval.metrics.se import SE
-from ngrameval.metrics.ter import TER
 from ngrameval.text.normalize import check_norm
 from ngrameval.text.pipeline import Preprocess
 from ngrameval.text.sentences import SPLITTERS
 from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS
 from ngrameval.text.validate import MAX_ORDER as KERNEL_MAX_ORDER
+
+if TYPE_CHECKING:
+    from ngrameval.metrics.rouge import Rouge
 
 MAX_ORDER = KERNEL_MAX_ORDER  # the highest n-gram order the C counting kernels take (_overlap.MAX_ORDER)
 
@@ -118,7 +112,7 @@ _KEYS: dict[str, dict[str, tuple[str, Callable[[str], Any]]]] = {
     "pinc": {
         "n": ("max_order", _int),
         "sets": ("sets", _bool),
-        "avg": ("average", lambda v: v if v in AVERAGES else _bad(v, AVERAGES)),
+        "avg": ("average", lambda v: v if v in PINC_AVERAGES else _bad(v, PINC_AVERAGES)),
     },
     "se": {},
     "chrf": {
@@ -129,9 +123,9 @@ _KEYS: dict[str, dict[str, tuple[str, Callable[[str], Any]]]] = {
         "eps": ("eps_smoothing", _bool),
     },
     "rouge": {
-        "stat": ("stat", lambda v: v.lower() if v.lower() in STATS else _bad(v, STATS)),
+        "stat": ("stat", lambda v: v.lower() if v.lower() in ROUGE_STAT else _bad(v, ROUGE_STAT)),
         "alpha": ("alpha", _float),
-        "multi": ("multi", lambda v: v if v in MULTI else _bad(v, MULTI)),
+        "multi": ("multi", lambda v: v if v in ROUGE_MULTI else _bad(v, ROUGE_MULTI)),
         "l": ("length_limit", _int),
         "b": ("byte_limit", _int),
         "w": ("weight", _float),
@@ -161,20 +155,35 @@ _KEYS["cider"] = {"n": ("n", _int)}
 _KEYS["coco-bleu"] = {"n": ("max_order", _int)}
 _KEYS["coco-rouge-l"] = {"beta": ("beta", _float)}
 COCO_NAMES = ("cider-d", "cider", "coco-bleu", "coco-rouge-l")  # tokenized as coco-caption by default
+
+
+@dataclass(frozen=True)
+class _Factory:
+    """What makes a spec's metric: ``name`` of the module ``ngrameval.metrics.<module>``, imported when a spec first
+    names the metric (``score -m bleu`` loads no other metric module: TER's edit distances, CIDEr, coco-caption's)."""
+
+    module: str
+    name: str
+
+    def __call__(self, **kwargs: Any) -> Metric:
+        made: Metric = getattr(importlib.import_module(f"ngrameval.metrics.{self.module}"), self.name)(**kwargs)
+        return made
+
+
 _FACTORIES: dict[str, Callable[..., Metric]] = {
-    "bleu": BLEU,
-    "nist": NIST,
-    "aev": AEv,
-    "pinc": PINC,
-    "se": SE,
-    "chrf": ChrF,
-    "chrf++": chrf_plus,
-    "ter": TER,
-    "rouge": Rouge,
-    "cider-d": Cider,
-    "cider": cider,
-    "coco-bleu": CocoBleu,
-    "coco-rouge-l": CocoRougeL,
+    "bleu": _Factory("bleu", "BLEU"),
+    "nist": _Factory("nist", "NIST"),
+    "aev": _Factory("aev", "AEv"),
+    "pinc": _Factory("pinc", "PINC"),
+    "se": _Factory("se", "SE"),
+    "chrf": _Factory("chrf", "ChrF"),
+    "chrf++": _Factory("chrf", "chrf_plus"),
+    "ter": _Factory("ter", "TER"),
+    "rouge": _Factory("rouge", "Rouge"),
+    "cider-d": _Factory("cider", "Cider"),
+    "cider": _Factory("cider", "cider"),
+    "coco-bleu": _Factory("coco", "CocoBleu"),
+    "coco-rouge-l": _Factory("coco", "CocoRougeL"),
 }
 # rouge-1 .. rouge-9.., rouge-l, rouge-lsum, rouge-w, rouge-s4 / rouge-s* / rouge-s, rouge-su4 / rouge-su* / rouge-su
 _ROUGE_NAME = re.compile(r"rouge-(?:(?P<n>\d+)|(?P<l>l|lsum)|(?P<w>w)|(?P<s>su|s)(?P<gap>\d+|\*)?)")
@@ -213,50 +222,64 @@ def check_metric(metric: Metric) -> None:
 
 _YES_NO = "yes|no"
 _ORDER = f"1..{MAX_ORDER}"
-# the valid values of every spec option, as `ngrameval metrics` lists them (the checks are in the metrics and
-# check_metric; this is their documentation, pinned by tests/test_cli.py)
-VALID: dict[tuple[str, str], str] = {
-    ("bleu", "n"): f"{_ORDER} (nltk5/nltk7: 1..{MAX_ORDER - 1}; nltk6: 3..)",
-    ("bleu", "smooth"): "|".join(SMOOTH_METHODS),
-    ("bleu", "smooth_value"): "floor: 0..1; add-k: >= 0 (default: sacreBLEU's)",
-    ("bleu", "eff"): _YES_NO,
-    ("nist", "n"): _ORDER,
-    ("nist", "profile"): "|".join(NIST_PROFILES),
-    ("nist", "ref_len"): "|".join(NIST_REF_LENS),
-    ("aev", "alpha"): "0..1 (0 recall, 1 precision)",
-    ("aev", "n"): _ORDER,
-    ("aev", "b"): "> 0",
-    ("aev", "w"): "> 0 or inf",
-    ("aev", "smooth"): "|".join(SACREBLEU_SMOOTH),
-    ("aev", "smooth_value"): "floor: 0..1; add-k: >= 0",
-    ("aev", "weights"): "n numbers >= 0, not all 0: a/b/c/d",
-    ("pinc", "n"): _ORDER,
-    ("pinc", "sets"): _YES_NO,
-    ("pinc", "avg"): "|".join(AVERAGES),
-    ("chrf", "nc"): ">= 0",
-    ("chrf", "nw"): ">= 0 (chrf++: 2)",
-    ("chrf", "beta"): "0..1e100",
-    ("chrf", "space"): _YES_NO,
-    ("chrf", "eps"): _YES_NO,
-    ("ter", "norm"): _YES_NO,
-    ("ter", "punct"): _YES_NO,
-    ("ter", "asian"): _YES_NO,
-    ("ter", "case"): _YES_NO,
-    ("rouge", "stat"): "|".join(STATS),
-    ("rouge", "alpha"): "0..1 (1 precision, 0 recall: ROUGE-1.5.5 -p)",
-    ("rouge", "multi"): "|".join(MULTI),
-    ("rouge", "l"): ">= 0 words (0: no limit)",
-    ("rouge", "b"): ">= 0 bytes (0: no limit)",
-    ("rouge", "w"): "> 1 (rouge-w)",
-    ("rouge", "split"): _YES_NO,
-    ("rouge", "round"): "5|no",
-    ("rouge", "sentences"): "lines|pysbd (pysbd: split lines into sentences; pip install 'ngrameval[sentences]')",
-    ("cider-d", "n"): _ORDER,
-    ("cider-d", "sigma"): "1e-100..1e100",
-    ("cider", "n"): _ORDER,
-    ("coco-bleu", "n"): "1..4",
-    ("coco-rouge-l", "beta"): "0..1e100",
-}
+
+
+@functools.cache
+def valid_values() -> dict[tuple[str, str], str]:
+    """The valid values of every spec option, as ``ngrameval metrics`` lists them (the checks are in the metrics and
+    check_metric; this is their documentation, pinned by tests/test_cli.py); it imports BLEU's module (its smoothing
+    methods), so only the commands listing them build it."""
+    from ngrameval.metrics.bleu import SMOOTH_METHODS
+    from ngrameval.metrics.policy import SACREBLEU_SMOOTH
+
+    return _valid(SMOOTH_METHODS, tuple(SACREBLEU_SMOOTH))
+
+
+def _valid(bleu_smooth: Sequence[str], aev_smooth: Sequence[str]) -> dict[tuple[str, str], str]:
+    return {
+        ("bleu", "n"): f"{_ORDER} (nltk5/nltk7: 1..{MAX_ORDER - 1}; nltk6: 3..)",
+        ("bleu", "smooth"): "|".join(bleu_smooth),
+        ("bleu", "smooth_value"): "floor: 0..1; add-k: >= 0 (default: sacreBLEU's)",
+        ("bleu", "eff"): _YES_NO,
+        ("nist", "n"): _ORDER,
+        ("nist", "profile"): "|".join(NIST_PROFILES),
+        ("nist", "ref_len"): "|".join(NIST_REF_LENS),
+        ("aev", "alpha"): "0..1 (0 recall, 1 precision)",
+        ("aev", "n"): _ORDER,
+        ("aev", "b"): "> 0",
+        ("aev", "w"): "> 0 or inf",
+        ("aev", "smooth"): "|".join(aev_smooth),
+        ("aev", "smooth_value"): "floor: 0..1; add-k: >= 0",
+        ("aev", "weights"): "n numbers >= 0, not all 0: a/b/c/d",
+        ("pinc", "n"): _ORDER,
+        ("pinc", "sets"): _YES_NO,
+        ("pinc", "avg"): "|".join(PINC_AVERAGES),
+        ("chrf", "nc"): ">= 0",
+        ("chrf", "nw"): ">= 0 (chrf++: 2)",
+        ("chrf", "beta"): "0..1e100",
+        ("chrf", "space"): _YES_NO,
+        ("chrf", "eps"): _YES_NO,
+        ("ter", "norm"): _YES_NO,
+        ("ter", "punct"): _YES_NO,
+        ("ter", "asian"): _YES_NO,
+        ("ter", "case"): _YES_NO,
+        ("rouge", "stat"): "|".join(ROUGE_STAT),
+        ("rouge", "alpha"): "0..1 (1 precision, 0 recall: ROUGE-1.5.5 -p)",
+        ("rouge", "multi"): "|".join(ROUGE_MULTI),
+        ("rouge", "l"): ">= 0 words (0: no limit)",
+        ("rouge", "b"): ">= 0 bytes (0: no limit)",
+        ("rouge", "w"): "> 1 (rouge-w)",
+        ("rouge", "split"): _YES_NO,
+        ("rouge", "round"): "5|no",
+        ("rouge", "sentences"): "lines|pysbd (pysbd: split lines into sentences; pip install 'ngrameval[sentences]')",
+        ("cider-d", "n"): _ORDER,
+        ("cider-d", "sigma"): "1e-100..1e100",
+        ("cider", "n"): _ORDER,
+        ("coco-bleu", "n"): "1..4",
+        ("coco-rouge-l", "beta"): "0..1e100",
+    }
+
+
 _INVERTED = {("ter", "punct")}  # the option says the opposite of its field (punct=yes: no_punct=False)
 # the text options of a spec (default: the command line's -tok, -lc, --stem, --stopwords, --normalize)
 TEXT_OPTIONS = {"tok": "a tokenizer of -tok", "lc": _YES_NO, "stem": _YES_NO, "stop": "smart|FILE|no",
@@ -285,7 +308,7 @@ def describe() -> list[tuple[str, str, str, str]]:
             if (name, key) in _INVERTED:
                 value = not value
             shown = _YES_NO.split("|")[not value] if isinstance(value, bool) else "-" if value is None else str(value)
-            out.append((name, key, shown, VALID[("chrf" if name == "chrf++" else name, key)]))
+            out.append((name, key, shown, valid_values()[("chrf" if name == "chrf++" else name, key)]))
     return out
 
 
@@ -327,7 +350,7 @@ def split_specs(text: str) -> list[str]:
 
 
 def valid_names() -> str:
-    presets = ", ".join(f"aev:{p}" for p in PRESETS)
+    presets = ", ".join(f"aev:{p}" for p in AEV_PRESETS)
     return (
         f"bleu, nist, aev (presets: {presets}), pinc (needs the source), se, chrf, chrf++, ter, "
         "rouge (= rouge-1,rouge-2,rouge-l), rouge-N, rouge-l, rouge-lsum, rouge-w, rouge-sK, rouge-s*, rouge-suK, "
@@ -355,13 +378,15 @@ def parse_spec(spec: str, pre: Preprocess | None = None, rouge: Mapping[str, Any
         key, eq, value = item.partition("=")
         key = key.strip().lower()
         if not eq:
-            if name == "aev" and key in PRESETS:
+            if name == "aev" and key in AEV_PRESETS:
                 if base is not None:
                     raise ConfigError(f"{spec!r}: two AEv presets; give one")
+                from ngrameval.metrics.aev import PAPER_TEXT, PRESETS
+
                 base = PRESETS[key][0]
                 text.update(PAPER_TEXT)
                 continue
-            raise ConfigError(f"{spec!r}: expected key=value or an AEv preset ({', '.join(PRESETS)}), got {item!r}")
+            raise ConfigError(f"{spec!r}: expected key=value or an AEv preset ({', '.join(AEV_PRESETS)}), got {item!r}")
         given = key
         if key == "profile" and name == "rouge":
             key = "tok"
@@ -398,9 +423,19 @@ def parse_spec(spec: str, pre: Preprocess | None = None, rouge: Mapping[str, Any
 
 def rouge_metric(spec: str, parsed: MetricSpec) -> Rouge:
     """The ROUGE variant of ``parsed`` (``spec``: as written), or a ConfigError saying it is not one."""
+    from ngrameval.metrics.rouge import Rouge
+
     if not isinstance(parsed.metric, Rouge):
         raise ConfigError(f"{spec!r} is not a ROUGE spec")
     return parsed.metric
+
+
+def _rouge_of(spec: MetricSpec) -> Rouge | None:
+    """``spec``'s metric if it is a ROUGE variant, else None (imports ROUGE's module: only ``--rouge-stats rpf``
+    asks)."""
+    from ngrameval.metrics.rouge import Rouge
+
+    return spec.metric if isinstance(spec.metric, Rouge) else None
 
 
 def _converted(spec: str, key: str, conv: Callable[[str], Any], value: str) -> Any:
@@ -427,8 +462,9 @@ def parse_specs(text: str, pre: Preprocess | None = None, rouge: Mapping[str, An
     specs = []
     for s in split_specs(text):
         spec = parse_spec(s, pre, defaults)
-        if stats == "rpf" and isinstance(spec.metric, Rouge) and not _sets(s, "stat"):  # R, P, F as ROUGE prints
-            specs += [replace(spec, metric=replace(spec.metric, stat=x)) for x in ("r", "p", "f")]
+        split = _rouge_of(spec) if stats == "rpf" and not _sets(s, "stat") else None
+        if split is not None:  # R, P, F as ROUGE prints
+            specs += [replace(spec, metric=replace(split, stat=x)) for x in ("r", "p", "f")]
         else:
             specs.append(spec)
     if not specs:

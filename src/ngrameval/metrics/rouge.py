@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from ngrameval import _direct, _overlap, _rouge
 from ngrameval.errors import ConfigError
+from ngrameval.metrics.choices import ROUGE_MULTI, ROUGE_STATS
 from ngrameval.metrics.policy import FloatArray, warn
 from ngrameval.metrics.rows import Batch, RowMetric, Rows
 from ngrameval.ngrams.count import ngram_totals
@@ -51,8 +52,8 @@ from ngrameval.text.validate import MAX_ORDER, integer, number
 
 IntArray = NDArray[np.int64]
 VARIANTS = ("n", "l", "w", "s", "su")
-MULTI = ("A", "B", "jk", "max-f")
-STATS = ("f", "r", "p")
+MULTI = ROUGE_MULTI
+STATS = ROUGE_STATS
 
 
 @dataclass(frozen=True)

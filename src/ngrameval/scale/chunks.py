@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,9 +24,11 @@ from ngrameval.metrics.rows import KeptSide
 from ngrameval.ngrams.count import References, count_rows
 from ngrameval.ngrams.stats import MetricRows, add_rows, stats_width
 from ngrameval.ngrams.texts import Texts
-from ngrameval.scale.refcounts import RefCounts, WeightSource
-from ngrameval.scale.refspill import SpilledCounts
 from ngrameval.text.pipeline import Preprocess
+
+if TYPE_CHECKING:  # NIST's tables: the NIST paths of scale.files import them
+    from ngrameval.scale.refcounts import RefCounts, WeightSource
+    from ngrameval.scale.refspill import SpilledCounts
 
 Said = tuple[tuple[type[Warning], str], ...]  # warnings raised in a task: (category, message)
 

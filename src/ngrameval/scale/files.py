@@ -25,15 +25,13 @@ Memory otherwise: one chunk of text and its rows, one block of bytes per input f
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import json
 import os
 import shutil
-import tempfile
-import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,10 +48,15 @@ from ngrameval.metrics.rows import KeptSide
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.scale import fromfile
 from ngrameval.scale.chunks import Chunk, Summed, add_references, chunk_rows, fold, nist_orders, with_nist
-from ngrameval.scale.refspill import KeptChunks, SpilledCounts, SpilledWeights
 from ngrameval.text.pipeline import Preprocess
 
-Weights = SpilledWeights | KeptChunks  # NIST's weights of a streamed run (KeptChunks: from the reference cache)
+if TYPE_CHECKING:  # imported by the paths that use them: NIST's spill files, --sentence's temporary directory
+    import tempfile
+
+    from ngrameval.scale.refspill import KeptChunks, SpilledCounts, SpilledWeights
+
+    Weights = SpilledWeights | KeptChunks  # NIST's weights of a streamed run (KeptChunks: from the reference cache)
+
 DEFAULT_CHUNK = 50_000  # segments a chunk when streaming was chosen automatically
 AUTO_BYTES = 256 * 2**20  # inputs larger than this (compressed files: once decompressed) are streamed
 
@@ -189,6 +192,8 @@ def _cache_dir(cache: str) -> None:
 def reference_key(fingerprint_: str, pre: Preprocess, order: int, size: int) -> str:
     """The name of the reference cache's entry of NIST weights: a hash of the references' fingerprint, their text
     settings, the order, the chunk size (the weights are kept chunk by chunk) and the ngrameval version."""
+    import hashlib  # (here and in side_key: a run without the reference cache hashes nothing)
+
     what = {"refs": fingerprint_, "text": pre.signature(), "order": order, "chunk": size, "by": __version__}
     return "nist-" + hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:32]
 
@@ -200,6 +205,8 @@ def cached_references(
     :func:`reference_key` says are read, not counted; those counted are kept there (written beside, then renamed:
     a reader never sees half an entry). The references are read once more to fingerprint them (unless ``refs``,
     their fingerprint, is given)."""
+    from ngrameval.scale.refspill import KeptChunks, SpilledWeights
+
     if refs is None:
         refs = fingerprint(_read_references(files, size, keep=False)[0])
     _cache_dir(cache)
@@ -234,6 +241,8 @@ def _keep(weights: SpilledWeights, entry: str) -> None:
 
 def _count(files: Files, orders: dict[Preprocess, int], size: int) -> dict[Preprocess, SpilledWeights]:
     """The weights of every text setting of ``orders`` (its NIST order), counted over all chunks of references."""
+    from ngrameval.scale.refspill import SpilledCounts
+
     tables: dict[Preprocess, SpilledCounts] = {}
     weights: dict[Preprocess, SpilledWeights] = {}
     if not orders:
@@ -265,6 +274,8 @@ def side_key(fingerprint_: str, spec: MetricSpec) -> str:
     CIDEr-D) and the ngrameval version (the side holds the whole corpus, so no chunk size)."""
     what = {"refs": fingerprint_, "text": spec.metric.text_settings(spec.pre), "side": spec.metric.side_signature(),
             "by": __version__}  # fmt: skip
+    import hashlib
+
     digest = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:32]
     return f"{spec.metric.side_signature().split('|')[0].lower()}-{digest}.npz"
 
@@ -342,6 +353,8 @@ def _keep_side(side: KeptSide, spec: MetricSpec, refs: str, digests: Digests, en
 def _load_side(entry: str, spec: MetricSpec, refs: str, segments: int) -> KeptSide:
     """The side kept as ``entry``; an InputError naming it when it is damaged, or made of other references or
     settings than ``spec``'s on ``refs`` (checked first: a foreign entry is named as such)."""
+    import zipfile  # (np.load's .npz: loaded by it anyway)
+
     bad = (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, zipfile.BadZipFile)
     try:
         with np.load(entry, allow_pickle=False) as kept:
@@ -428,6 +441,8 @@ def score_files(
     sides = reference_sides(files, specs, chunk_size, ref_cache)
     refs_fp = fingerprint(sides.digests) if sides.sides and ref_cache is not None else None
     weights = count_references(files, specs, chunk_size, ref_cache, refs_fp) if with_nist(specs) else {}
+    import tempfile
+
     spill = tempfile.TemporaryDirectory(prefix="ngrameval-") if sentence else None
     acc: Summed | None = None
     kept = _Kept()

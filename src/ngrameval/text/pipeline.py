@@ -6,7 +6,7 @@ import itertools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,9 +15,11 @@ from ngrameval import _text
 from ngrameval.errors import ConfigError, InputTypeError
 from ngrameval.text import validate
 from ngrameval.text.normalize import check_norm, normalize_texts
-from ngrameval.text.stem import stemmer_for
 from ngrameval.text.stopwords import load_stopwords
 from ngrameval.text.tokenize import LOWERCASING, TOKENIZERS, Tokens, encode_lines
+
+if TYPE_CHECKING:
+    from ngrameval.text.stem import StemFn
 
 T = TypeVar("T")
 
@@ -57,12 +59,20 @@ class Preprocess:
     def signature(self) -> str:
         """``tok:13a|case:mixed|stop:no|stem:no`` style fragment (``|nf:nfc`` when normalising)."""
         case = "lc" if self.lowercase or self.tokenize in LOWERCASING else "mixed"
-        stem = stemmer_for(self.tokenize)[0] if self.stem else "no"
+        stem = _stemmer(self.tokenize)[0] if self.stem else "no"
         return f"tok:{self.tokenize}|case:{case}|stop:{self.stopwords or 'no'}|stem:{stem}{self.norm_signature()}"
 
     def norm_signature(self) -> str:
         """``|nf:nfc`` / ``|nf:nfkc`` (the normal form), or nothing when texts are read as they are."""
         return f"|nf:{self.normalize}" if self.normalize else ""
+
+
+def _stemmer(tokenize: str) -> tuple[str, StemFn]:
+    """:func:`ngrameval.text.stem.stemmer_for`, imported by the first text setting that stems (PyStemmer and the
+    ROUGE-1.5.5 Porter's patterns: ~2 ms of every command's start otherwise)."""
+    from ngrameval.text.stem import stemmer_for
+
+    return stemmer_for(tokenize)
 
 
 IdArray = NDArray[np.int32]
@@ -146,7 +156,7 @@ class Encoder:
             return self._classes
         keep = [t.lower() not in self._stop for t in new] if self._stop else None
         kept = new if keep is None else list(itertools.compress(new, keep))
-        stems = stemmer_for(self.cfg.tokenize)[1](kept) if self.cfg.stem else kept
+        stems = _stemmer(self.cfg.tokenize)[1](kept) if self.cfg.stem else kept
         class_of = self._class_of  # stems get the next class ids in order of first appearance
         fresh = [s for s in dict.fromkeys(stems) if s not in class_of]
         class_of.update(zip(fresh, range(len(class_of), len(class_of) + len(fresh))))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache, lru_cache
-from importlib import resources
 
 import Stemmer
 
@@ -135,6 +134,8 @@ def rouge155_porter(word: str) -> str:
 @lru_cache(maxsize=1)
 def wordnet_exceptions() -> dict[str, str]:
     """ROUGE-1.5.5's exception table (WordNet 2.0 ``*.exc``): inflected form -> base form."""
+    from importlib import resources  # (~3 ms: loaded when a run first needs the table)
+
     text = resources.files("ngrameval.data").joinpath("wordnet2_exceptions.txt").read_text("utf-8")
     return dict(line.split() for line in text.splitlines() if line and not line.startswith("#"))
 

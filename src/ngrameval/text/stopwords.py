@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 from ngrameval.errors import InputError
@@ -23,6 +22,8 @@ def load_stopwords(name_or_path: str) -> frozenset[str]:
     True
     """
     if name_or_path in BUILTIN:
+        from importlib import resources  # (~3 ms: loaded when a run first removes stop words)
+
         data = resources.files("ngrameval.data").joinpath(BUILTIN[name_or_path]).read_text("utf-8")
         return _parse(data)
     path = Path(name_or_path)
