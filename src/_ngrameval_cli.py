@@ -5,11 +5,20 @@ handler below covers the package's import too: exit status 130 and one line, as 
 
 from __future__ import annotations
 
+import os
 import sys
+
+# OpenBLAS (NumPy's BLAS) starts a thread a core when NumPy is imported, and each busy-waits 2**28 cycles (~0.1 s
+# of a core here) for work before it sleeps, after start-up and after every product: a command that multiplies no
+# matrix paid that core's time, taken from the counting threads of `score --jobs 2` (2 x 100k segments: 0.265 s ->
+# 0.218 s whole, best of 15 with the spin cut to 2**4 cycles). The threads still serve the products (resampling);
+# a woken thread costs microseconds. A value the user set is kept.
+BLAS_SPIN = ("OPENBLAS_THREAD_TIMEOUT", "4")
 
 
 def main() -> int:
     """Imports the command line and runs it; Ctrl-C during the import exits 130 with one line on stderr."""
+    os.environ.setdefault(*BLAS_SPIN)  # before NumPy is imported
     try:
         from ngrameval.scale.early import start  # the standard library and one kernel: no NumPy yet
 

@@ -190,3 +190,18 @@ def test_the_command_line_counts_early_and_prints_the_same(tmp_path: Path) -> No
         assert runs[0].returncode == runs[1].returncode == 0
         assert runs[0].stdout == runs[1].stdout and runs[0].stderr == runs[1].stderr
         assert "Traceback" not in runs[1].stderr
+
+
+@pytest.mark.parametrize(("given", "want"), [(None, "4"), ("9", "9")])
+def test_the_command_line_keeps_openblas_from_spinning(given: str | None, want: str) -> None:
+    """The entry point sets OpenBLAS's busy-wait to 2**4 cycles before NumPy loads (its threads spun ~0.1 s of a
+    core each at start-up), unless the user set it."""
+    code = (
+        "import os, sys; sys.argv = ['ngrameval', '--version']; import _ngrameval_cli\n"
+        "assert 'numpy' not in sys.modules; _ngrameval_cli.main(); print(os.environ['OPENBLAS_THREAD_TIMEOUT'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if given is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = given
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.splitlines()[-1] == want
