@@ -81,8 +81,8 @@ def _spied(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     taken: list[Any] = []
     real = early.take
 
-    def spy(refs: Any, systems: Any, plan: Any, jobs: int, grain: int) -> Any:
-        got = real(refs, systems, plan, jobs, grain)
+    def spy(refs: Any, systems: Any, plan: Any, jobs: int, grain: int, every: int = early.WHOLE) -> Any:
+        got = real(refs, systems, plan, jobs, grain, every)
         if jobs == 2:
             taken.append(got)
         return got
@@ -208,3 +208,28 @@ def test_the_command_line_keeps_openblas_from_spinning(given: str | None, want: 
         env["OPENBLAS_THREAD_TIMEOUT"] = given
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.splitlines()[-1] == want
+
+
+@pytest.mark.parametrize("name", ["bleu", "rouge-l"])
+def test_streamed_inputs_are_checked_early_with_the_same_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """Inputs the command streams (here: above a small AUTO_BYTES, chunks of 7 segments) are only checked early
+    (their lines and the offsets of every chunk and every ``GRAIN`` lines); the command takes that check and its
+    output is the one of checking the files itself."""
+    import ngrameval.scale.files
+
+    a, b, r = _files(tmp_path)
+    for module, names in ((early, ("AUTO_BYTES", "CHUNK")), (ngrameval.scale.files, ("AUTO_BYTES", "DEFAULT_CHUNK"))):
+        monkeypatch.setattr(module, names[0], 100)
+        monkeypatch.setattr(module, names[1], 7)
+    for module in (early, ngrameval.scale.fromfile):
+        monkeypatch.setattr(module, "GRAIN", 3)
+    argv = ["score", a, b, "-r", r, "-m", name, "--jobs", "2"]
+    want = _score([*argv[:-1], "1"], capsys)
+    assert want[0] == 0
+    taken = _spied(monkeypatch)
+    early.start(argv)
+    assert _score(argv, capsys) == want
+    assert len(taken) == 1 and taken[0] is not None and taken[0].outs == ()  # checked, not counted
+    assert [f[0] for f in taken[0].found] == [40, 40, 40]

@@ -9,9 +9,11 @@ module loads nothing but the standard library and the kernel.
 
 Served: ``score`` with system files, ``-r``/``--refs`` files, one ``-m``/``--metrics`` name of :data:`PLANS` and
 optionally ``--jobs N`` (N >= 2; absent: every core, as ``score``'s default) and ``-o FILE``; plain files (no
-standard input, no compressed file) whose sizes add up to at most :data:`AUTO_BYTES` (larger inputs are streamed,
-chunk by chunk). Lines the scanner alone cannot tokenize (v13a markup and entities, a ROUGE text above ASCII) make
-their piece declined here; the command counts declined pieces from ``str`` as it does any declined piece.
+standard input, no compressed file). Inputs of at most :data:`AUTO_BYTES` in all are counted whole; larger ones,
+which the command streams in chunks of :data:`CHUNK` segments, are only checked (``_direct.lines``: the pass that
+finds their lines and the offsets where chunks and pieces are cut). Lines the scanner alone cannot tokenize (v13a
+markup and entities, a ROUGE text above ASCII) make their piece declined here; the command counts declined pieces
+from ``str`` as it does any declined piece.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from typing import Any
 from ngrameval import _direct
 
 GRAIN = 512  # lines between the offsets kept of every file, where counting may be cut into pieces (8 bytes each)
-AUTO_BYTES = 256 * 2**20  # inputs larger than this are streamed in chunks (ngrameval.scale.files.AUTO_BYTES)
+AUTO_BYTES = 256 * 2**20  # inputs larger than this are streamed in chunks (ngrameval.scale.files takes both)
+CHUNK = 50_000  # segments a chunk when streaming was chosen automatically
+WHOLE = 1 << 62  # `every` of a corpus counted in memory: its first line's offset and its end only
 COMPRESSED = (".gz", ".bz2", ".xz", ".zst")  # (the readers' own list is checked again by the command)
 
 # -m name -> (count_bytes mode, lower-casing, n-gram order, LCS): the plan ngrameval.metrics.fromfile.plan makes
@@ -57,6 +61,7 @@ class Key:
     plan: tuple[int, bool, int, bool]
     jobs: int
     grain: int
+    every: int  # WHOLE: counted; else only checked, the offsets of every `every` lines kept (streaming's chunks)
 
 
 @dataclass
@@ -172,13 +177,16 @@ def _count(key: Key, files: list[str]) -> Counted | None:
     for path in files:
         with open(path, "rb", buffering=0) as fh:
             maps.append(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
-    found = _run([partial(_direct.lines, m, 1 << 62, False, key.grain) for m in maps], key.jobs)
+    streamed = key.every != WHOLE  # (each page let go once checked, as the command's own check does)
+    found = _run([partial(_direct.lines, m, key.every, streamed, key.grain) for m in maps], key.jobs)
     found_t = [f for f in found if isinstance(f, tuple)]
     if len(found_t) != len(found):
         return None
     n_seg = found_t[0][0]
     if not n_seg or any(f[0] != n_seg or not f[1] for f in found_t):
         return None
+    if streamed:
+        return Counted(maps, found_t, (), [], [])
     n_refs = len(key.refs)
     outs = buffers(key.plan, len(key.systems), n_seg, n_refs)
     bounds = pieces(n_seg, PIECES_PER_JOB * key.jobs, key.grain)
@@ -210,9 +218,10 @@ def start(argv: Sequence[str]) -> None:
         if any(p == "-" or p.lower().endswith(COMPRESSED) or not os.path.isfile(p) for p in files):
             return
         ids = tuple(identity(p) for p in files)
-        if any(i[2] == 0 for i in ids) or sum(i[2] for i in ids) > AUTO_BYTES:
+        if any(i[2] == 0 for i in ids):
             return
-        key = Key(tuple(refs), tuple(systems), ids, PLANS[metric], jobs, GRAIN)
+        every = WHOLE if sum(i[2] for i in ids) <= AUTO_BYTES else CHUNK
+        key = Key(tuple(refs), tuple(systems), ids, PLANS[metric], jobs, GRAIN, every)
     except (OSError, ValueError):
         return
     box: dict[str, Counted | None] = {}
@@ -229,15 +238,23 @@ def start(argv: Sequence[str]) -> None:
 
 
 def take(
-    refs: Sequence[str], systems: Sequence[str], plan: tuple[int, bool, int, bool], jobs: int, grain: int
+    refs: Sequence[str],
+    systems: Sequence[str],
+    plan: tuple[int, bool, int, bool] | None,
+    jobs: int,
+    grain: int,
+    every: int = WHOLE,
 ) -> Counted | None:
-    """The counts :func:`start` began, once done, when they are of these files (unchanged since), this plan, threads
-    and grain; None otherwise (nothing was begun, or it is not what the command counts). Taken once."""
+    """What :func:`start` began, once done, when it is of these files (unchanged since), threads, grain and
+    ``every`` (``WHOLE``: the counts of this plan; else the check of files streamed in chunks of ``every``
+    segments, ``plan`` None); None otherwise (nothing was begun, or it is not what the command does). Taken once."""
     key, thread, box = _state.get("key"), _state.get("thread"), _state.get("box")
     _state.clear()
     if not isinstance(key, Key) or not isinstance(thread, threading.Thread) or not isinstance(box, dict):
         return None
-    if (key.refs, key.systems, key.plan, key.jobs, key.grain) != (tuple(refs), tuple(systems), plan, jobs, grain):
+    if (key.refs, key.systems, key.jobs, key.grain, key.every) != (tuple(refs), tuple(systems), jobs, grain, every):
+        return None
+    if (every == WHOLE) != (plan is not None) or (plan is not None and plan != key.plan):
         return None
     thread.join()
     try:

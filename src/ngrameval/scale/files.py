@@ -48,6 +48,7 @@ from ngrameval.metrics.rows import KeptSide
 from ngrameval.ngrams.stats import MetricRows
 from ngrameval.scale import fromfile
 from ngrameval.scale.chunks import Chunk, Summed, add_references, chunk_rows, fold, nist_orders, with_nist
+from ngrameval.scale.early import AUTO_BYTES, CHUNK
 from ngrameval.text.pipeline import Preprocess
 
 if TYPE_CHECKING:  # imported by the paths that use them: NIST's spill files, --sentence's temporary directory
@@ -57,8 +58,9 @@ if TYPE_CHECKING:  # imported by the paths that use them: NIST's spill files, --
 
     Weights = SpilledWeights | KeptChunks  # NIST's weights of a streamed run (KeptChunks: from the reference cache)
 
-DEFAULT_CHUNK = 50_000  # segments a chunk when streaming was chosen automatically
-AUTO_BYTES = 256 * 2**20  # inputs larger than this (compressed files: once decompressed) are streamed
+# segments a chunk when streaming was chosen automatically; inputs larger than AUTO_BYTES (compressed files: once
+# decompressed) are streamed (scale.early, which runs before anything heavy is loaded, decides alike)
+DEFAULT_CHUNK = CHUNK
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,11 @@ def mapped(path: str) -> mmap.mmap | None:
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
+def plain_paths(paths: Sequence[str]) -> bool:
+    """Whether none of ``paths`` is standard input or a compressed file (which :func:`mapped` does not map)."""
+    return all(str(Path(p)) != STDIN and Path(p).suffix.lower() not in COMPRESSED for p in paths)
+
+
 def plans(specs: Sequence[MetricSpec]) -> dict[Preprocess, Plan] | None:
     """The bytes kernel's plan of every text setting of ``specs``; None when one is not served."""
     groups: dict[Preprocess, list[MetricSpec]] = {}
@@ -157,14 +162,19 @@ def open_corpus(refs: Sequence[str], systems: Sequence[str], every: int, jobs: i
     """The files mapped and checked (on ``jobs`` threads; ``drop``: each page let go once checked), the offsets of
     every ``every`` and every :data:`GRAIN` lines kept; None unless every file is plain, none is empty and all have
     one line count."""
-    try:
-        maps = [mapped(p) for p in [*refs, *systems]]
-    except InputError:
-        return None  # the serial reading names it
-    files = [m for m in maps if m is not None]
-    if len(files) != len(maps):
-        return None
-    found = thread_map(lambda m: _direct.lines(m, every, drop, GRAIN), files, jobs)
+    streamed = every != early.WHOLE and plain_paths([*refs, *systems])  # (whole: _early took what there was)
+    checked = early.take(refs, systems, None, jobs, GRAIN, every) if streamed else None
+    if checked is not None:  # checked while the command line was loading
+        files, found = checked.maps, checked.found
+    else:
+        try:
+            maps = [mapped(p) for p in [*refs, *systems]]
+        except InputError:
+            return None  # the serial reading names it
+        files = [m for m in maps if m is not None]
+        if len(files) != len(maps):
+            return None
+        found = thread_map(lambda m: _direct.lines(m, every, drop, GRAIN), files, jobs)
     n_seg = found[0][0]
     if not n_seg or any(n != n_seg or not plain for n, plain, _, _ in found):
         return None
@@ -181,6 +191,8 @@ def _early(
     if len(by_text) != 1:
         return None
     ((pre, p),) = by_text.items()
+    if not plain_paths([*refs, *systems]):
+        return None
     got = early.take(refs, systems, (p.mode, p.lowercase, p.order, p.want_lcs), jobs, GRAIN)
     if got is None:
         return None
@@ -191,7 +203,7 @@ def _early(
     outs = {pre: tuple(np.frombuffer(b, dtype=a.dtype).reshape(a.shape) for b, a in zip(got.outs, want, strict=True))}
     cuts = [np.frombuffer(f[2], dtype=np.int64) for f in got.found]
     fine = [np.frombuffer(f[3], dtype=np.int64) for f in got.found]
-    corpus = Corpus(list(refs), len(systems), got.maps, cuts, fine, n_seg, 1 << 62)
+    corpus = Corpus(list(refs), len(systems), got.maps, cuts, fine, n_seg, early.WHOLE)
     lost = [(0, 0)]
     for a, b, served in zip(got.bounds, got.bounds[1:], got.served, strict=False):
         if not served:
@@ -273,7 +285,7 @@ def count_files(
     if started is not None:
         corpus, outs, lost = started
     else:
-        opened = open_corpus(refs, list(systems.values()), 1 << 62, jobs, False)
+        opened = open_corpus(refs, list(systems.values()), early.WHOLE, jobs, False)
         if opened is None:
             return None
         corpus = opened
