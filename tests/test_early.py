@@ -76,9 +76,9 @@ def test_parse_serves_only_the_plain_shape(argv: list[str], want: Any) -> None:
     assert early.parse(argv) == want
 
 
-def _spied(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+def _spied(monkeypatch: pytest.MonkeyPatch) -> list[early.Counted | None]:
     """What ``score`` took of the early counts (None: nothing), once per ``early.take`` with two jobs."""
-    taken: list[Any] = []
+    taken: list[early.Counted | None] = []
     real = early.take
 
     def spy(refs: Any, systems: Any, plan: Any, jobs: int, grain: int, every: int = early.WHOLE) -> Any:
@@ -97,6 +97,22 @@ def _score(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, st
     return code, out, err
 
 
+def _taken_with_the_same_output(
+    files: tuple[str, str, str], name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> early.Counted:
+    """``score`` of ``files`` (a, b, reference) under ``name`` with two jobs after :func:`early.start`: its output,
+    warnings and exit status are one job's (which begins nothing early), and it took what was begun."""
+    a, b, r = files
+    argv = ["score", a, b, "-r", r, "-m", name, "--jobs", "2"]
+    want = _score([*argv[:-1], "1"], capsys)
+    assert want[0] == 0
+    taken = _spied(monkeypatch)
+    early.start(argv)
+    assert _score(argv, capsys) == want
+    assert len(taken) == 1 and taken[0] is not None
+    return taken[0]
+
+
 @pytest.mark.parametrize("name", sorted(early.PLANS))
 @pytest.mark.parametrize("grain", [1, 3, 512])
 def test_early_counts_give_the_same_output(
@@ -108,15 +124,8 @@ def test_early_counts_give_the_same_output(
     a, b, r = _files(tmp_path)
     monkeypatch.setattr(early, "GRAIN", grain)
     monkeypatch.setattr(ngrameval.scale.fromfile, "GRAIN", grain)
-    argv = ["score", a, b, "-r", r, "-m", name, "--jobs", "2"]
-    want = _score([*argv[:-1], "1"], capsys)
-    assert want[0] == 0
-    taken = _spied(monkeypatch)
-    early.start(argv)
-    assert _score(argv, capsys) == want
-    assert len(taken) == 1 and taken[0] is not None
+    got = _taken_with_the_same_output((a, b, r), name, monkeypatch, capsys)
     # markup declined (one piece of 40 lines at grain 512), the plain second half counted by the kernel
-    got = taken[0]
     assert not all(got.served)
     assert all(s for a, s in zip(got.bounds, got.served, strict=False) if a >= 20)
     assert grain == 512 or any(got.served)
@@ -219,17 +228,10 @@ def test_streamed_inputs_are_checked_early_with_the_same_output(
     output is the one of checking the files itself."""
     import ngrameval.scale.files
 
-    a, b, r = _files(tmp_path)
     for module, names in ((early, ("AUTO_BYTES", "CHUNK")), (ngrameval.scale.files, ("AUTO_BYTES", "DEFAULT_CHUNK"))):
         monkeypatch.setattr(module, names[0], 100)
         monkeypatch.setattr(module, names[1], 7)
     for module in (early, ngrameval.scale.fromfile):
         monkeypatch.setattr(module, "GRAIN", 3)
-    argv = ["score", a, b, "-r", r, "-m", name, "--jobs", "2"]
-    want = _score([*argv[:-1], "1"], capsys)
-    assert want[0] == 0
-    taken = _spied(monkeypatch)
-    early.start(argv)
-    assert _score(argv, capsys) == want
-    assert len(taken) == 1 and taken[0] is not None and taken[0].outs == ()  # checked, not counted
-    assert [f[0] for f in taken[0].found] == [40, 40, 40]
+    got = _taken_with_the_same_output(_files(tmp_path), name, monkeypatch, capsys)
+    assert got.outs == () and [f[0] for f in got.found] == [40, 40, 40]  # checked, not counted
