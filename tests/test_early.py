@@ -63,6 +63,7 @@ def test_plans_are_the_commands_plans(name: str) -> None:
         (["score", "a", "-r", "q", "r", "-m", "rouge-l", "--jobs", "3", "-o", "o"], (["a"], ["q", "r"], "rouge-l", 3)),
         (["score", "-m", "rouge-2", "a", "--refs", "r", "--jobs", "2"], (["a"], ["r"], "rouge-2", 2)),
         (["score", "a", "-r", "r", "-m", "bleu", "--jobs", "1"], None),  # one thread: nothing runs beside it
+        (["score", "a", "-r", "r", "-m", "bleu", "--jobs", "0"], None),  # refused by the command
         (["score", "a", "-r", "r", "-m", "nist", "--jobs", "2"], None),  # not served
         (["score", "a", "-r", "r", "-m", "bleu,rouge-l", "--jobs", "2"], None),
         (["score", "a", "-r", "r", "-m", "bleu", "--jobs", "2", "--sentence"], None),  # any other option

@@ -92,7 +92,7 @@ def parse(argv: Sequence[str]) -> tuple[list[str], list[str], str, int] | None:
         return None
     systems: list[str] = []
     refs: list[str] = []
-    metric, jobs, i = "", 0, 1
+    metric, jobs, i = "", None, 1
     while i < len(argv):
         a = argv[i]
         if a in ("-r", "--refs"):
@@ -114,7 +114,7 @@ def parse(argv: Sequence[str]) -> tuple[list[str], list[str], str, int] | None:
             return None
         systems.append(a)
         i += 1
-    if not jobs:
+    if jobs is None:
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if metric not in PLANS or jobs < 2 or not systems or not refs:
         return None
