@@ -4,6 +4,7 @@ the command uses those counts only when they are exactly what it would count (th
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -236,3 +237,25 @@ def test_streamed_inputs_are_checked_early_with_the_same_output(
         monkeypatch.setattr(module, "GRAIN", 3)
     got = _taken_with_the_same_output(_files(tmp_path), name, monkeypatch, capsys)
     assert got.outs == () and [f[0] for f in got.found] == [40, 40, 40]  # checked, not counted
+
+
+def test_ctrl_c_while_counting_early_exits_130_with_one_line(tmp_path: Path) -> None:
+    """SIGINT while the command line is still loading and the early counting runs on its threads: exit 130, one
+    line, no output file (the count's threads end with the process). The import of the command line is held until
+    the signal comes (a marker, not a delay)."""
+    from tests.test_bad_input_cli import HOLD_IMPORT
+
+    a, b, r = _files(tmp_path, 200_000)
+    (tmp_path / "sitecustomize.py").write_text(HOLD_IMPORT)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NGRAMEVAL_TEST_HOLD": "ngrameval.cli"}
+    out = tmp_path / "out.txt"
+    argv = [sys.executable, "-m", "ngrameval", "score", a, b, "-r", r, "-m", "bleu", "--jobs", "2", "-o", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "start\n"
+        proc.send_signal(signal.SIGINT)
+        stdout, err = proc.communicate(timeout=60)  # a hang guard
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and err == "ngrameval: interrupted\n" and stdout == ""
+    assert not out.exists()
