@@ -80,7 +80,16 @@ def test_admin_serves_the_preferences_and_pays_for_them(tmp_path: Path) -> None:
     ledger = list(csv.DictReader(io.StringIO(ledger_csv(store))))
     assert [int(row["submissions"]) for row in ledger] == [7, 7]  # 6 comparisons and a repeat each
     aid = store.annotator_for("invite", "j0")
-    assert c.get(f"/admin/annotator/{aid}").status_code == 200
+    person = c.get(f"/admin/annotator/{aid}")
+    assert person.status_code == 200
+    comparisons = person.text.split('id="comparisons"')[1].split("</table>")[0]
+    shown = [(t, p) for t, p, _ in store.preferences(aid)]
+    assert comparisons.count("<tr><td>") == len(shown) == 7  # 6 comparisons and a repeat
+    for t, p in shown:
+        left, right = (t.system, p.system_b) if p.left == "a" else (p.system_b, t.system)
+        won = "tie" if p.winner == "tie" else t.system if p.winner == "a" else p.system_b
+        row = f"<td>{t.item}</td><td>{t.kind}</td><td>{left}</td><td>{right}</td><td>{won}</td>"
+        assert row in comparisons and f"<td>{p.reason}</td>" in comparisons, row
     sheet = datasheet(store)
     assert sheet["responses"]["trials_by_kind"] == {"normal": 12, "repeat": 2}
     assert sheet["responses"]["comparisons"] == 14 and sheet["design"]["pairwise"]["ties"] is True

@@ -99,7 +99,8 @@ async def progress(request: Request) -> Response:
 
 
 async def annotator(request: Request) -> Response:
-    """One annotator: their descriptions with their checks, and their ratings."""
+    """One annotator: their descriptions with their checks, their ratings, their side-by-side comparisons (the pair
+    as the page showed it, the winner and reason), and their marked spans."""
     await admin_required(request)
     here = site(request)
     store = here.store
@@ -112,8 +113,10 @@ async def annotator(request: Request) -> Response:
     per_desc = here.description_checks.per_description
     descs = [(d, s, per_desc.get(d.id)) for d, s, _ in store.descriptions(aid)]
     marks = spans.review(store, aid) if here.study.spans is not None else []
+    prefs = await run_in_threadpool(store.preferences, aid) if here.study.kind == "pairwise" else []
+    shown = [(t, p, *((t.system, p.system_b) if p.left == "a" else (p.system_b, t.system))) for t, p, _ in prefs]
     return page(request, "annotator.html", a=a, pseudonym=store.pseudonym(a), descs=descs, ratings=store.ratings(aid),
-                marks=marks)  # fmt: skip
+                marks=marks, prefs=shown)  # fmt: skip
 
 
 async def annotator_action(request: Request) -> Response:
