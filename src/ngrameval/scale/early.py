@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -151,8 +152,9 @@ def _run(tasks: Sequence[Callable[[], object]], jobs: int) -> list[object]:
     lock = threading.Lock()
 
     def work() -> None:
-        with contextlib.suppress(AttributeError, OSError):  # below the command's thread: never delays it
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND)
+        if sys.platform.startswith("linux"):  # (a thread's own nice value: Linux only; elsewhere that id is no pid)
+            with contextlib.suppress(AttributeError, OSError):  # below the command's thread: never delays it
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND)
         while True:
             with lock:
                 k = next(left, None)
