@@ -259,3 +259,28 @@ def test_ctrl_c_while_counting_early_exits_130_with_one_line(tmp_path: Path) -> 
         proc.kill()
     assert proc.returncode == 130 and err == "ngrameval: interrupted\n" and stdout == ""
     assert not out.exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+def test_the_early_threads_run_below_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every piece is counted on a thread of nice value 10 or more (the command's start-up, at 0, comes first),
+    never on the main thread."""
+    import threading
+
+    from ngrameval import _direct
+
+    a, b, r = _files(tmp_path, 3000)
+    seen: list[tuple[int, bool]] = []
+    real = _direct.count_bytes
+
+    def count_bytes(*args: Any) -> bool:
+        nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        seen.append((nice >= early.BACKGROUND, threading.current_thread() is threading.main_thread()))
+        return real(*args)
+
+    monkeypatch.setattr(_direct, "count_bytes", count_bytes)
+    monkeypatch.setattr(early, "GRAIN", 64)
+    early.start(["score", a, b, "-r", r, "-m", "rouge-1", "--jobs", "2"])
+    got = early.take([r], [a, b], early.PLANS["rouge-1"], 2, 64)
+    assert got is not None and len(seen) == len(got.served) > 2
+    assert set(seen) == {(True, False)}
