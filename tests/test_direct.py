@@ -13,6 +13,7 @@ import sys
 import textwrap
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -398,6 +399,31 @@ def test_references_changed_by_the_preprocessing_are_refused() -> None:
 
     with pytest.raises(RuntimeError, match="references of segment 1 changed"):
         _direct.counts([["x"]], refs, 1, False, 4, prep)
+
+
+@pytest.mark.parametrize("change", ["refs shrink", "system shrinks", "refs item replaced", "refs item made a str"])
+def test_lists_changed_by_the_preprocessing_are_refused(change: str) -> None:
+    """The kernel reads the caller's lists, not copies: Python code it calls (prep) changing them is an error,
+    never a read past a list or of an item of another type."""
+    hyps = ["x &amp; y", "x", "y"]
+    refs: list[Any] = [["a &amp; b"], ["c", "d"], ["e"]]
+
+    def prep(s: str) -> str:
+        if change == "refs shrink":
+            del refs[1:]
+        elif change == "system shrinks":
+            del hyps[1:]
+        elif change == "refs item replaced":
+            refs[1] = 3
+        else:
+            refs[1] = "c"
+        return s
+
+    want = "changed size during the call" if "shrink" in change else "references of segment 2 changed"
+    for rows in (None, np.zeros((1, 3, 23))):
+        hyps[:], refs[:] = ["x &amp; y", "x", "y"], [["a &amp; b"], ["c", "d"], ["e"]]
+        with pytest.raises(RuntimeError, match=want):
+            _direct.counts([hyps], refs, 1, False, 4, prep, *([] if rows is None else [rows]))
 
 
 def test_long_counts_stop_on_sigint() -> None:
