@@ -91,6 +91,36 @@ def test_rows_equal_the_vocabulary_path(
         np.testing.assert_array_equal(g, w)
 
 
+# long tokens that agree in their length and their first and last 8 bytes (compared without their bytes up to 16
+# bytes, by the bytes between past 16), narrow and wide (UTF-8 form), in one segment and across its texts
+long_alike = st.lists(
+    st.builds(
+        lambda head, mid, tail: head + mid + tail,
+        st.sampled_from(["abcdefgh", "abcdefgi", "abcdéfgh"]),
+        st.sampled_from(["", "x", "y", "xy", "yx", "xyz" * 3, "xyy" * 3, "é", "€"]),
+        st.sampled_from(["", "h", "stuvwxyz", "stuvwxyy", "s€"]),
+    ),
+    min_size=1,
+    max_size=12,
+).map(" ".join)
+
+
+@pytest.mark.parametrize("tokenize", ["13a", "none"])
+@settings(max_examples=150, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(long_alike, st.lists(long_alike, min_size=1, max_size=3)), max_size=5),
+    order=st.integers(1, 4),
+)
+def test_long_tokens_alike_at_both_ends_equal_the_vocabulary_path(
+    tokenize: str, pairs: list[tuple[str, list[str]]], order: int
+) -> None:
+    systems, refs = [[h for h, _ in pairs]], [r for _, r in pairs]
+    pre = Preprocess(tokenize)
+    got = [st.values for st in direct_stats(systems, refs, pre, order)]
+    for g, w in zip(got, vocabulary_rows(systems, refs, pre, order), strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
 # texts of a few words, so n-grams repeat within a text and across the pair: a segment with one reference is counted
 # by comparing the positions of equal tokens (seg_counts_one), and one whose repeats make too many comparisons
 # (a word said hundreds of times) by the n-gram table (seg_counts): both must give the vocabulary path's rows
