@@ -501,11 +501,15 @@ static int seg_counts_one(count_t *c, const int32_t *h, size_t H, const int32_t 
         }
         zero_counts(chl, best + 1);
         if (!once)
-            for (int32_t q = hfirst[t]; q >= 0; q = hnext[q]) {
+            for (int32_t q = hfirst[t]; q >= 0; q = hnext[q]) { /* (q ascending: the earlier positions first) */
                 size_t j = (size_t)q, lim = best < H - j ? best : H - j, l = 1;
                 pairs++;
                 if (j == i) continue;
                 while (l < lim && h[i + l] == h[j + l]) l++;
+                if (j < i && l == best) { /* every order i's n-grams match in was counted at j: i adds nothing */
+                    seen = best;
+                    break;
+                }
                 chl[l]++;
                 if (j < i && l > seen) seen = l; /* the orders up to l were counted at j */
             }
