@@ -491,12 +491,18 @@ def test_sizes_are_the_sorted_distinct_reference_counts() -> None:
         _direct.sizes([["a"], 3])
 
 
+@pytest.mark.parametrize("wide", ["", "\u20ac", "\U0001f600"])
 @pytest.mark.parametrize("markup", ["&amp;", "&quot;", "&LT;", "&gt;", "<skipped>", "a-\nb", "\n", "& <", "&amp"])
-def test_markup_at_every_place_of_a_line_is_prepared(markup: str) -> None:
-    # the check for what needs the tokenizer's own preprocessing reads 16 bytes at a time, the last 16 overlapping:
-    # markup at every place of lines of 1 to 70 bytes is found (else the entity or the break would be scanned raw)
+def test_markup_at_every_place_of_a_line_is_prepared(markup: str, wide: str) -> None:
+    # the check for what needs the tokenizer's own preprocessing reads 16 bytes (8 code units of a 2-byte line) at a
+    # time: markup at every place of lines of 1 to 70 characters is found (else the entity or the break would be
+    # scanned raw), in 1-, 2- and 4-byte lines (`wide` at the line's start)
     tok = _get_tokenizer("13a")()
-    lines = [("w." * 40)[:at] + markup + ("z," * 40)[: size - at] for size in range(0, 70, 3) for at in range(size + 1)]
+    lines = [
+        wide + ("w." * 40)[:at] + markup + ("z," * 40)[: size - at]
+        for size in range(0, 70, 3)
+        for at in range(size + 1)
+    ]
     lines = [ln for ln in lines if "\n" not in ln] + [ln for ln in lines if "\n" in ln][::5]
     want = [tok(ln.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")).split() for ln in lines]
     assert line_tokens(lines, "13a") == want
