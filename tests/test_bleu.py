@@ -163,14 +163,26 @@ def test_reduce_last_is_numpys_reduction_bit_for_bit(seed: int, orders: int) -> 
     assert np.array_equal(reduce_last(np.logical_or, flags), flags.any(axis=-1))
 
 
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), orders=st.integers(1, 9), rows=st.integers(0, 40), share=st.floats(0, 1))
+def test_rows_all_and_any_are_numpys(seed: int, orders: int, rows: int, share: float) -> None:
+    # BLEU's all/any over the orders reads a row of 1, 2, 4 or 8 bools as one word: numpy's all/any, any layout
+    from ngrameval.metrics.policy import rows_all, rows_any
+
+    flags = np.random.default_rng(seed).random((rows, orders)) < share
+    for a in (flags, np.asfortranarray(flags), flags[::-1], np.repeat(flags, 2, axis=1)[:, ::2]):
+        assert np.array_equal(rows_all(a), a.all(axis=-1))
+        assert np.array_equal(rows_any(a), a.any(axis=-1))
+
+
 @pytest.mark.parametrize("smooth", ["exp", "none", "floor", "add-k", "mteval"])
 @pytest.mark.parametrize("eff", [False, True])
 def test_many_rows_are_scored_in_blocks_with_the_same_floats(smooth: str, eff: bool) -> None:
-    # BLEU scores more than 4,096 rows block by block: the floats are those of scoring each few rows alone
+    # BLEU scores more than 8,192 rows block by block: the floats are those of scoring each few rows alone
     from ngrameval.ngrams.stats import Stats, stats_width
 
     rng = np.random.default_rng(7)
-    n_rows = 10_001
+    n_rows = 20_001
     values = np.zeros((n_rows, stats_width(4, False)))
     hyp = rng.integers(0, 30, n_rows)
     values[:, 0], values[:, 1] = hyp, rng.integers(1, 30, n_rows)

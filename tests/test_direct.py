@@ -13,6 +13,7 @@ import sys
 import textwrap
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -87,6 +88,36 @@ def test_rows_equal_the_vocabulary_path(
     want = vocabulary_rows(systems, refs, pre, order)
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+# long tokens that agree in their length and their first and last 8 bytes (compared without their bytes up to 16
+# bytes, by the bytes between past 16), narrow and wide (UTF-8 form), in one segment and across its texts
+long_alike = st.lists(
+    st.builds(
+        lambda head, mid, tail: head + mid + tail,
+        st.sampled_from(["abcdefgh", "abcdefgi", "abcdéfgh"]),
+        st.sampled_from(["", "x", "y", "xy", "yx", "xyz" * 3, "xyy" * 3, "é", "€"]),
+        st.sampled_from(["", "h", "stuvwxyz", "stuvwxyy", "s€"]),
+    ),
+    min_size=1,
+    max_size=12,
+).map(" ".join)
+
+
+@pytest.mark.parametrize("tokenize", ["13a", "none"])
+@settings(max_examples=150, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(long_alike, st.lists(long_alike, min_size=1, max_size=3)), max_size=5),
+    order=st.integers(1, 4),
+)
+def test_long_tokens_alike_at_both_ends_equal_the_vocabulary_path(
+    tokenize: str, pairs: list[tuple[str, list[str]]], order: int
+) -> None:
+    systems, refs = [[h for h, _ in pairs]], [r for _, r in pairs]
+    pre = Preprocess(tokenize)
+    got = [st.values for st in direct_stats(systems, refs, pre, order)]
+    for g, w in zip(got, vocabulary_rows(systems, refs, pre, order), strict=True):
         np.testing.assert_array_equal(g, w)
 
 
@@ -400,6 +431,31 @@ def test_references_changed_by_the_preprocessing_are_refused() -> None:
         _direct.counts([["x"]], refs, 1, False, 4, prep)
 
 
+@pytest.mark.parametrize("change", ["refs shrink", "system shrinks", "refs item replaced", "refs item made a str"])
+def test_lists_changed_by_the_preprocessing_are_refused(change: str) -> None:
+    """The kernel reads the caller's lists, not copies: Python code it calls (prep) changing them is an error,
+    never a read past a list or of an item of another type."""
+    hyps = ["x &amp; y", "x", "y"]
+    refs: list[Any] = [["a &amp; b"], ["c", "d"], ["e"]]
+
+    def prep(s: str) -> str:
+        if change == "refs shrink":
+            del refs[1:]
+        elif change == "system shrinks":
+            del hyps[1:]
+        elif change == "refs item replaced":
+            refs[1] = 3
+        else:
+            refs[1] = "c"
+        return s
+
+    want = "changed size during the call" if "shrink" in change else "references of segment 2 changed"
+    for rows in (None, np.zeros((1, 3, 23))):
+        hyps[:], refs[:] = ["x &amp; y", "x", "y"], [["a &amp; b"], ["c", "d"], ["e"]]
+        with pytest.raises(RuntimeError, match=want):
+            _direct.counts([hyps], refs, 1, False, 4, prep, *([] if rows is None else [rows]))
+
+
 def test_long_counts_stop_on_sigint() -> None:
     code = textwrap.dedent("""
         from ngrameval import _direct
@@ -435,12 +491,18 @@ def test_sizes_are_the_sorted_distinct_reference_counts() -> None:
         _direct.sizes([["a"], 3])
 
 
+@pytest.mark.parametrize("wide", ["", "\u20ac", "\U0001f600"])
 @pytest.mark.parametrize("markup", ["&amp;", "&quot;", "&LT;", "&gt;", "<skipped>", "a-\nb", "\n", "& <", "&amp"])
-def test_markup_at_every_place_of_a_line_is_prepared(markup: str) -> None:
-    # the check for what needs the tokenizer's own preprocessing reads 16 bytes at a time, the last 16 overlapping:
-    # markup at every place of lines of 1 to 70 bytes is found (else the entity or the break would be scanned raw)
+def test_markup_at_every_place_of_a_line_is_prepared(markup: str, wide: str) -> None:
+    # the check for what needs the tokenizer's own preprocessing reads 16 bytes (8 code units of a 2-byte line) at a
+    # time: markup at every place of lines of 1 to 70 characters is found (else the entity or the break would be
+    # scanned raw), in 1-, 2- and 4-byte lines (`wide` at the line's start)
     tok = _get_tokenizer("13a")()
-    lines = [("w." * 40)[:at] + markup + ("z," * 40)[: size - at] for size in range(0, 70, 3) for at in range(size + 1)]
+    lines = [
+        wide + ("w." * 40)[:at] + markup + ("z," * 40)[: size - at]
+        for size in range(0, 70, 3)
+        for at in range(size + 1)
+    ]
     lines = [ln for ln in lines if "\n" not in ln] + [ln for ln in lines if "\n" in ln][::5]
     want = [tok(ln.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")).split() for ln in lines]
     assert line_tokens(lines, "13a") == want

@@ -53,7 +53,8 @@ static uint8_t RMAP[256]; /* ROUGE's characters below 256 (rouge_char), every ot
 
 typedef struct {
     uint64_t key, h;
-    size_t at, len; /* a long token's bytes: bytes.p[at .. at + len) */
+    uint64_t w0, w1; /* a long token's first and last 8 bytes (the whole token up to 16 bytes) */
+    size_t at, len;  /* a long token's bytes past 16: bytes.p[at .. at + len) */
 } token_t;
 
 typedef struct {
@@ -161,12 +162,30 @@ static inline uint64_t hash_long(const uint8_t *s, size_t n, const uint8_t *end)
     return h ^ (h >> 29);
 }
 
-/* scan_bytes' token sink: the token's local id (a new one when its characters are new to the segment). */
+/* The hash of a token s[0..n) of 8 to 16 bytes, its first and last 8 bytes w0 and w1 (which overlap below 16): two
+   multiplies. */
+static inline uint64_t hash_mid(uint64_t w0, uint64_t w1, size_t n) {
+    uint64_t h = (w0 ^ (uint64_t)n) * 0xff51afd7ed558ccdULL;
+    h = (h ^ (h >> 32) ^ w1) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
+}
+
+/* scan_bytes' token sink: the token's local id (a new one when its characters are new to the segment). A long token
+   (8 bytes or more) is compared by its length, hash, first and last 8 bytes, and only past 16 bytes by the bytes
+   between them (kept in g->bytes): no call to memcmp for most. */
 static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const uint8_t *end) {
     seg_t *g = (seg_t *)sink;
     /* a table of a few hundred slots: one multiply spreads a short token's key (its bytes) well enough */
-    uint64_t key = n <= 7 ? short_key(s, n, end) : LONG_TOKEN;
-    uint64_t h = key != LONG_TOKEN ? (key * 0x9e3779b97f4a7c15ULL) >> 32 : hash_long(s, n, end);
+    uint64_t key, h, w0 = 0, w1 = 0;
+    if (n <= 7) {
+        key = short_key(s, n, end);
+        h = (key * 0x9e3779b97f4a7c15ULL) >> 32;
+    } else {
+        key = LONG_TOKEN;
+        memcpy(&w0, s, 8);
+        memcpy(&w1, s + n - 8, 8);
+        h = n <= 16 ? hash_mid(w0, w1, n) : hash_long(s, n, end);
+    }
     size_t j = (size_t)h & g->mask;
     int32_t id;
     for (;; j = (j + 1) & g->mask) {
@@ -182,10 +201,12 @@ static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const
                 while (g->slots[j] >= 0) j = (j + 1) & g->mask;
             }
             token_t *e = g->tok + g->n_ids;
-            if (key == LONG_TOKEN) {
+            if (n > 16) {
                 e->at = g->bytes.len;
-                if (bbuf_push(&g->bytes, s, n) < 0) return -1;
+                if (bbuf_push(&g->bytes, s + 8, n - 16) < 0) return -1;
             }
+            e->w0 = w0;
+            e->w1 = w1;
             e->key = key;
             e->h = h;
             e->len = n;
@@ -194,7 +215,8 @@ static ALWAYS_INLINE int seg_token(void *sink, const uint8_t *s, size_t n, const
             break;
         }
         const token_t *e = g->tok + id;
-        if (e->key == key && (key != LONG_TOKEN || (e->h == h && e->len == n && !memcmp(g->bytes.p + e->at, s, n))))
+        if (e->key == key && (key != LONG_TOKEN || (e->h == h && e->len == n && e->w0 == w0 && e->w1 == w1 &&
+                                                     (n <= 16 || !memcmp(g->bytes.p + e->at, s + 8, n - 16)))))
             break;
     }
     g->ids[g->n++] = id;
@@ -479,11 +501,15 @@ static int seg_counts_one(count_t *c, const int32_t *h, size_t H, const int32_t 
         }
         zero_counts(chl, best + 1);
         if (!once)
-            for (int32_t q = hfirst[t]; q >= 0; q = hnext[q]) {
+            for (int32_t q = hfirst[t]; q >= 0; q = hnext[q]) { /* (q ascending: the earlier positions first) */
                 size_t j = (size_t)q, lim = best < H - j ? best : H - j, l = 1;
                 pairs++;
                 if (j == i) continue;
                 while (l < lim && h[i + l] == h[j + l]) l++;
+                if (j < i && l == best) { /* every order i's n-grams match in was counted at j: i adds nothing */
+                    seen = best;
+                    break;
+                }
                 chl[l]++;
                 if (j < i && l > seen) seen = l; /* the orders up to l were counted at j */
             }
@@ -502,8 +528,8 @@ static int seg_counts_one(count_t *c, const int32_t *h, size_t H, const int32_t 
 
 typedef struct {
     Py_ssize_t K, S, R, N;
-    PyObject **sys; /* K tuples of S str */
-    PyObject *refs; /* a tuple of S items: a str, or a list or tuple of str */
+    PyObject **sys; /* K lists or tuples of S str (PySequence_Fast: the caller's own list, not a copy) */
+    PyObject *refs; /* a list or tuple of S items (PySequence_Fast): a str, or a list or tuple of str */
     int64_t *seg;
     int64_t *hyp_len, *ref_len, *match, *rmatch;
     uint8_t *wide; /* per segment: a text of it is not a 1-byte str (scanned in UTF-8 form) */
@@ -545,13 +571,26 @@ static void sources_clear(sources_t *q) {
     for (; q->n; q->n--) Py_DECREF(q->src[q->n - 1]);
 }
 
-/* Reference j of segment s (borrowed); NULL with an exception when its list changed size since parse (prep is
-   Python code: it could). */
+/* Whether the systems and the references (the caller's lists, not copies) still have the sizes parse found: Python
+   code (prep, a signal handler, another thread while the GIL is released) could have changed them. -1 with an
+   exception when not. */
+static int call_unchanged(const call_t *a) {
+    int same = PySequence_Fast_GET_SIZE(a->refs) == a->S;
+    for (Py_ssize_t k = 0; same && k < a->K; k++) same = PySequence_Fast_GET_SIZE(a->sys[k]) == a->S;
+    if (same) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "the systems or the references changed size during the call");
+    return -1;
+}
+
+/* Reference j of segment s (borrowed); NULL with an exception when its list changed since parse (prep is Python
+   code: it could). */
 static PyObject *ref_item(const call_t *a, Py_ssize_t s, Py_ssize_t j) {
-    PyObject *item = PyTuple_GET_ITEM(a->refs, s);
-    if (PyUnicode_Check(item)) return item;
-    Py_ssize_t n = PyList_Check(item) ? PyList_GET_SIZE(item) : PyTuple_GET_SIZE(item);
-    if (n != a->seg[s + 1] - a->seg[s]) {
+    PyObject *item = PySequence_Fast_GET_ITEM(a->refs, s);
+    Py_ssize_t n = PyUnicode_Check(item) ? 1 : PyList_Check(item) ? PyList_GET_SIZE(item)
+                                           : PyTuple_Check(item)  ? PyTuple_GET_SIZE(item)
+                                                                  : -1;
+    if (PyUnicode_Check(item) && n == a->seg[s + 1] - a->seg[s]) return item;
+    if (n != a->seg[s + 1] - a->seg[s] || PyUnicode_Check(item)) {
         PyErr_Format(PyExc_RuntimeError, "the references of segment %zd changed during the call", s + 1);
         return NULL;
     }
@@ -562,20 +601,20 @@ static PyObject *ref_item(const call_t *a, Py_ssize_t s, Py_ssize_t j) {
    reached (a reference list 8 ahead, its item array 4 ahead, then the str objects 2 ahead, whose addresses are then
    in the cache): the lists and str objects of a corpus lie anywhere in memory. Reads nothing it has not checked. */
 static inline void gather_ahead(const call_t *a, Py_ssize_t s) {
-    if (s + 8 < a->S) PREFETCH(PyTuple_GET_ITEM(a->refs, s + 8));
+    if (s + 8 < a->S) PREFETCH(PySequence_Fast_GET_ITEM(a->refs, s + 8));
     if (s + 4 < a->S) {
-        PyObject *item = PyTuple_GET_ITEM(a->refs, s + 4);
+        PyObject *item = PySequence_Fast_GET_ITEM(a->refs, s + 4);
         if (PyList_CheckExact(item)) PREFETCH(((PyListObject *)item)->ob_item);
     }
     if (s + 2 >= a->S) return;
-    PyObject *item = PyTuple_GET_ITEM(a->refs, s + 2);
+    PyObject *item = PySequence_Fast_GET_ITEM(a->refs, s + 2);
     if (PyList_CheckExact(item) && PyList_GET_SIZE(item)) item = PyList_GET_ITEM(item, 0);
     const char *o = (const char *)item;
     PREFETCH(o);
     PREFETCH(o + 64);
     PREFETCH(o + 128);
     for (Py_ssize_t k = 0; k < a->K; k++) {
-        o = (const char *)PyTuple_GET_ITEM(a->sys[k], s + 2);
+        o = (const char *)PySequence_Fast_GET_ITEM(a->sys[k], s + 2);
         PREFETCH(o);
         PREFETCH(o + 64);
         PREFETCH(o + 128);
@@ -588,18 +627,22 @@ static int gather(const call_t *a, sources_t *q, Py_ssize_t first, Py_ssize_t *s
                   int lowercase, PyObject *prep) {
     /* prep None: ROUGE's sources (rouge_source; lowercase is its full_lower) */
     Py_ssize_t s = first, total = 0;
+    if (call_unchanged(a) < 0) return -1;
     for (; s < a->S && (s == first || (q->n < CHUNK_TEXTS && total < CHUNK_CHARS)); s++) {
         gather_ahead(a, s);
         size_t here = 0;
         int wide = 0;
         for (Py_ssize_t t = a->seg[s]; t < a->seg[s + 1] + a->K; t++) {
             int is_ref = t < a->seg[s + 1];
-            PyObject *line = is_ref ? ref_item(a, s, t - a->seg[s]) : PyTuple_GET_ITEM(a->sys[t - a->seg[s + 1]], s);
+            PyObject *line = is_ref ? ref_item(a, s, t - a->seg[s]) : PySequence_Fast_GET_ITEM(a->sys[t - a->seg[s + 1]], s);
             if (!line) return -1;
             int prepared = 0;
             PyObject *src = prep == Py_None ? rouge_source(line, is_ref ? t : s, lowercase)
                                             : line_source(line, is_ref ? t : s, v13a, lowercase, prep, &prepared);
-            if (!src) return -1;
+            if (!src || (prepared && call_unchanged(a) < 0)) { /* (prep ran Python code) */
+                Py_XDECREF(src);
+                return -1;
+            }
             if (sources_push(q, src, prepared) < 0) {
                 Py_DECREF(src);
                 PyErr_NoMemory();
@@ -754,7 +797,7 @@ static int count_chunk(const call_t *a, const sources_t *q, Py_ssize_t first, Py
 
 /* The call's arrays; `per_row`: match and rmatch of one row only (counts' rows, and rouge, which has its own). */
 static int parse(call_t *a, PyObject *systems, PyObject *refs, int per_row) {
-    a->S = PyTuple_GET_SIZE(refs);
+    a->S = PySequence_Fast_GET_SIZE(refs);
     a->seg = (int64_t *)malloc(((size_t)a->S + 1) * sizeof(int64_t));
     if (!a->seg) {
         PyErr_NoMemory();
@@ -762,7 +805,7 @@ static int parse(call_t *a, PyObject *systems, PyObject *refs, int per_row) {
     }
     a->seg[0] = 0;
     for (Py_ssize_t s = 0; s < a->S; s++) {
-        PyObject *item = PyTuple_GET_ITEM(refs, s);
+        PyObject *item = PySequence_Fast_GET_ITEM(refs, s);
         Py_ssize_t n;
         if (PyUnicode_Check(item)) {
             n = 1;
@@ -787,11 +830,11 @@ static int parse(call_t *a, PyObject *systems, PyObject *refs, int per_row) {
         return -1;
     }
     for (Py_ssize_t k = 0; k < a->K; k++) {
-        a->sys[k] = PySequence_Tuple(PyTuple_GET_ITEM(systems, k));
+        a->sys[k] = PySequence_Fast(PyTuple_GET_ITEM(systems, k), "each system must be a sequence of str");
         if (!a->sys[k]) return -1;
-        if (PyTuple_GET_SIZE(a->sys[k]) != a->S) {
+        if (PySequence_Fast_GET_SIZE(a->sys[k]) != a->S) {
             PyErr_Format(PyExc_ValueError, "system %zd has %zd texts, not one per segment (%zd)", k + 1,
-                         PyTuple_GET_SIZE(a->sys[k]), a->S);
+                         PySequence_Fast_GET_SIZE(a->sys[k]), a->S);
             return -1;
         }
     }
@@ -832,7 +875,7 @@ static PyObject *counts(PyObject *self, PyObject *args) {
     size_t *ro = NULL, ro_cap = 0, *chars = NULL, *hoff = NULL;
     kstate_t ks = {0};
     Py_buffer view = {0};
-    PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
+    PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Fast(refs_o, "refs must be a sequence");
     a.refs = refs;
     if (!systems || !refs || parse(&a, systems, refs, rows_o != Py_None) < 0) goto done;
     if (rows_o != Py_None) {
@@ -1084,7 +1127,7 @@ static PyObject *rouge(PyObject *self, PyObject *args) {
     bits_t bits = {0};
     size_t *ro = NULL, ro_cap = 0, *chars = NULL, *hoff = NULL;
     kstate_t ks = {0};
-    PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Tuple(refs_o);
+    PyObject *result = NULL, *systems = PySequence_Tuple(systems_o), *refs = PySequence_Fast(refs_o, "refs must be a sequence");
     a.refs = refs;
     if (!systems || !refs || parse(&a, systems, refs, 1) < 0) goto done;
     size_t KR = (size_t)(a.K * a.R);

@@ -30,6 +30,8 @@ from ngrameval.metrics.policy import (
     divide,
     exceed_penalty,
     reduce_last,
+    rows_all,
+    rows_any,
     smooth_label,
     smoothed_precisions,
     warn_undefined,
@@ -39,7 +41,7 @@ from ngrameval.ngrams.stats import Stats
 from ngrameval.text.validate import MAX_ORDER, integer, number
 
 SMOOTH_METHODS = (*SACREBLEU_SMOOTH, "mteval", *(f"nltk{i}" for i in range(8)))
-_BLOCK = 4096  # rows scored at a time by BLEU.__call__
+_BLOCK = 8192  # rows scored at a time by BLEU.__call__
 
 
 @dataclass(frozen=True)
@@ -107,10 +109,10 @@ class BLEU(RowMetric):
             logs = np.where(in_mean & positive, logs, 0.0)
             score = bp * np.exp(logs.sum(axis=-1) / eff)
         else:  # every order in the mean (log 1 = 0 where p = 0: that score is 0 below)
-            zero = ~reduce_last(np.logical_and, positive)
+            zero = ~rows_all(positive)
             score = bp * np.exp(reduce_last(np.add, logs) / n)
         # sacreBLEU: no match at all -> 0; a zero precision in the mean -> log floor -> 0.
-        return np.asarray(np.where(zero | ~reduce_last(np.logical_or, correct > 0), 0.0, score))
+        return np.asarray(np.where(zero | ~rows_any(correct > 0), 0.0, score))
 
     def check(self) -> None:
         extra = 1 if self.smooth_method in ("nltk5", "nltk7") else 0  # these read order n + 1
