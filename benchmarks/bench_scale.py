@@ -87,9 +87,10 @@ def whole_process_table(n_seg: int, repeat: int, metrics: tuple[str, ...]) -> No
     (user + sys of every thread), best of ``repeat``; the outputs of J = 1 and 2 must be the same bytes. The
     speed-up is a wall-clock ratio: run it on idle cores (``uptime`` below 0.2), nothing else running.
 
-    ``start s`` is the same command on files of one line (the serial start-up ``S``: interpreter, imports, parser,
-    output) and ``bound`` what two jobs could reach if everything else halved (Amdahl): ``t1 / (S + (t1 - S) / 2)``.
-    """
+    ``start s`` is the same command on files of one line (the start-up ``S``: interpreter, imports, parser, output)
+    and ``bound`` what two jobs could reach if ``S`` were serial and everything else halved (Amdahl): ``t1 / (S +
+    (t1 - S) / 2)``. ``score`` counts during its start-up when it can (:mod:`ngrameval.scale.early`), so a run may
+    pass it."""
     print(f"\n## whole process, `ngrameval score` of 2 systems x {n_seg:,} segments (1 reference), --jobs 1 vs 2")
     print(
         f"{'metric':<8} {'jobs=1 s':>9} {'jobs=2 s':>9} {'speed-up':>9} {'start s':>8} {'bound':>6} "
