@@ -508,7 +508,7 @@ done:
 }
 
 #define LINES_METHODS                                                                                        \
-    {"lines", lines, METH_VARARGS, "Line count, plain-ness and chunk and piece offsets of a file's bytes."},            \
+    {"lines", lines, METH_VARARGS, "Line count, plain-ness, chunk and piece offsets of a file's bytes."},      \
     {"count_bytes", count_bytes, METH_VARARGS, "BLEU-family or ROUGE counts straight from files' UTF-8 bytes."},
 
 #endif
