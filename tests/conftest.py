@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -197,7 +198,37 @@ def interrupted(code: str) -> Interrupted:
     """Starts ``code``, which prints ``start`` when its long work begins and ``finished`` after it, sends it SIGINT
     as soon as ``start`` is read (no sleep: the marker, not a delay, says the work has begun) and waits for it to
     end (bounded by :data:`HANG_GUARD`)."""
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return interrupted_at_start([sys.executable, "-c", code])
+
+
+# Put on the path of the command's interpreter as sitecustomize: holds the import of the module named in
+# NGRAMEVAL_TEST_HOLD after printing "start", so a signal sent on that marker lands during start-up, before the
+# command line's handler exists.
+HOLD_IMPORT = """
+import os, sys, time
+
+
+class Hold:
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ.get("NGRAMEVAL_TEST_HOLD"):
+            print("start", flush=True)
+            time.sleep(3600)  # ended by the test's SIGINT
+        return None
+
+
+sys.meta_path.insert(0, Hold())
+"""
+
+
+def held_import(tmp_path: Path, module: str) -> dict[str, str]:
+    """The environment of a child whose import of ``module`` prints ``start`` and waits (:data:`HOLD_IMPORT`)."""
+    (tmp_path / "sitecustomize.py").write_text(HOLD_IMPORT)
+    return {**os.environ, "PYTHONPATH": str(tmp_path), "NGRAMEVAL_TEST_HOLD": module}
+
+
+def interrupted_at_start(argv: list[str], env: dict[str, str] | None = None) -> Interrupted:
+    """:func:`interrupted` of the command ``argv`` (environment ``env``), which prints ``start`` on its own."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()

@@ -16,7 +16,6 @@ import json
 import lzma
 import os
 import re
-import signal
 import subprocess
 import sys
 import textwrap
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.conftest import interrupted
+from tests.conftest import held_import, interrupted, interrupted_at_start
 
 from ngrameval.cli import build_parser, main
 
@@ -511,25 +510,6 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
 
-# Put on the path of the command's interpreter as sitecustomize: holds the import of the module named in
-# NGRAMEVAL_TEST_HOLD after printing "start", so a signal sent on that marker lands during start-up, before the
-# command line's handler exists.
-HOLD_IMPORT = """
-import os, sys, time
-
-
-class Hold:
-    def find_spec(self, name, path=None, target=None):
-        if name == os.environ.get("NGRAMEVAL_TEST_HOLD"):
-            print("start", flush=True)
-            time.sleep(3600)  # ended by the test's SIGINT
-        return None
-
-
-sys.meta_path.insert(0, Hold())
-"""
-
-
 @pytest.mark.parametrize(
     ("entry", "held"),
     [
@@ -544,17 +524,9 @@ def test_ctrl_c_during_start_up_exits_130_with_one_line(tmp_path: Path, entry: l
     with one line, not a traceback; without the hold the same command runs. The installed command is held while
     it imports the package; ``python -m ngrameval`` imports the package before running ``__main__``, so it is held
     while it imports the command line."""
-    (tmp_path / "sitecustomize.py").write_text(HOLD_IMPORT)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NGRAMEVAL_TEST_HOLD": held}
-    proc = subprocess.Popen([*entry, "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline() == "start\n"
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)  # a hang guard
-    finally:
-        proc.kill()
-    assert proc.returncode == 130, err
-    assert err == "ngrameval: interrupted\n" and out == ""
+    ended = interrupted_at_start([*entry, "--version"], held_import(tmp_path, held))
+    assert ended.status == 130, ended.err
+    assert ended.err == "ngrameval: interrupted\n" and ended.out == ""
     assert subprocess.run([*entry, "--version"], capture_output=True, text=True, check=False).returncode == 0
 
 

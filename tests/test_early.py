@@ -4,13 +4,13 @@ the command uses those counts only when they are exactly what it would count (th
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import held_import, interrupted_at_start
 
 import ngrameval.scale.fromfile
 from ngrameval.cli import main as cli_main
@@ -55,6 +55,15 @@ def test_plans_are_the_commands_plans(name: str) -> None:
     p = plan(spec.pre, [spec.metric])
     assert p is not None
     assert early.PLANS[name] == (p.mode, p.lowercase, p.order, p.want_lcs)
+    # the buffers counted into are the plan's arrays, item for item (else the command would not take them)
+    assert [len(b) for b in early.buffers(early.PLANS[name], 2, 7, 3)] == [a.size for a in p.arrays(2, 7, 3)]
+
+
+def test_the_readers_rules_are_the_commands() -> None:
+    """What is standard input or a compressed file, as the command's readers have it."""
+    from ngrameval.io.read import COMPRESSED, STDIN
+
+    assert (early.STDIN, early.COMPRESSED) == (STDIN, COMPRESSED)
 
 
 @pytest.mark.parametrize(
@@ -243,21 +252,11 @@ def test_ctrl_c_while_counting_early_exits_130_with_one_line(tmp_path: Path) -> 
     """SIGINT while the command line is still loading and the early counting runs on its threads: exit 130, one
     line, no output file (the count's threads end with the process). The import of the command line is held until
     the signal comes (a marker, not a delay)."""
-    from tests.test_bad_input_cli import HOLD_IMPORT
-
     a, b, r = _files(tmp_path, 200_000)
-    (tmp_path / "sitecustomize.py").write_text(HOLD_IMPORT)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NGRAMEVAL_TEST_HOLD": "ngrameval.cli"}
     out = tmp_path / "out.txt"
     argv = [sys.executable, "-m", "ngrameval", "score", a, b, "-r", r, "-m", "bleu", "--jobs", "2", "-o", str(out)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline() == "start\n"
-        proc.send_signal(signal.SIGINT)
-        stdout, err = proc.communicate(timeout=60)  # a hang guard
-    finally:
-        proc.kill()
-    assert proc.returncode == 130 and err == "ngrameval: interrupted\n" and stdout == ""
+    ended = interrupted_at_start(argv, held_import(tmp_path, "ngrameval.cli"))
+    assert ended.status == 130 and ended.err == "ngrameval: interrupted\n" and ended.out == ""
     assert not out.exists()
 
 

@@ -35,7 +35,9 @@ GRAIN = 512  # lines between the offsets kept of every file, where counting may 
 AUTO_BYTES = 256 * 2**20  # inputs larger than this are streamed in chunks (ngrameval.scale.files takes both)
 CHUNK = 50_000  # segments a chunk when streaming was chosen automatically
 WHOLE = 1 << 62  # `every` of a corpus counted in memory: its first line's offset and its end only
-COMPRESSED = (".gz", ".bz2", ".xz", ".zst")  # (the readers' own list is checked again by the command)
+# ngrameval.io.read's standard input and compressed suffixes (importing it here would load ngrameval.io before the
+# counting can begin; tests/test_early.py pins them equal, and the command checks again before taking anything)
+STDIN, COMPRESSED = "-", (".gz", ".bz2", ".xz")
 
 # -m name -> (count_bytes mode, lower-casing, n-gram order, LCS): the plan ngrameval.metrics.fromfile.plan makes
 # of the name's default spec (tests/test_early.py compares them).
@@ -122,14 +124,15 @@ def parse(argv: Sequence[str]) -> tuple[list[str], list[str], str, int] | None:
     return systems, refs, metric, jobs
 
 
-def pieces(n: int, k: int, grain: int) -> list[int]:
-    """Line bounds of ``k`` pieces of ``n`` lines, cut at multiples of ``grain`` (fewer when ``n`` is small).
+def pieces(first: int, n: int, k: int, grain: int) -> list[int]:
+    """Line bounds of ``k`` pieces of lines ``first .. first + n``: ``first``, the multiples of ``grain`` nearest to
+    an even split, ``first + n`` (fewer pieces when ``n`` is small).
 
-    >>> pieces(3000, 2, 512)
+    >>> pieces(0, 3000, 2, 512)
     [0, 1536, 3000]
     """
-    inner = {round(i * n / k / grain) * grain for i in range(1, k)}
-    return [0, *sorted(c for c in inner if 0 < c < n), n]
+    inner = {round((first + i * n / k) / grain) * grain for i in range(1, k)}
+    return [first, *sorted(c for c in inner if first < c < first + n), first + n]
 
 
 def buffers(plan: tuple[int, bool, int, bool], n_systems: int, n_seg: int, n_refs: int) -> tuple[memoryview[Any], ...]:
@@ -191,7 +194,7 @@ def _count(key: Key, files: list[str]) -> Counted | None:
         return Counted(maps, found_t, (), [], [])
     n_refs = len(key.refs)
     outs = buffers(key.plan, len(key.systems), n_seg, n_refs)
-    bounds = pieces(n_seg, PIECES_PER_JOB * key.jobs, key.grain)
+    bounds = pieces(0, n_seg, PIECES_PER_JOB * key.jobs, key.grain)
     offsets = [memoryview(f[3]).cast("q") for f in found_t]
     mode, lower, order, lcs = key.plan
 
@@ -217,7 +220,7 @@ def start(argv: Sequence[str]) -> None:
             return
         systems, refs, metric, jobs = got
         files = [*refs, *systems]
-        if any(p == "-" or p.lower().endswith(COMPRESSED) or not os.path.isfile(p) for p in files):
+        if any(p == STDIN or p.lower().endswith(COMPRESSED) or not os.path.isfile(p) for p in files):
             return
         ids = tuple(identity(p) for p in files)
         if any(i[2] == 0 for i in ids):

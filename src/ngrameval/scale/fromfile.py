@@ -50,7 +50,7 @@ def mapped(path: str) -> mmap.mmap | None:
     """An uncompressed, non-empty file mapped for reading; None for standard input, a compressed or empty file.
     Reading errors as :class:`~ngrameval.errors.InputError` naming the file."""
     p = Path(path)
-    if str(p) == STDIN or p.suffix.lower() in COMPRESSED:
+    if not plain_paths([path]):
         return None
     with read_errors(p), open(p, "rb", buffering=0) as fh:
         if not p.is_file() or p.stat().st_size == 0:
@@ -153,9 +153,7 @@ def piece_bounds(first: int, n: int, jobs: int) -> list[int]:
     """
     if jobs <= 1:
         return [first, first + n]
-    k = jobs * -(-n // (jobs * PIECE))
-    inner = {round((first + i * n / k) / GRAIN) * GRAIN for i in range(1, k)}
-    return [first, *sorted(c for c in inner if first < c < first + n), first + n]
+    return early.pieces(first, n, jobs * -(-n // (jobs * PIECE)), GRAIN)
 
 
 def open_corpus(refs: Sequence[str], systems: Sequence[str], every: int, jobs: int, drop: bool) -> Corpus | None:
@@ -204,11 +202,8 @@ def _early(
     cuts = [np.frombuffer(f[2], dtype=np.int64) for f in got.found]
     fine = [np.frombuffer(f[3], dtype=np.int64) for f in got.found]
     corpus = Corpus(list(refs), len(systems), got.maps, cuts, fine, n_seg, early.WHOLE)
-    lost = [(0, 0)]
-    for a, b, served in zip(got.bounds, got.bounds[1:], got.served, strict=False):
-        if not served:
-            x = corpus._text(p, corpus.texts(a, b), b - a, a, outs[pre])
-            lost = [(lost[0][0] + x[0], lost[0][1] + x[1])]
+    declined = [(a, b) for a, b, served in zip(got.bounds, got.bounds[1:], got.served, strict=False) if not served]
+    lost = _summed([[(0, 0)]] + [[corpus._text(p, corpus.texts(a, b), b - a, a, outs[pre])] for a, b in declined])
     return corpus, outs, lost
 
 
