@@ -230,6 +230,64 @@ def test_the_command_line_keeps_openblas_from_spinning(given: str | None, want: 
     assert out.stdout.splitlines()[-1] == want
 
 
+def test_the_counting_begins_before_the_heavy_modules_load() -> None:
+    """Importing :mod:`ngrameval.scale.early` (what the entry point does before it starts the counting) loads
+    neither NumPy nor dataclasses, typing, re, contextlib or importlib.util (~20 ms before the counting could begin)."""
+    heavy = ("numpy", "dataclasses", "typing", "re", "contextlib", "importlib.util")
+    code = (
+        "import sys; before = set(sys.modules); import ngrameval.scale.early\n"
+        f"print(sorted(set(sys.modules) - before & set({heavy!r})))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_command_leaves_its_objects_to_the_exit_frozen(tmp_path: Path) -> None:
+    """After the command ran (its output written and closed), every object is moved out of the collector's sight,
+    so the interpreter's exit does not walk them all once more; the output is whole."""
+    a, b, r = _files(tmp_path, 50)
+    out = tmp_path / "out.txt"
+    code = (
+        "import gc, sys; import _ngrameval_cli\n"
+        f"sys.argv = ['ngrameval', 'score', {a!r}, {b!r}, '-r', {r!r}, '-m', 'bleu', '-o', {str(out)!r}]\n"
+        "status = _ngrameval_cli.main(); print(status, gc.get_freeze_count() > 1000)"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.split() == ["0", "True"]
+    assert out.read_text().splitlines()[2].split()[0] == Path(a).name
+
+
+def _huge_pages_on_request() -> bool:
+    try:
+        return "[never]" not in Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _huge_pages_on_request(), reason="transparent huge pages: Linux, not switched off")
+def test_large_buffers_are_private_memory_in_huge_pages() -> None:
+    """The early counts' buffers are private anonymous memory (``mmap``'s default, shared memory, gets no huge
+    pages) and from ``HUGE`` bytes ask for transparent huge pages, as NumPy's arrays do: 2 MB a page fault when the
+    kernel writes them, not 4 kB."""
+    import numpy as np
+
+    (buf,) = early.buffers(early.PLANS["bleu"], 2, 50_000, 1)  # 18 MB of float64 rows
+    rows = np.frombuffer(buf, dtype=np.float64)
+    rows[::512] = 1.0  # every 4 kB page touched
+    start = rows.ctypes.data
+    region, huge = None, 0
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+            lo, hi = (int(x, 16) for x in head[0].split("-"))
+            region = head[1] if lo <= start < hi else None
+        elif region is not None and head[0] == "AnonHugePages:":
+            huge = int(head[1])
+            break
+    assert region is not None and region.endswith("p")  # private
+    assert huge >= 2048  # kB: at least one huge page (the kernel gives them where 2 MB-aligned pages fit)
+
+
 @pytest.mark.parametrize("name", ["bleu", "rouge-l"])
 def test_streamed_inputs_are_checked_early_with_the_same_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
