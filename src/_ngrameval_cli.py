@@ -5,6 +5,7 @@ handler below covers the package's import too: exit status 130 and one line, as 
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -27,4 +28,9 @@ def main() -> int:
     except KeyboardInterrupt:
         print("ngrameval: interrupted", file=sys.stderr)
         return 130
-    return run()
+    status = run()
+    # The interpreter's exit collects every tracked object once more (~10 ms of the ~16 ms it spends after a command
+    # that loaded NumPy and the metrics). Every file the command wrote is closed by now and standard output is flushed
+    # by the interpreter itself, so the objects left are only freed: they are moved out of the collector's sight.
+    gc.freeze()
+    return status
