@@ -235,10 +235,21 @@ def _round5(x: FloatArray) -> FloatArray:
     that value (an exact integer over 1e5, divided with one rounding, is the double nearest the decimal) wherever
     the product's own rounding cannot move it across a tie; values near a tie (and NaN, inf) are formatted."""
     y = x * 1e5
-    out: FloatArray = np.rint(y) / 1e5
+    out: FloatArray = np.rint(y)
+    # near a tie: |y - floor(y) - 0.5| < 1e-6 max(1, |y|), i.e. |y - rint(y)| > 0.5 - 1e-6 max(1, |y|) (y - rint(y)
+    # is exact, Sterbenz); NaN and inf compare false, so they are formatted too. Four arrays, not fourteen: each new
+    # array of a 100k-segment corpus is fresh pages to fault in.
+    bound = np.abs(y)
+    np.maximum(bound, 1.0, out=bound)
+    bound *= -1e-6
+    bound += 0.5
     with np.errstate(invalid="ignore"):
-        slow = ~np.isfinite(y) | (np.abs(y - np.floor(y) - 0.5) < 1e-6 * np.maximum(1.0, np.abs(y)))
-    if slow.any():
+        np.subtract(y, out, out=y)
+        np.abs(y, out=y)
+        clear = np.less_equal(y, bound)
+    out /= 1e5
+    if not clear.all():
+        slow = ~clear
         out[slow] = _round5_near_ties(x[slow])
     return out
 
@@ -280,10 +291,14 @@ def combine(metric: Rouge, hits: FloatArray, ref_total: FloatArray, hyp_total: F
     rnd = _round5 if metric.round5 else (lambda x: x)
     n_items = len(seg) - 1
     per_item = np.diff(seg)
-    owner = np.repeat(np.arange(n_items), per_item)
     ref_den = ref_total**power if metric.variant == "w" else ref_total  # ROUGE-W: (sum_s len^w)^w
     if metric.multi == "A":
-        sums = [np.bincount(owner, weights=x, minlength=n_items).astype(np.float64) for x in (hits, ref_den, hyp_total)]
+        if n_items == len(hits) and bool((per_item == 1).all()):  # an item's sums are its one pair's counts
+            sums = [np.asarray(x, dtype=np.float64) for x in (hits, ref_den, hyp_total)]
+        else:
+            owner = np.repeat(np.arange(n_items), per_item)
+            summed = (np.bincount(owner, weights=x, minlength=n_items) for x in (hits, ref_den, hyp_total))
+            sums = [x.astype(np.float64, copy=False) for x in summed]  # (float64 already: weighted)
         r, p = rnd(_ratio(sums[0], sums[1], power)), rnd(_ratio(sums[0], sums[2], power))
         return ItemScores(r, p, rnd(_f(r, p, metric.alpha)))
     r_pair, p_pair = rnd(_ratio(hits, ref_den, power)), rnd(_ratio(hits, hyp_total, power))
@@ -458,6 +473,7 @@ def pair_counts(
     lcs_f = counts.lcs.reshape(n_systems, n_pairs).astype(np.float64)
     one_each = n_pairs == n_seg
     owner = None if one_each else np.repeat(np.arange(n_seg), np.diff(seg))
+    ref_f = ref_len.astype(np.float64)
     out = []
     for k in range(n_systems):
         h_len = hyp_len[k * n_seg : (k + 1) * n_seg]
@@ -467,7 +483,7 @@ def pair_counts(
             if m.variant == "l" and m.split and line_breaks:
                 row.append(None)
             elif m.variant == "l":
-                row.append((lcs_f[k], ref_len.astype(np.float64), h_len.astype(np.float64)))
+                row.append((lcs_f[k], ref_f, h_len.astype(np.float64)))
             else:
                 ref_total, hyp_total = (np.maximum(x - (m.n - 1), 0).astype(np.float64) for x in (ref_len, h_len))
                 row.append((hits[k, :, m.n - 1].astype(np.float64), ref_total, hyp_total))
