@@ -75,10 +75,9 @@ def test_intern_numbers_every_reference_ngram_once(lines, n, keys) -> None:  # t
         got = intern(ids, off, n)
         for jobs in (2, 3):
             other = intern(ids, off, n, jobs)
-            for a, b in zip((got.gid, got.count, got.prefix, got.order), (other.gid, other.count, other.prefix,
-                                                                         other.order), strict=True):  # fmt: skip
-                assert a.tolist() == b.tolist()
-    want = Counter(tuple(t[i : i + k]) for t in lines for i in range(len(t)) for k in range(1, n + 1) if i + k <= len(t))
+            for field in ("gid", "count", "prefix", "order"):
+                assert getattr(got, field).tolist() == getattr(other, field).tolist()
+    want = Counter(tuple(t[i : i + k]) for t in lines for k in range(1, n + 1) for i in range(len(t) - k + 1))
     grid = got.gid.reshape(-1, n)
     named: dict[int, tuple[int, ...]] = {}
     for text, start in zip(lines, off[:-1].tolist(), strict=True):

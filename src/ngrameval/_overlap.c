@@ -533,30 +533,65 @@ done:
 typedef struct {
     stream_t hyp;
     int64_t *match, *rmatch, *dmatch;
-    int64_t *m_seg, *m_clip;
-    int32_t *m_gram;
-    size_t m_len, m_cap;
+    double *winfo, *wzero; /* NIST: per segment and order, per segment */
 } system_t;
 
-static int emit_push(system_t *y, int64_t s, int32_t gram, int64_t clip) {
-    if (y->m_len == y->m_cap) {
-        size_t cap = y->m_cap ? y->m_cap * 2 : 4096;
-        int64_t *a = (int64_t *)realloc(y->m_seg, cap * sizeof(int64_t));
-        if (!a) return -1;
-        y->m_seg = a;
-        int64_t *c = (int64_t *)realloc(y->m_clip, cap * sizeof(int64_t));
-        if (!c) return -1;
-        y->m_clip = c;
-        int32_t *g = (int32_t *)realloc(y->m_gram, cap * sizeof(int32_t));
-        if (!g) return -1;
-        y->m_gram = g;
-        y->m_cap = cap;
+/* NIST's weights of the reference n-grams: gid as intern lays it out, info by id, and the few ids with mteval's extra
+   weight (sorted) and its value. */
+typedef struct {
+    Py_buffer gid, info, zero;
+    const int32_t *gid_p, *zero_p;
+    const double *info_p;
+    size_t n_info, n_zero;
+    double extra;
+} nist_t;
+
+static void nist_release(nist_t *w) {
+    if (w->gid.obj) PyBuffer_Release(&w->gid);
+    if (w->info.obj) PyBuffer_Release(&w->info);
+    if (w->zero.obj) PyBuffer_Release(&w->zero);
+}
+
+/* (gid, info, zero_ids, extra) with gid int32[T * N] for T reference tokens; -1 with an exception set. */
+static int get_nist(PyObject *o, size_t T, size_t N, nist_t *w) {
+    PyObject *gid_o, *info_o, *zero_o;
+    memset(w, 0, sizeof(*w));
+    if (!PyTuple_Check(o) || !PyArg_ParseTuple(o, "OOOd", &gid_o, &info_o, &zero_o, &w->extra)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "nist must be None or (gid, info, zero_ids, extra)");
+        return -1;
     }
-    y->m_seg[y->m_len] = s;
-    y->m_gram[y->m_len] = gram;
-    y->m_clip[y->m_len] = clip;
-    y->m_len++;
+    if (PyObject_GetBuffer(gid_o, &w->gid, PyBUF_C_CONTIGUOUS) < 0 ||
+        PyObject_GetBuffer(info_o, &w->info, PyBUF_C_CONTIGUOUS) < 0 ||
+        PyObject_GetBuffer(zero_o, &w->zero, PyBUF_C_CONTIGUOUS) < 0)
+        goto fail;
+    if ((size_t)w->gid.len != T * N * sizeof(int32_t) || w->info.len % 8 || w->zero.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "nist: gid must be int32[T * max_order], info float64, zero_ids int32");
+        goto fail;
+    }
+    w->gid_p = (const int32_t *)w->gid.buf;
+    w->info_p = (const double *)w->info.buf;
+    w->zero_p = (const int32_t *)w->zero.buf;
+    w->n_info = (size_t)w->info.len / 8;
+    w->n_zero = (size_t)w->zero.len / 4;
+    for (size_t q = 1; q < w->n_zero; q++)
+        if (w->zero_p[q - 1] >= w->zero_p[q]) {
+            PyErr_SetString(PyExc_ValueError, "nist: zero_ids must be increasing");
+            goto fail;
+        }
     return 0;
+fail:
+    nist_release(w);
+    return -1;
+}
+
+static int sorted_has(const int32_t *a, size_t n, int32_t x) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && a[lo] == x;
 }
 
 /* The slot of `key` in a segment's table of 2**(64 - shift) slots: Fibonacci hashing (one multiply, the top bits),
@@ -605,18 +640,21 @@ static void local_free(local_t *l) {
 }
 
 /*
- * overlap(ref_tok, ref_off, ref_seg, hyps, max_order, ref_gid)
+ * overlap(ref_tok, ref_off, ref_seg, hyps, max_order, nist)
  *   ref_tok: int32[T], ref_off: int64[R + 1], ref_seg: int64[S + 1] (the references of segment s
  *   are texts ref_seg[s] .. ref_seg[s + 1] - 1), hyps: sequence of (tok int32[], off int64[S + 1]),
- *   ref_gid: None, or the first result of intern(ref_tok, ref_off, max_order).
- * Returns a list, per system, of (match int64[S*N], rmatch int64[S*N], dmatch int64[S*N],
- * m_seg int64[M], m_gram int32[M], m_clip int64[M]); dmatch counts the distinct hyp n-grams that
- * occur in a reference of the segment; the last three are empty unless ref_gid is given.
+ *   nist: None, or (gid, info, zero_ids, extra): gid as intern_plan/intern_part lay out the ids of the n-grams of
+ *   ref_tok (its texts may be more than ref_off's), info float64 by id, zero_ids int32 increasing, extra a float.
+ * Returns a list, per system, of (match int64[S*N], rmatch int64[S*N], dmatch int64[S*N], winfo float64[S*N],
+ * wzero float64[S]); dmatch counts the distinct hyp n-grams that occur in a reference of the segment; with nist,
+ * winfo sums info[g] * clip and wzero extra * clip (g in zero_ids) over the matched n-grams g of each segment, in
+ * order of their first occurrence in the hypothesis (NIST's information-weighted matches, the sums np.bincount
+ * makes of the same products in that order), else both are empty.
  */
 static PyObject *overlap(PyObject *self, PyObject *args) {
-    PyObject *ref_tok_o, *ref_off_o, *ref_seg_o, *hyps_o, *gid_o, *order_o;
+    PyObject *ref_tok_o, *ref_off_o, *ref_seg_o, *hyps_o, *nist_o, *order_o;
     int max_order;
-    if (!PyArg_ParseTuple(args, "OOOOOO", &ref_tok_o, &ref_off_o, &ref_seg_o, &hyps_o, &order_o, &gid_o))
+    if (!PyArg_ParseTuple(args, "OOOOOO", &ref_tok_o, &ref_off_o, &ref_seg_o, &hyps_o, &order_o, &nist_o))
         return NULL;
     if (get_order(order_o, &max_order) < 0) return NULL;
     /* a tuple copy: its items stay alive whatever Python code (a __buffer__, ...) runs below */
@@ -626,7 +664,8 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
     kstate_t ks = {0};
     system_t *sys = (system_t *)calloc((size_t)(K ? K : 1), sizeof(system_t));
     stream_t refs = {0};
-    Py_buffer seg_buf = {0}, gid_buf = {0};
+    Py_buffer seg_buf = {0};
+    nist_t w = {0};
     table_t table = {0};
     local_t loc = {0};
     size_t *used = NULL, used_cap = 0;
@@ -643,15 +682,8 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
     const int64_t *rseg = (const int64_t *)seg_buf.buf;
     Py_ssize_t n_seg = seg_buf.len / 8 - 1;
     const size_t N = (size_t)max_order;
-    const int32_t *gid = NULL;
-    if (gid_o != Py_None) {
-        if (PyObject_GetBuffer(gid_o, &gid_buf, PyBUF_C_CONTIGUOUS) < 0) goto fail;
-        if ((size_t)gid_buf.len != (size_t)refs.tok.len / 4 * N * sizeof(int32_t)) {
-            PyErr_SetString(PyExc_ValueError, "ref_gid must be int32[T * max_order]");
-            goto fail;
-        }
-        gid = (const int32_t *)gid_buf.buf;
-    }
+    const int weigh = nist_o != Py_None;
+    if (weigh && get_nist(nist_o, (size_t)refs.tok.len / 4, N, &w) < 0) goto fail;
     for (Py_ssize_t k = 0; k < K; k++) {
         PyObject *tok_o, *off_o, *pair = PyTuple_GET_ITEM(hyps, k);
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
@@ -669,6 +701,11 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
         sys[k].rmatch = (int64_t *)calloc((size_t)(n_seg ? n_seg : 1) * N, sizeof(int64_t));
         sys[k].dmatch = (int64_t *)calloc((size_t)(n_seg ? n_seg : 1) * N, sizeof(int64_t));
         if (!sys[k].match || !sys[k].rmatch || !sys[k].dmatch) goto nomem;
+        if (weigh) {
+            sys[k].winfo = (double *)calloc((size_t)(n_seg ? n_seg : 1) * N, sizeof(double));
+            sys[k].wzero = (double *)calloc((size_t)(n_seg ? n_seg : 1), sizeof(double));
+            if (!sys[k].winfo || !sys[k].wzero) goto nomem;
+        }
     }
     k_release(&ks);
     if (table_init(&table, 64) < 0) goto nomem;
@@ -774,7 +811,19 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
                 int64_t clip = h < m ? h : m;
                 match[loc.order[id]] += clip;
                 dmatch[loc.order[id]]++;
-                if (gid && emit_push(y, s, gid[loc.first[id]], clip) < 0) goto nomem;
+                if (weigh) { /* one product, then one sum, as np.bincount's (no contraction into an FMA in C99) */
+                    int32_t g = w.gid_p[loc.first[id]];
+                    if (g < 0 || (size_t)g >= w.n_info) {
+                        k_limit(&ks, "nist: the gid of a reference n-gram (%ld) is outside info", (long)g);
+                        goto fail;
+                    }
+                    double add = w.info_p[g] * (double)clip;
+                    y->winfo[(size_t)s * N + (size_t)loc.order[id]] += add;
+                    if (w.n_zero && sorted_has(w.zero_p, w.n_zero, g)) {
+                        double extra = w.extra * (double)clip;
+                        y->wzero[s] += extra;
+                    }
+                }
             }
             if (single) {
                 memcpy(rmatch, match, N * sizeof(int64_t));
@@ -795,10 +844,11 @@ static PyObject *overlap(PyObject *self, PyObject *args) {
     for (Py_ssize_t k = 0; k < K; k++) {
         system_t *y = &sys[k];
         PyObject *entry = Py_BuildValue(
-            "(NNNNNN)", bytes_of(y->match, (size_t)n_seg * N * sizeof(int64_t)),
+            "(NNNNN)", bytes_of(y->match, (size_t)n_seg * N * sizeof(int64_t)),
             bytes_of(y->rmatch, (size_t)n_seg * N * sizeof(int64_t)),
-            bytes_of(y->dmatch, (size_t)n_seg * N * sizeof(int64_t)), bytes_of(y->m_seg, y->m_len * sizeof(int64_t)),
-            bytes_of(y->m_gram, y->m_len * sizeof(int32_t)), bytes_of(y->m_clip, y->m_len * sizeof(int64_t)));
+            bytes_of(y->dmatch, (size_t)n_seg * N * sizeof(int64_t)),
+            bytes_of(y->winfo, weigh ? (size_t)n_seg * N * sizeof(double) : 0),
+            bytes_of(y->wzero, weigh ? (size_t)n_seg * sizeof(double) : 0));
         if (!entry) {
             Py_CLEAR(result);
             goto fail;
@@ -816,14 +866,14 @@ done:
     if (sys) {
         for (Py_ssize_t k = 0; k < K; k++) {
             release_stream(&sys[k].hyp);
-            free(sys[k].match); free(sys[k].rmatch); free(sys[k].dmatch); free(sys[k].m_seg); free(sys[k].m_clip); free(sys[k].m_gram);
+            free(sys[k].match); free(sys[k].rmatch); free(sys[k].dmatch); free(sys[k].winfo); free(sys[k].wzero);
         }
         free(sys);
     }
     local_free(&loc);
     free(used); free(pair_id); free(pair_cnt);
     if (table.keys) table_free(&table);
-    if (gid_buf.obj) PyBuffer_Release(&gid_buf);
+    nist_release(&w);
     if (seg_buf.obj) PyBuffer_Release(&seg_buf);
     release_stream(&refs);
     Py_DECREF(hyps);

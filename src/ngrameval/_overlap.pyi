@@ -45,7 +45,7 @@ def overlap(
     ref_seg: Buffer,
     hyps: Sequence[tuple[Buffer, Buffer]],
     max_order: int,
-    ref_gid: Buffer | None,
+    nist: tuple[Buffer, Buffer, Buffer, float] | None,
     /,
-) -> list[tuple[bytes, bytes, bytes, bytes, bytes, bytes]]: ...
+) -> list[tuple[bytes, bytes, bytes, bytes, bytes]]: ...
 def distinct(tok: Buffer, off: Buffer, max_order: int, /) -> bytes: ...

@@ -9,7 +9,7 @@ reference n-gram counts of the whole test set, so it counts in one chunk.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -193,26 +193,27 @@ def nist_info(count: IntArray, prefix: NDArray[np.int32], total_words: int, jobs
 @dataclass(frozen=True)
 class ChunkWeights:
     """The NIST weights of a block's reference n-grams for the counting kernel: ``gid[i * max_order + n - 1]``, the
-    id of the n-gram of order n starting at token i (-1 past the end of its text); ``info``, ``order`` (0-based) and
-    ``zero`` (mteval's extra weight of bigrams ``0 x``, see :func:`nist_weights`) by id. Weights of the whole
-    corpus for a chunk of it come from :mod:`ngrameval.scale.refcounts` and its peers."""
+    id of the n-gram of order n starting at token i (-1 past the end of its text); ``info`` and ``order`` (0-based)
+    by id; ``zero_ids`` (increasing), the n-grams with mteval's extra weight ``extra`` (bigrams ``0 x``, see
+    :func:`nist_weights`). Weights of the whole corpus for a chunk of it come from :mod:`ngrameval.scale.refcounts`
+    and its peers."""
 
     gid: NDArray[np.int32]
     info: NDArray[np.float64]
     order: NDArray[np.int8]
-    zero: Callable[[NDArray[np.int32]], NDArray[np.float64]]
+    zero_ids: NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    extra: float = 0.0
 
-
-def extra_weight(ids: NDArray[np.intp], value: float) -> Callable[[NDArray[np.int32]], NDArray[np.float64]]:
-    """mteval's extra weight ``value`` of the n-grams ``ids`` (sorted), 0 for the others."""
-
-    def zero(gram: NDArray[np.int32]) -> NDArray[np.float64]:
+    def zero(self, gram: NDArray[np.int32]) -> NDArray[np.float64]:
+        """mteval's extra weight of each n-gram id of ``gram`` (0 for all but :attr:`zero_ids`)."""
         out = np.zeros(len(gram))
-        if len(ids):
-            out[np.isin(gram, ids)] = value
+        if len(self.zero_ids):
+            out[np.isin(gram, self.zero_ids)] = self.extra
         return out
 
-    return zero
+    def kernel(self) -> tuple[NDArray[np.int32], NDArray[np.float64], NDArray[np.int32], float]:
+        """The ``nist`` argument of ``_overlap.overlap``."""
+        return self.gid, self.info, self.zero_ids, self.extra
 
 
 def nist_weights(refs: Texts, max_order: int, zero_id: int = -1, jobs: int = 1) -> ChunkWeights:
@@ -226,11 +227,12 @@ def nist_weights(refs: Texts, max_order: int, zero_id: int = -1, jobs: int = 1) 
     words = int(refs.off[-1] - refs.off[0])  # mteval's $tot_wrds
     info = nist_info(grams.count, grams.prefix, words, jobs)
     where = np.flatnonzero(refs.ids[: int(refs.off[-1])] == zero_id) if zero_id >= 0 and n >= 2 else np.zeros(0)
-    ids, extra = np.zeros(0, dtype=np.intp), 0.0
-    if len(where):
-        g0 = int(grams.gid[int(where[0]) * n])
-        ids, extra = np.flatnonzero(grams.prefix == g0), float(np.log2(words / grams.count[g0]))
-    return ChunkWeights(grams.gid, info, (grams.order - 1).astype(np.int8), extra_weight(ids, extra))
+    order = (grams.order - 1).astype(np.int8)
+    if not len(where):
+        return ChunkWeights(grams.gid, info, order)
+    g0 = int(grams.gid[int(where[0]) * n])
+    ids = np.flatnonzero(grams.prefix == g0).astype(np.int32)
+    return ChunkWeights(grams.gid, info, order, ids, float(np.log2(words / grams.count[g0])))
 
 
 @dataclass(frozen=True)
@@ -313,22 +315,16 @@ def count_rows(
             seg[a : b + 1] - r0,
             [(h.ids, h.off[a : b + 1]) for h in hyps],
             n,
-            None if weights is None else weights.gid,
+            None if weights is None else weights.kernel(),
         )
         part = side.part(a, b)
-        for rows, hyp, (match_b, rmatch_b, _, m_seg, m_gram, m_clip) in zip(out, hyps, here):
+        for rows, hyp, (match_b, rmatch_b, _, winfo_b, wzero_b) in zip(out, hyps, here):
             mine = rows[a:b]
             match = np.frombuffer(match_b, dtype=np.int64).reshape(-1, n)
             part.fill(mine, np.diff(hyp.off[a : b + 1]), match, np.frombuffer(rmatch_b, dtype=np.int64).reshape(-1, n))
             if weights is not None:
-                seg_i = np.frombuffer(m_seg, dtype=np.int64)
-                gram = np.frombuffer(m_gram, dtype=np.int32)
-                clip = np.frombuffer(m_clip, dtype=np.int64)
-                flat = np.bincount(
-                    seg_i * n + weights.order[gram], weights=weights.info[gram] * clip, minlength=(b - a) * n
-                )
-                mine[:, 3 + 4 * n : 3 + 5 * n] = flat.reshape(-1, n)
-                mine[:, 3 + 5 * n] = np.bincount(seg_i, weights=weights.zero(gram) * clip, minlength=b - a)
+                mine[:, 3 + 4 * n : 3 + 5 * n] = np.frombuffer(winfo_b).reshape(-1, n)
+                mine[:, 3 + 5 * n] = np.frombuffer(wzero_b)
                 mine[:, 3 + 5 * n + 1] = part.ref_count
                 mine[:, 3 + 5 * n + 2] = 1.0
 

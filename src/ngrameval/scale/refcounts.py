@@ -212,7 +212,10 @@ class NistWeights:
 
     def chunk(self, index: int, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> ChunkWeights:
         """The weights of a chunk's reference n-grams by global id (``index`` is not needed: every chunk is here)."""
-        return ChunkWeights(self.global_ids(names, ids, off), self.info, self.order, self.zero)
+        extra = float(self.zero_values[0]) if len(self.zero_values) else 0.0
+        return ChunkWeights(
+            self.global_ids(names, ids, off), self.info, self.order, self.zero_ids.astype(np.int32), extra
+        )
 
     def global_ids(self, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> NDArray[np.int32]:
         """Per position ``i`` and order ``n``, ``out[i * max_order + n - 1]``: the global id of the reference

@@ -44,7 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import InputError, LimitError
-from ngrameval.ngrams.count import ChunkWeights, extra_weight
+from ngrameval.ngrams.count import ChunkWeights
 from ngrameval.scale.refcounts import SHIFT, IntArray, Interned, intern_grams, token_map
 
 BUCKET_BITS = 10
@@ -438,8 +438,10 @@ class KeptChunks:
             with np.load(file, allow_pickle=False) as kept:
                 if not np.array_equal(kept["digest"], digest):
                     raise InputError(REFS_CHANGED)
-                table = kept["zero"]
-                return ChunkWeights(kept["gid"], kept["info"], kept["order"], lambda gram: table[gram])
+                table = kept["zero"]  # dense: mteval's extra weight by id
+                ids = np.flatnonzero(table).astype(np.int32)
+                extra = float(table[ids[0]]) if len(ids) else 0.0
+                return ChunkWeights(kept["gid"], kept["info"], kept["order"], ids, extra)
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
@@ -482,4 +484,4 @@ def weighted(
     if len(p.sel) >= 2 and zero_token >= 0 and zero_count > 0:  # mteval's bigrams "0 x"
         zero_ids = p.sel[1][p.tokens[1][:, 0] == zero_token]
     extra = np.log2(total_words / zero_count) if len(zero_ids) else 0.0
-    return ChunkWeights(p.interned.gid, info, order, extra_weight(zero_ids, float(extra)))
+    return ChunkWeights(p.interned.gid, info, order, zero_ids.astype(np.int32), float(extra))
