@@ -6,7 +6,6 @@ numbering of the n-grams changes with the bucketing; nothing downstream depends 
 from __future__ import annotations
 
 import contextlib
-import textwrap
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.conftest import interrupted, ticks_beside
+from tests.conftest import pool_interrupted, ticks_beside
 
 from ngrameval import Preprocess, References, _overlap, overlap_stats
 from ngrameval import jobs as local
@@ -155,28 +154,7 @@ def test_ctrl_c_while_nist_counts_on_threads_exits_130(tmp_path: Path) -> None:
         (tmp_path / f"{name}.txt").write_text("\n".join(lines) + "\n")
     out = tmp_path / "out.txt"
     argv = ["score", str(tmp_path / "h.txt"), "-r", str(tmp_path / "r.txt"), "-m", "nist", "--jobs", "2"]
-    code = textwrap.dedent(f"""
-        import signal, sys, threading
-        from ngrameval import _overlap
-        from ngrameval.ngrams import count
-        from ngrameval.cli import main
-        count.BUCKET_KEYS = 64  # several bucket ranges
-        got = threading.Event()
-        def on_int(signum, frame):
-            got.set()
-            signal.default_int_handler(signum, frame)
-        signal.signal(signal.SIGINT, on_int)
-        work, first, lock = _overlap.intern_part, [True], threading.Lock()
-        def marked(*args):
-            with lock:
-                mine, first[0] = first[0], False
-            if mine:
-                print("start", flush=True)
-                assert got.wait(300)  # a hang guard: the part goes on once the main thread has the interrupt
-            return work(*args)
-        _overlap.intern_part = marked
-        sys.exit(main({[*argv, "-o", str(out)]!r}))
-    """)
-    ended = interrupted(code)
+    prelude = "from ngrameval.ngrams import count; count.BUCKET_KEYS = 64  # several bucket ranges"
+    ended = pool_interrupted([*argv, "-o", str(out)], "ngrameval._overlap", "intern_part", prelude)
     assert ended.status == 130 and ended.err == "ngrameval: interrupted\n", ended.err
     assert not out.exists()
