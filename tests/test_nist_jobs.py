@@ -158,3 +158,15 @@ def test_ctrl_c_while_nist_counts_on_threads_exits_130(tmp_path: Path) -> None:
     ended = pool_interrupted([*argv, "-o", str(out)], "ngrameval._overlap", "intern_part", prelude)
     assert ended.status == 130 and ended.err == "ngrameval: interrupted\n", ended.err
     assert not out.exists()
+
+
+def test_nist_info_in_blocks_is_the_serial_floats() -> None:
+    """The weights of 300,000 n-grams in blocks on 1, 2 and 3 threads (several blocks of 2**16): the same floats,
+    element by element, as one NumPy pass of the formula."""
+    rng = np.random.default_rng(1)
+    counts = rng.integers(1, 50, 300_000).astype(I64)
+    prefixes = np.where(rng.random(300_000) < 0.1, -1, rng.integers(0, 300_000, 300_000)).astype(I32)
+    context = np.where(prefixes < 0, 10**6, counts[np.maximum(prefixes, 0)]).astype(np.float64)
+    want = np.log2(context / counts)
+    for jobs in (1, 2, 3):
+        assert count.nist_info(counts, prefixes, 10**6, jobs).tobytes() == want.tobytes()
