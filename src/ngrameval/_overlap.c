@@ -235,8 +235,10 @@ static int reserve_segment(table_t *t, size_t need, size_t **used, size_t *used_
  *       their count, prefix and order (2..N) written to count[:G], prefix[:G] and order[:G] (writable int64, int32,
  *       int8, room for N - 1 a position of the range); a bigram's prefix is its unigram's id, a longer n-gram's the
  *       id of its (n-1)-gram prefix. U: the number of unigrams.
- *   intern_rebase(gid, max_order, pos, bstart, lo, hi, shift, count, prefix, order): the part's ids moved up by
- *       shift, in gid and in the prefixes of its n-grams of orders >= 3 (the first `len(order)`).
+ *   intern_rebase(gid, max_order, pos, bstart, lo, hi, shift, count, prefix, order, unigrams, context): the part's
+ *       ids moved up by shift, in gid and in the prefixes of its n-grams of orders >= 3 (`count`, `prefix`, `order`:
+ *       the part's G n-grams), and context[q] (writable int64) = the count of n-gram q's prefix: unigrams[prefix]
+ *       for a bigram, else the part's own count (NIST's information weight is log2(context / count)).
  * The parts of disjoint bucket ranges write disjoint gid entries; each releases the GIL.
  */
 
@@ -490,39 +492,56 @@ done:
 }
 
 static PyObject *intern_rebase(PyObject *self, PyObject *args) {
-    PyObject *gid_o, *order_o, *pos_o, *bstart_o, *out_count, *out_prefix, *out_order;
+    PyObject *gid_o, *order_o, *pos_o, *bstart_o, *out_count, *out_prefix, *out_order, *uni_o, *ctx_o;
     Py_ssize_t lo, hi, shift;
-    if (!PyArg_ParseTuple(args, "OOOOnnnOOO", &gid_o, &order_o, &pos_o, &bstart_o, &lo, &hi, &shift, &out_count,
-                          &out_prefix, &out_order))
+    if (!PyArg_ParseTuple(args, "OOOOnnnOOOOO", &gid_o, &order_o, &pos_o, &bstart_o, &lo, &hi, &shift, &out_count,
+                          &out_prefix, &out_order, &uni_o, &ctx_o))
         return NULL;
     part_t p;
     grams_out_t g;
+    Py_buffer uni = {0}, ctx = {0};
     if (get_part(gid_o, order_o, pos_o, bstart_o, lo, hi, &p) < 0) return NULL;
     if (get_grams(out_count, out_prefix, out_order, &g) < 0) {
         part_release(&p);
         return NULL;
     }
     int err = -1;
-    if (shift < 0 || shift > K_MAX_ID) {
-        PyErr_SetString(PyExc_ValueError, "shift must be an n-gram id");
+    if (PyObject_GetBuffer(uni_o, &uni, PyBUF_C_CONTIGUOUS) < 0 ||
+        PyObject_GetBuffer(ctx_o, &ctx, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
+        goto done;
+    const size_t U = (size_t)uni.len / 8, G = g.cap;
+    if (shift < 0 || shift > K_MAX_ID || uni.len % 8 || (size_t)ctx.len / 8 < G || U > K_MAX_ID) {
+        PyErr_SetString(PyExc_ValueError, "shift must be an n-gram id, unigrams int64, context int64 of the part");
         goto done;
     }
     int32_t *gid = (int32_t *)p.gid.buf, *prefix = (int32_t *)g.prefix.buf;
     const int8_t *order = (const int8_t *)g.order.buf;
+    const int64_t *count = (const int64_t *)g.count.buf, *uc = (const int64_t *)uni.buf;
+    int64_t *context = (int64_t *)ctx.buf;
+    const int64_t first = (int64_t)U + shift; /* the part's first id */
     const int64_t *ps = (const int64_t *)p.pos.buf, *bs = (const int64_t *)p.bstart.buf;
     const size_t N = p.N, rows = (size_t)p.gid.len / 4 / N;
     kstate_t ks = {0};
     k_release(&ks);
-    for (int64_t k = bs[p.lo]; k < bs[p.hi]; k++) {
+    for (int64_t k = bs[p.lo]; shift && k < bs[p.hi]; k++) {
         if (k_poll(&ks, N) < 0) break;
         int32_t *row = gid + (size_t)ps[k] * N;
         if (k + PART_AHEAD < bs[p.hi]) PREFETCH(gid + (size_t)ps[k + PART_AHEAD] * N);
         for (size_t n = 1; n < N && (size_t)ps[k] + n < rows && row[n] >= 0; n++) row[n] = (int32_t)(row[n] + shift);
     }
-    for (size_t q = 0; q < g.cap && ks.err == K_OK; q++) /* a longer n-gram's prefix is an id of the part */
+    for (size_t q = 0; q < G && ks.err == K_OK; q++) {
+        int64_t at = order[q] == 2 ? prefix[q] : prefix[q] + shift - first; /* a unigram, or an n-gram of the part */
         if (order[q] >= 3) prefix[q] = (int32_t)(prefix[q] + shift);
+        if (at < 0 || (size_t)at >= (order[q] == 2 ? U : G)) {
+            k_limit(&ks, "intern_rebase: a prefix outside the unigrams and the part (not intern_part's output)");
+            break;
+        }
+        context[q] = order[q] == 2 ? uc[at] : count[at];
+    }
     err = k_finish(&ks);
 done:
+    if (uni.obj) PyBuffer_Release(&uni);
+    if (ctx.obj) PyBuffer_Release(&ctx);
     grams_release(&g);
     part_release(&p);
     if (err < 0) return NULL;

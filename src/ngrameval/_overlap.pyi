@@ -37,6 +37,8 @@ def intern_rebase(
     count: Buffer,
     prefix: Buffer,
     order: Buffer,
+    unigrams: Buffer,
+    context: Buffer,
     /,
 ) -> None: ...
 def overlap(

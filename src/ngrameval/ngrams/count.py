@@ -117,11 +117,26 @@ def _grams(size: int) -> tuple[IntArray, NDArray[np.int32], NDArray[np.int8]]:
     return np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int32), np.empty(size, dtype=np.int8)
 
 
-def intern(ids: NDArray[np.int32], off: IntArray, max_order: int, jobs: int = 1) -> RefGrams:
+@dataclass(frozen=True)
+class GramParts:
+    """:func:`intern_parts`' n-grams before they are put together: ``gid`` as :class:`RefGrams`'; the unigrams'
+    counts (ids ``0 .. U - 1``); per range of buckets its n-grams' ``(count, prefix, order)``, ids ``bases[k] ..
+    bases[k + 1] - 1`` (``bases[0] = U``, ``bases[-1]``: every n-gram), and ``context[k]``, the count of each one's
+    prefix (NIST's information weight is log2(context / count))."""
+
+    gid: NDArray[np.int32]
+    unigrams: IntArray
+    parts: list[tuple[IntArray, NDArray[np.int32], NDArray[np.int8]]]
+    bases: list[int]
+    context: list[IntArray]
+
+
+def intern_parts(ids: NDArray[np.int32], off: IntArray, max_order: int, jobs: int = 1) -> GramParts:
     """The reference n-grams of the texts ``ids[off[i]:off[i + 1]]`` interned by the C kernel (``_overlap.c``):
     ``intern_plan`` numbers the unigrams and sorts the positions by the bucket of their first two tokens; the n-grams
     of orders >= 2 of each range of buckets are interned on their own, ``PARTS_PER_JOB * jobs`` ranges on ``jobs``
-    threads, each range's ids following the previous range's. The ids are the same for every ``jobs``."""
+    threads, each range's ids following the previous range's (``intern_rebase`` moves them once their number is
+    known, and finds the count of each one's prefix). The ids are the same for every ``jobs``."""
     n = max_order
     gid = np.empty(len(ids) * n, dtype=np.int32)
     gid[: int(off[0]) * n] = -1
@@ -130,10 +145,7 @@ def intern(ids: NDArray[np.int32], off: IntArray, max_order: int, jobs: int = 1)
     pos, bstart = np.frombuffer(pos_b, dtype=np.int64), np.frombuffer(bstart_b, dtype=np.int64)
     n_uni = len(uni_b) // 8
     ranges = _ranges(bstart, 1 if jobs == 1 else PARTS_PER_JOB * jobs)
-    room = [int(bstart[hi] - bstart[lo]) * (n - 1) for lo, hi in ranges]
-    # the first range writes in place after the unigrams; the others into their own arrays, copied once numbered
-    counts, prefixes, orders = _grams(n_uni + (room[0] if ranges else 0))
-    outs = [(counts[n_uni:], prefixes[n_uni:], orders[n_uni:]), *(_grams(r) for r in room[1:])]
+    outs = [_grams(int(bstart[hi] - bstart[lo]) * (n - 1)) for lo, hi in ranges]
 
     def part(k: int) -> int:
         return _overlap.intern_part(ids, gid, n, pos, bstart, *ranges[k], n_uni, n_uni, *outs[k])
@@ -145,22 +157,27 @@ def intern(ids: NDArray[np.int32], off: IntArray, max_order: int, jobs: int = 1)
             f"more than {_overlap.MAX_ID} distinct reference n-grams, above the 32-bit id bound of the counting "
             "kernel; split the input"
         )
-    total = bases[-1]
-    count, prefix, order = (counts[:total], prefixes[:total], orders[:total]) if len(ranges) == 1 else _grams(total)
-    count[:n_uni] = np.frombuffer(uni_b, dtype=np.int64)
-    prefix[:n_uni] = -1
-    order[:n_uni] = 1
+    parts = [(c[:size], p[:size], o[:size]) for (c, p, o), size in zip(outs, sizes, strict=True)]
+    uni = np.frombuffer(uni_b, dtype=np.int64)
+    context = [np.empty(size, dtype=np.int64) for size in sizes]
 
-    def place(k: int) -> None:
-        lo, size = bases[k], sizes[k]
-        c, p, o = (a[:size] for a in outs[k])
-        if k:
-            _overlap.intern_rebase(gid, n, pos, bstart, *ranges[k], lo - n_uni, c, p, o)
-        if len(ranges) > 1:
-            count[lo : lo + size], prefix[lo : lo + size], order[lo : lo + size] = c, p, o
+    def rebase(k: int) -> None:
+        _overlap.intern_rebase(gid, n, pos, bstart, *ranges[k], bases[k] - n_uni, *parts[k], uni, context[k])
 
-    thread_map(place, range(len(ranges)), jobs)
-    return RefGrams(gid, count, prefix, order)
+    thread_map(rebase, range(len(ranges)), jobs)
+    return GramParts(gid, uni, parts, bases, context)
+
+
+def intern(ids: NDArray[np.int32], off: IntArray, max_order: int, jobs: int = 1) -> RefGrams:
+    """:func:`intern_parts` put together: every n-gram's count, prefix and order by id."""
+    got = intern_parts(ids, off, max_order, jobs)
+    u = len(got.unigrams)
+    return RefGrams(
+        got.gid,
+        np.concatenate([got.unigrams, *(c for c, _, _ in got.parts)]),
+        np.concatenate([np.full(u, -1, dtype=np.int32), *(p for _, p, _ in got.parts)]),
+        np.concatenate([np.ones(u, dtype=np.int8), *(o for _, _, o in got.parts)]),
+    )
 
 
 def _blocks(size: int, jobs: int) -> list[range]:
@@ -171,6 +188,13 @@ def _blocks(size: int, jobs: int) -> list[range]:
     return [range(a, min(a + step, size)) for a in range(0, size, step)]
 
 
+def _log_ratio(context: IntArray, count: IntArray, out: NDArray[np.float64]) -> None:
+    """``out = log2(context / count)`` in float64 (NIST's information weight)."""
+    np.divide(context, count, out=out, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        np.log2(out, out=out)
+
+
 def nist_info(count: IntArray, prefix: NDArray[np.int32], total_words: int, jobs: int = 1) -> NDArray[np.float64]:
     """info(w1..wn) = log2(count(w1..wn-1) / count(w1..wn)); unigrams use the total reference words. Computed in
     one float array (the same floats as ``np.log2(context.astype(float) / count)``): the arrays have an entry per
@@ -179,12 +203,10 @@ def nist_info(count: IntArray, prefix: NDArray[np.int32], total_words: int, jobs
     info = np.empty(len(count))
 
     def block(r: range) -> None:
-        part, pre = info[r.start : r.stop], prefix[r.start : r.stop]
-        np.divide(count[np.maximum(pre, 0)], count[r.start : r.stop], out=part, dtype=np.float64)
-        unigram = pre < 0
-        part[unigram] = np.divide(total_words, count[r.start : r.stop][unigram], dtype=np.float64)
-        with np.errstate(divide="ignore"):
-            np.log2(part, out=part)
+        pre = prefix[r.start : r.stop]
+        context = count[np.maximum(pre, 0)]
+        context[pre < 0] = total_words
+        _log_ratio(context, count[r.start : r.stop], info[r.start : r.stop])
 
     thread_map(block, _blocks(len(count), jobs), jobs)
     return info
@@ -217,22 +239,38 @@ class ChunkWeights:
 
 
 def nist_weights(refs: Texts, max_order: int, zero_id: int = -1, jobs: int = 1) -> ChunkWeights:
-    """The weights of the reference n-grams of ``refs`` alone (:func:`intern`, :func:`nist_info`) on ``jobs``
-    threads. ``zero_id``: the token id of ``0`` (-1: none). mteval-v13a.pl tests the prefix key with Perl truthiness
-    (``$mgram ? ... : ... / $tot_wrds``) and the one-token key ``"0"`` is false, so a bigram ``0 x`` gets
-    log2(words / count(0 x)) instead of log2(count(0) / count(0 x)); the difference log2(words / count(0)) is
-    constant, the extra weight. No other key is false ("" only for unigrams, "00", "0.0", "0 0" are true)."""
+    """The weights of the reference n-grams of ``refs`` alone (:func:`intern_parts`; info as :func:`nist_info`
+    computes it, a range of buckets at a time, never put together) on ``jobs`` threads. ``zero_id``: the token id of
+    ``0`` (-1: none). mteval-v13a.pl tests the prefix key with Perl truthiness (``$mgram ? ... : ... / $tot_wrds``)
+    and the one-token key ``"0"`` is false, so a bigram ``0 x`` gets log2(words / count(0 x)) instead of
+    log2(count(0) / count(0 x)); the difference log2(words / count(0)) is constant, the extra weight. No other key
+    is false ("" only for unigrams, "00", "0.0", "0 0" are true)."""
     n = max_order
-    grams = intern(refs.ids, refs.off, n, jobs)
+    got = intern_parts(refs.ids, refs.off, n, jobs)
+    uni, u = got.unigrams, len(got.unigrams)
     words = int(refs.off[-1] - refs.off[0])  # mteval's $tot_wrds
-    info = nist_info(grams.count, grams.prefix, words, jobs)
+    info, order = np.empty(got.bases[-1]), np.empty(got.bases[-1], dtype=np.int8)
     where = np.flatnonzero(refs.ids[: int(refs.off[-1])] == zero_id) if zero_id >= 0 and n >= 2 else np.zeros(0)
-    order = (grams.order - 1).astype(np.int8)
-    if not len(where):
-        return ChunkWeights(grams.gid, info, order)
-    g0 = int(grams.gid[int(where[0]) * n])
-    ids = np.flatnonzero(grams.prefix == g0).astype(np.int32)
-    return ChunkWeights(grams.gid, info, order, ids, float(np.log2(words / grams.count[g0])))
+    g0 = int(got.gid[int(where[0]) * n]) if len(where) else -1  # the unigram "0"
+    zero: list[IntArray] = [np.zeros(0, dtype=np.int64)] * len(got.parts)
+
+    def weigh(k: int) -> None:
+        if k < 0:  # the unigrams: their context is every reference word
+            _log_ratio(np.full(u, words, dtype=np.int64), uni, info[:u])
+            order[:u] = 0
+            return
+        count, prefix, own = got.parts[k]
+        lo, hi = got.bases[k], got.bases[k + 1]
+        _log_ratio(got.context[k], count, info[lo:hi])
+        np.subtract(own, 1, out=order[lo:hi])
+        if g0 >= 0:
+            zero[k] = np.flatnonzero(prefix == g0) + lo
+
+    thread_map(weigh, range(-1, len(got.parts)), jobs)
+    if g0 < 0:
+        return ChunkWeights(got.gid, info, order)
+    ids = np.concatenate(zero).astype(np.int32)
+    return ChunkWeights(got.gid, info, order, ids, float(np.log2(words / uni[g0])))
 
 
 @dataclass(frozen=True)
