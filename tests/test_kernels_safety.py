@@ -123,7 +123,7 @@ def test_order_outside_the_kernel_bound_is_a_value_error(order: int) -> None:
         lambda: _overlap.distinct(tok, off, order),
         lambda: _overlap.intern_plan(tok, off, order, np.zeros(4, I32), 0),
         lambda: _overlap.intern_part(tok, np.zeros(4, I32), order, Z64, np.zeros(2, I64), 0, 1, 2, 2, Z64, Z32, Z8),
-        lambda: _overlap.intern_rebase(np.zeros(4, I32), order, Z64, np.zeros(2, I64), 0, 1, 0, Z64, Z32, Z8, Z64, Z64),
+        lambda: _overlap.intern_rebase(np.zeros(4, I32), order, Z64, np.zeros(2, I64), 0, 1, 0, Z64, Z32, Z8, Z64, 0),
         lambda: _overlap.overlap(tok, off, np.array([0, 1], I64), [(tok, off)], order, None),
     ):
         with pytest.raises(ValueError, match=r"max_order must be an n-gram order from 1 to 100") as info:

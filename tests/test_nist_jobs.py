@@ -136,7 +136,7 @@ def test_intern_kernels_refuse_buffers_of_another_plan() -> None:
         lambda: _overlap.intern_part(ids, gid, 3, pos, bstart, 0, 2, 6, 5, *room),  # base below the unigrams
         lambda: _overlap.intern_part(ids, gid, 3, pos, bstart, 0, 2, 6, 6, *(a[:7] for a in room)),  # no room
         lambda: _overlap.intern_part(ids[:-1], gid, 3, pos, bstart, 0, 2, 6, 6, *room),
-        lambda: _overlap.intern_rebase(gid, 3, pos, bstart, 0, 2, -1, *room, np.zeros(6, I64), np.zeros(8, I64)),
+        lambda: _overlap.intern_rebase(gid, 3, pos, bstart, 0, 2, -1, *room, np.zeros(6, I64), np.zeros(8)),
     ):
         with pytest.raises(ValueError):
             call()

@@ -237,8 +237,8 @@ static int reserve_segment(table_t *t, size_t need, size_t **used, size_t *used_
  *       id of its (n-1)-gram prefix. U: the number of unigrams.
  *   intern_rebase(gid, max_order, pos, bstart, lo, hi, shift, count, prefix, order, unigrams, context): the part's
  *       ids moved up by shift, in gid and in the prefixes of its n-grams of orders >= 3 (`count`, `prefix`, `order`:
- *       the part's G n-grams), and context[q] (writable int64) = the count of n-gram q's prefix: unigrams[prefix]
- *       for a bigram, else the part's own count (NIST's information weight is log2(context / count)).
+ *       the part's G n-grams), and unless context is None, context[q] (writable float64) = the count of n-gram q's
+ *       prefix: unigrams[prefix] for a bigram, else the part's own count (NIST's weight is log2(context / count)).
  * The parts of disjoint bucket ranges write disjoint gid entries; each releases the GIL.
  */
 
@@ -500,6 +500,7 @@ static PyObject *intern_rebase(PyObject *self, PyObject *args) {
     part_t p;
     grams_out_t g;
     Py_buffer uni = {0}, ctx = {0};
+    const int want_ctx = ctx_o != Py_None;
     if (get_part(gid_o, order_o, pos_o, bstart_o, lo, hi, &p) < 0) return NULL;
     if (get_grams(out_count, out_prefix, out_order, &g) < 0) {
         part_release(&p);
@@ -507,17 +508,17 @@ static PyObject *intern_rebase(PyObject *self, PyObject *args) {
     }
     int err = -1;
     if (PyObject_GetBuffer(uni_o, &uni, PyBUF_C_CONTIGUOUS) < 0 ||
-        PyObject_GetBuffer(ctx_o, &ctx, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
+        (want_ctx && PyObject_GetBuffer(ctx_o, &ctx, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0))
         goto done;
     const size_t U = (size_t)uni.len / 8, G = g.cap;
-    if (shift < 0 || shift > K_MAX_ID || uni.len % 8 || (size_t)ctx.len / 8 < G || U > K_MAX_ID) {
-        PyErr_SetString(PyExc_ValueError, "shift must be an n-gram id, unigrams int64, context int64 of the part");
+    if (shift < 0 || shift > K_MAX_ID || uni.len % 8 || (want_ctx && (size_t)ctx.len / 8 < G) || U > K_MAX_ID) {
+        PyErr_SetString(PyExc_ValueError, "shift must be an n-gram id, unigrams int64, context float64 of the part");
         goto done;
     }
     int32_t *gid = (int32_t *)p.gid.buf, *prefix = (int32_t *)g.prefix.buf;
     const int8_t *order = (const int8_t *)g.order.buf;
     const int64_t *count = (const int64_t *)g.count.buf, *uc = (const int64_t *)uni.buf;
-    int64_t *context = (int64_t *)ctx.buf;
+    double *context = want_ctx ? (double *)ctx.buf : NULL;
     const int64_t first = (int64_t)U + shift; /* the part's first id */
     const int64_t *ps = (const int64_t *)p.pos.buf, *bs = (const int64_t *)p.bstart.buf;
     const size_t N = p.N, rows = (size_t)p.gid.len / 4 / N;
@@ -536,7 +537,7 @@ static PyObject *intern_rebase(PyObject *self, PyObject *args) {
             k_limit(&ks, "intern_rebase: a prefix outside the unigrams and the part (not intern_part's output)");
             break;
         }
-        context[q] = order[q] == 2 ? uc[at] : count[at];
+        if (context) context[q] = (double)(order[q] == 2 ? uc[at] : count[at]); /* exact: counts < 2**53 */
     }
     err = k_finish(&ks);
 done:

@@ -38,7 +38,7 @@ def intern_rebase(
     prefix: Buffer,
     order: Buffer,
     unigrams: Buffer,
-    context: Buffer,
+    context: Buffer | None,
     /,
 ) -> None: ...
 def overlap(

@@ -121,22 +121,25 @@ def _grams(size: int) -> tuple[IntArray, NDArray[np.int32], NDArray[np.int8]]:
 class GramParts:
     """:func:`intern_parts`' n-grams before they are put together: ``gid`` as :class:`RefGrams`'; the unigrams'
     counts (ids ``0 .. U - 1``); per range of buckets its n-grams' ``(count, prefix, order)``, ids ``bases[k] ..
-    bases[k + 1] - 1`` (``bases[0] = U``, ``bases[-1]``: every n-gram), and ``context[k]``, the count of each one's
-    prefix (NIST's information weight is log2(context / count))."""
+    bases[k + 1] - 1`` (``bases[0] = U``, ``bases[-1]``: every n-gram); ``context`` (empty unless asked for): by
+    id from ``U`` on, the count of each one's prefix as a float (NIST's information weight is log2(context /
+    count)), the unigrams' left to the caller."""
 
     gid: NDArray[np.int32]
     unigrams: IntArray
     parts: list[tuple[IntArray, NDArray[np.int32], NDArray[np.int8]]]
     bases: list[int]
-    context: list[IntArray]
+    context: NDArray[np.float64]
 
 
-def intern_parts(ids: NDArray[np.int32], off: IntArray, max_order: int, jobs: int = 1) -> GramParts:
+def intern_parts(
+    ids: NDArray[np.int32], off: IntArray, max_order: int, jobs: int = 1, contexts: bool = False
+) -> GramParts:
     """The reference n-grams of the texts ``ids[off[i]:off[i + 1]]`` interned by the C kernel (``_overlap.c``):
     ``intern_plan`` numbers the unigrams and sorts the positions by the bucket of their first two tokens; the n-grams
     of orders >= 2 of each range of buckets are interned on their own, ``PARTS_PER_JOB * jobs`` ranges on ``jobs``
     threads, each range's ids following the previous range's (``intern_rebase`` moves them once their number is
-    known, and finds the count of each one's prefix). The ids are the same for every ``jobs``."""
+    known, and with ``contexts`` finds the count of each one's prefix). The ids are the same for every ``jobs``."""
     n = max_order
     gid = np.empty(len(ids) * n, dtype=np.int32)
     gid[: int(off[0]) * n] = -1
@@ -159,10 +162,11 @@ def intern_parts(ids: NDArray[np.int32], off: IntArray, max_order: int, jobs: in
         )
     parts = [(c[:size], p[:size], o[:size]) for (c, p, o), size in zip(outs, sizes, strict=True)]
     uni = np.frombuffer(uni_b, dtype=np.int64)
-    context = [np.empty(size, dtype=np.int64) for size in sizes]
+    context = np.empty(bases[-1] if contexts else 0)
 
     def rebase(k: int) -> None:
-        _overlap.intern_rebase(gid, n, pos, bstart, *ranges[k], bases[k] - n_uni, *parts[k], uni, context[k])
+        into = context[bases[k] : bases[k + 1]] if contexts else None
+        _overlap.intern_rebase(gid, n, pos, bstart, *ranges[k], bases[k] - n_uni, *parts[k], uni, into)
 
     thread_map(rebase, range(len(ranges)), jobs)
     return GramParts(gid, uni, parts, bases, context)
@@ -188,8 +192,8 @@ def _blocks(size: int, jobs: int) -> list[range]:
     return [range(a, min(a + step, size)) for a in range(0, size, step)]
 
 
-def _log_ratio(context: IntArray, count: IntArray, out: NDArray[np.float64]) -> None:
-    """``out = log2(context / count)`` in float64 (NIST's information weight)."""
+def _log_ratio(context: NDArray[np.integer | np.floating], count: IntArray, out: NDArray[np.float64]) -> None:
+    """``out = log2(context / count)`` in float64 (NIST's information weight; ``out`` may be ``context``)."""
     np.divide(context, count, out=out, dtype=np.float64)
     with np.errstate(divide="ignore"):
         np.log2(out, out=out)
@@ -246,22 +250,23 @@ def nist_weights(refs: Texts, max_order: int, zero_id: int = -1, jobs: int = 1) 
     log2(count(0) / count(0 x)); the difference log2(words / count(0)) is constant, the extra weight. No other key
     is false ("" only for unigrams, "00", "0.0", "0 0" are true)."""
     n = max_order
-    got = intern_parts(refs.ids, refs.off, n, jobs)
+    got = intern_parts(refs.ids, refs.off, n, jobs, contexts=True)
     uni, u = got.unigrams, len(got.unigrams)
     words = int(refs.off[-1] - refs.off[0])  # mteval's $tot_wrds
-    info, order = np.empty(got.bases[-1]), np.empty(got.bases[-1], dtype=np.int8)
+    info, order = got.context, np.empty(got.bases[-1], dtype=np.int8)  # the contexts become the weights in place
     where = np.flatnonzero(refs.ids[: int(refs.off[-1])] == zero_id) if zero_id >= 0 and n >= 2 else np.zeros(0)
     g0 = int(got.gid[int(where[0]) * n]) if len(where) else -1  # the unigram "0"
     zero: list[IntArray] = [np.zeros(0, dtype=np.int64)] * len(got.parts)
 
     def weigh(k: int) -> None:
         if k < 0:  # the unigrams: their context is every reference word
-            _log_ratio(np.full(u, words, dtype=np.int64), uni, info[:u])
+            info[:u] = words
+            _log_ratio(info[:u], uni, info[:u])
             order[:u] = 0
             return
         count, prefix, own = got.parts[k]
         lo, hi = got.bases[k], got.bases[k + 1]
-        _log_ratio(got.context[k], count, info[lo:hi])
+        _log_ratio(info[lo:hi], count, info[lo:hi])
         np.subtract(own, 1, out=order[lo:hi])
         if g0 >= 0:
             zero[k] = np.flatnonzero(prefix == g0) + lo
@@ -334,10 +339,11 @@ def count_rows(
     jobs: int = 1,
 ) -> list[NDArray[np.float64]]:
     """:class:`Stats` values of each system in ``hyps`` against ``refs`` (the references of segment
-    ``s`` are texts ``seg[s] .. seg[s + 1] - 1``); with ``nist``, NIST weights from ``weights``, else from these
-    references alone (:func:`nist_weights`; ``zero_id``: the token id of ``0``, -1: none). With ``jobs`` >= 2 the
-    weights and then chunks of segments are counted on ``jobs`` threads; a segment's rows are its own (its matches'
-    weights summed in the kernel's order), so they are the same floats for every ``jobs``."""
+    ``s`` are texts ``seg[s] .. seg[s + 1] - 1``), with NIST's weighted matches when ``weights`` is given (a whole
+    corpus's, for a chunk of it) or ``nist`` is set (weights from these references alone, :func:`nist_weights`;
+    ``zero_id``: the token id of ``0``, -1: none). With ``jobs`` >= 2 the weights and then chunks of segments are
+    counted on ``jobs`` threads; a segment's rows are its own (its matches' weights summed in the kernel's order), so
+    they are the same floats for every ``jobs``."""
     n = max_order
     if nist and weights is None:
         weights = nist_weights(refs, n, zero_id, jobs)
