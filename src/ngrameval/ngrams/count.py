@@ -130,16 +130,19 @@ class GramParts:
     parts: list[tuple[IntArray, NDArray[np.int32], NDArray[np.int8]]]
     bases: list[int]
     context: NDArray[np.float64]
+    joined: RefGrams | None = None  # with one range, when asked for: the unigrams and it in one array each
 
 
 def intern_parts(
-    ids: NDArray[np.int32], off: IntArray, max_order: int, jobs: int = 1, contexts: bool = False
+    ids: NDArray[np.int32], off: IntArray, max_order: int, jobs: int = 1, contexts: bool = False, join: bool = False
 ) -> GramParts:
     """The reference n-grams of the texts ``ids[off[i]:off[i + 1]]`` interned by the C kernel (``_overlap.c``):
     ``intern_plan`` numbers the unigrams and sorts the positions by the bucket of their first two tokens; the n-grams
     of orders >= 2 of each range of buckets are interned on their own, ``PARTS_PER_JOB * jobs`` ranges on ``jobs``
     threads, each range's ids following the previous range's (``intern_rebase`` moves them once their number is
-    known, and with ``contexts`` finds the count of each one's prefix). The ids are the same for every ``jobs``."""
+    known, and with ``contexts`` finds the count of each one's prefix). The ids are the same for every ``jobs``.
+    ``join``: one range (or none) is written after the unigrams in one array of each (:attr:`GramParts.joined`, no
+    copy)."""
     n = max_order
     gid = np.empty(len(ids) * n, dtype=np.int32)
     gid[: int(off[0]) * n] = -1
@@ -148,7 +151,10 @@ def intern_parts(
     pos, bstart = np.frombuffer(pos_b, dtype=np.int64), np.frombuffer(bstart_b, dtype=np.int64)
     n_uni = len(uni_b) // 8
     ranges = _ranges(bstart, 1 if jobs == 1 else PARTS_PER_JOB * jobs)
-    outs = [_grams(int(bstart[hi] - bstart[lo]) * (n - 1)) for lo, hi in ranges]
+    join = join and len(ranges) <= 1
+    all_count, all_prefix, all_order = _grams(n_uni + int(bstart[-1]) * (n - 1) if join else 0)
+    outs = [(all_count[n_uni:], all_prefix[n_uni:], all_order[n_uni:])] * len(ranges) if join else []
+    outs = outs or [_grams(int(bstart[hi] - bstart[lo]) * (n - 1)) for lo, hi in ranges]
 
     def part(k: int) -> int:
         return _overlap.intern_part(ids, gid, n, pos, bstart, *ranges[k], n_uni, n_uni, *outs[k])
@@ -168,13 +174,20 @@ def intern_parts(
         into = context[bases[k] : bases[k + 1]] if contexts else None
         _overlap.intern_rebase(gid, n, pos, bstart, *ranges[k], bases[k] - n_uni, *parts[k], uni, into)
 
-    thread_map(rebase, range(len(ranges)), jobs)
-    return GramParts(gid, uni, parts, bases, context)
+    thread_map(rebase, [k for k in range(len(ranges)) if contexts or bases[k] != n_uni], jobs)
+    joined = None
+    if join:
+        total = bases[-1]
+        all_count[:n_uni], all_prefix[:n_uni], all_order[:n_uni] = uni, -1, 1
+        joined = RefGrams(gid, all_count[:total], all_prefix[:total], all_order[:total])
+    return GramParts(gid, uni, parts, bases, context, joined)
 
 
 def intern(ids: NDArray[np.int32], off: IntArray, max_order: int, jobs: int = 1) -> RefGrams:
     """:func:`intern_parts` put together: every n-gram's count, prefix and order by id."""
-    got = intern_parts(ids, off, max_order, jobs)
+    got = intern_parts(ids, off, max_order, jobs, join=jobs == 1)
+    if got.joined is not None:
+        return got.joined
     u = len(got.unigrams)
     return RefGrams(
         got.gid,
