@@ -244,6 +244,34 @@ def interrupted_at_start(argv: list[str], env: dict[str, str] | None = None) -> 
         proc.kill()
 
 
+def pool_interrupted(argv: list[str], module: str, function: str, prelude: str = "") -> Interrupted:
+    """:func:`interrupted` of ``ngrameval.cli.main(argv)`` in a child whose first call of ``module.function`` (work
+    on a pool thread) prints ``start`` and goes on only once the SIGINT has reached the main thread's handler, so the
+    run cannot end before the signal (no timing); ``prelude``: code run first."""
+    code = textwrap.dedent(f"""
+        import importlib, signal, sys, threading
+        from ngrameval.cli import main
+        {prelude}
+        mod = importlib.import_module({module!r})
+        got = threading.Event()
+        def on_int(signum, frame):
+            got.set()
+            signal.default_int_handler(signum, frame)
+        signal.signal(signal.SIGINT, on_int)
+        work, first, lock = getattr(mod, {function!r}), [True], threading.Lock()
+        def marked(*args):
+            with lock:
+                mine, first[0] = first[0], False
+            if mine:
+                print("start", flush=True)
+                assert got.wait(300)  # a hang guard: the work goes on once the main thread has the interrupt
+            return work(*args)
+        setattr(mod, {function!r}, marked)
+        sys.exit(main({argv!r}))
+    """)
+    return interrupted(code)
+
+
 def interrupt(code: str) -> str:
     """:func:`interrupted` for a child that must stop by KeyboardInterrupt before finishing its work: checks that
     and returns its stderr."""

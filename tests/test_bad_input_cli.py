@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.conftest import held_import, interrupted, interrupted_at_start
+from tests.conftest import held_import, interrupted, interrupted_at_start, pool_interrupted
 
 from ngrameval.cli import build_parser, main
 
@@ -557,27 +557,7 @@ def test_ctrl_c_while_the_pool_counts_the_files_bytes_exits_130(tmp_path: Path, 
         (tmp_path / f"{name}.txt").write_text("\n".join(lines) + "\n")
     out = tmp_path / "out.txt"
     argv = ["score", str(tmp_path / "h.txt"), "-r", str(tmp_path / "r.txt"), "-m", metric, "--jobs", "2"]
-    code = textwrap.dedent(f"""
-        import signal, sys, threading
-        from ngrameval import _direct
-        from ngrameval.cli import main
-        got = threading.Event()
-        def on_int(signum, frame):
-            got.set()
-            signal.default_int_handler(signum, frame)
-        signal.signal(signal.SIGINT, on_int)
-        work, first, lock = _direct.count_bytes, [True], threading.Lock()
-        def marked(*args):
-            with lock:
-                mine, first[0] = first[0], False
-            if mine:
-                print("start", flush=True)
-                assert got.wait(300)  # a hang guard: the piece goes on once the main thread has the interrupt
-            return work(*args)
-        _direct.count_bytes = marked
-        sys.exit(main({[*argv, "-o", str(out)]!r}))
-    """)
-    ended = interrupted(code)
+    ended = pool_interrupted([*argv, "-o", str(out)], "ngrameval._direct", "count_bytes")
     assert ended.status == 130 and ended.err == "ngrameval: interrupted\n", ended.err
     assert not out.exists()
 

@@ -277,3 +277,34 @@ def test_score_read_while_counted_catches_warnings_on_the_main_thread(
     catches_seen.clear()
     assert main(["score", str(d / "s0"), "-r", str(d / "ref"), "-m", "bleu,rouge-l", "--jobs", "2", "-q"]) == 0
     assert catches_seen and all(catches_seen)
+
+
+def test_beside_runs_the_background_on_another_thread_and_raises_its_error_first() -> None:
+    """``jobs.beside``: the background on a thread of its own while the caller runs the foreground (one job: one
+    after the other, on the caller's thread); both results; an error of the background wins over the
+    foreground's, and both have ended when either is raised."""
+    here = threading.get_ident()
+    ran: list[str] = []
+
+    def background() -> int:
+        ran.append("background")
+        return threading.get_ident()
+
+    assert local.beside(background, threading.get_ident, 1) == (here, here)
+    there, mine = local.beside(background, threading.get_ident, 2)
+    assert mine == here and there != here
+
+    def fails(name: str) -> Any:
+        def run() -> None:
+            ran.append(name)
+            raise ValueError(name)
+
+        return run
+
+    ran.clear()
+    with pytest.raises(ValueError, match="background") as info:
+        local.beside(fails("background"), fails("foreground"), 2)
+    assert sorted(ran) == ["background", "foreground"]
+    assert isinstance(info.value.__context__, ValueError) and str(info.value.__context__) == "foreground"
+    with pytest.raises(ValueError, match="foreground"):
+        local.beside(lambda: 1, fails("foreground"), 2)

@@ -25,9 +25,11 @@ import ngrameval as ne
 from ngrameval import _overlap, _rouge, _text, limits
 from ngrameval.errors import InputError, LimitError
 from ngrameval.metrics.se import se_scores
+from ngrameval.ngrams.count import intern
 from ngrameval.ngrams.texts import Texts
 
 I32, I64 = np.int32, np.int64
+Z8, Z32, Z64 = np.zeros(0, np.int8), np.zeros(0, I32), np.zeros(0, I64)
 EMPTY = (np.zeros(0, I32), np.zeros(1, I64), np.zeros(1, I64))
 NO_PAIRS = (np.zeros(0, I64), np.zeros(0, I64))
 
@@ -119,7 +121,9 @@ def test_order_outside_the_kernel_bound_is_a_value_error(order: int) -> None:
     assert _overlap.MAX_ORDER == 100
     for call in (
         lambda: _overlap.distinct(tok, off, order),
-        lambda: _overlap.intern(tok, off, order),
+        lambda: _overlap.intern_plan(tok, off, order, np.zeros(4, I32), 0),
+        lambda: _overlap.intern_part(tok, np.zeros(4, I32), order, Z64, np.zeros(2, I64), 0, 1, 2, 2, Z64, Z32, Z8),
+        lambda: _overlap.intern_rebase(np.zeros(4, I32), order, Z64, np.zeros(2, I64), 0, 1, 0, Z64, Z32, Z8, Z64, 0),
         lambda: _overlap.overlap(tok, off, np.array([0, 1], I64), [(tok, off)], order, None),
     ):
         with pytest.raises(ValueError, match=r"max_order must be an n-gram order from 1 to 100") as info:
@@ -152,7 +156,8 @@ def test_size_zero_inputs_are_not_memory_errors() -> None:
     assert _rouge.lcs(*EMPTY, *EMPTY, *EMPTY, *EMPTY, *NO_PAIRS, 0.0) == b""
     assert _rouge.lcs(*EMPTY, *EMPTY, *EMPTY, *EMPTY, *NO_PAIRS, 1.2) == b""
     assert _rouge.skip(*EMPTY, *EMPTY, *NO_PAIRS, -1, True) == b""
-    assert _overlap.intern(tok0, off1, 4) == (b"", b"", b"", b"")
+    assert _overlap.intern_plan(tok0, off1, 4, np.zeros(0, I32), 3) == (b"", bytes(8 * 9), b"")
+    assert intern(tok0, off1, 4).count.tolist() == []
     assert _overlap.distinct(tok0, off1, 2) == b""
     assert _overlap.overlap(tok0, off1, off1, [], 3, None) == []
     # empty texts that do pair up

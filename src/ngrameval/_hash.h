@@ -5,7 +5,8 @@
  *   - kstate_t: runs a kernel's pure-C loops with the GIL released, re-taking it every K_POLL_WORK units of
  *     work to run PyErr_CheckSignals (so Ctrl-C stops a kernel within milliseconds), and defers the errors
  *     found without the GIL (out of memory, a documented limit) until the GIL is back;
- *   - k_raise_limit: raises ngrameval.errors.LimitError (a ValueError) with a message.
+ *   - k_raise_limit: raises ngrameval.errors.LimitError (a ValueError) with a message;
+ *   - PREFETCH: asks for the cache line of an address the hardware's prefetch cannot guess (GCC, Clang).
  */
 #ifndef NGRAMEVAL_HASH_H
 #define NGRAMEVAL_HASH_H
@@ -21,6 +22,12 @@ static inline uint64_t mix64(uint64_t x) {
     x ^= x >> 33;
     return x;
 }
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 
 /* The 32-bit ids of the kernels (tokens, n-grams, local ids) are below this. */
 #define K_MAX_ID INT32_MAX

@@ -66,12 +66,6 @@ static inline uint64_t key_u8(const uint8_t *s, size_t n, const uint8_t *end, ui
     return key;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
-
 /* Growable scratch buffers. */
 typedef struct {
     Py_UCS4 *p;

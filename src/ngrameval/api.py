@@ -176,8 +176,10 @@ def measure_piece(
     refs: RefsLike,
     specs: Sequence[MetricSpec],
     source: Sequence[str] | None = None,
+    jobs: int = 1,
 ) -> list[MetricRows]:
-    """:func:`measure` of one piece of a corpus (a chunk of segments) on one of several threads, its warnings left
+    """:func:`measure` of one piece of a corpus (a chunk of segments, or the whole corpus for a corpus-wide metric,
+    whose NIST counting takes ``jobs`` threads of its own) on one of several threads, its warnings left
     to the caller, who catches and sums them once, on its own thread, around the pool
     (:func:`~ngrameval.metrics.policy.summed_warnings`). ``warnings.catch_warnings`` is not thread-safe: pieces
     that each caught their own on two threads restored each other's hooks on leaving, so the warnings of some
@@ -186,7 +188,7 @@ def measure_piece(
     checked_lengths(checked, seg_refs, source)
     specs = checked_specs(specs)
     with _progress.task("scoring", len(seg_refs) * len(specs), "seg") as advance:
-        return _measure_checked(checked, seg_refs, specs, source, 1, advance)
+        return _measure_checked(checked, seg_refs, specs, source, 1, advance, jobs)
 
 
 def _checked_texts(
@@ -245,8 +247,10 @@ def _measure_checked(
     source: Sequence[str] | None,
     jobs: int | None,
     advance: _progress.Advance,
+    threads: int = 1,
 ) -> list[MetricRows]:
-    """:func:`measure` of checked inputs; ``advance`` counts segments x metrics done."""
+    """:func:`measure` of checked inputs; ``advance`` counts segments x metrics done; one job: ``threads`` for the
+    counting of the whole corpus at once (NIST's)."""
     if resolve_jobs(jobs) > 1:
         return measure_chunked(systems, seg_refs, specs, source, resolve_jobs(jobs))
     by_text: dict[Preprocess, list[tuple[int, MetricSpec]]] = {}
@@ -257,7 +261,7 @@ def _measure_checked(
     out: dict[int, MetricRows] = {}
     for pre, group in by_text.items():
         # what the metrics of one text setting share (one n-gram count, one ROUGE tokenization) is made once
-        batch = Batch(texts, seg_refs, pre, [sp.metric for _, sp in group], source)
+        batch = Batch(texts, seg_refs, pre, [sp.metric for _, sp in group], source, threads)
         for i, spec in group:
             out[i] = spec_rows(spec, batch, n_refs)
             advance(len(seg_refs))  # the bar counts segments x metrics done
@@ -288,12 +292,12 @@ def measure_chunked(
     whole = [k for k, sp in enumerate(specs) if sp.pre in wide]
     split = [k for k in range(len(specs)) if k not in whole]
 
-    def run(ks: list[int], ch: range) -> list[MetricRows]:
+    def run(ks: list[int], ch: range, threads: int = 1) -> list[MetricRows]:
         part = {name: hyps[ch.start : ch.stop] for name, hyps in systems.items()}
         src = None if source is None else source[ch.start : ch.stop]
-        return measure_piece(part, refs[ch.start : ch.stop], [specs[k] for k in ks], src)
+        return measure_piece(part, refs[ch.start : ch.stop], [specs[k] for k in ks], src, threads)
 
-    first = [partial(run, whole, range(len(refs)))] if whole else []
+    first = [partial(run, whole, range(len(refs)), jobs)] if whole else []
     try:
         with summed_warnings():  # caught here, on the calling thread, never in the pool's (see measure_piece)
             wholes, parts = chunked_map(partial(run, split) if split else None, len(refs), jobs, first)

@@ -12,6 +12,7 @@ number is bit for bit the one of ``jobs=1``. The ground floor: it knows nothing 
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import itertools
 import os
@@ -60,6 +61,19 @@ def segment_chunks(n_segments: int, jobs: int) -> list[range]:
     return [range(a, b) for a, b in itertools.pairwise(bounds)]
 
 
+WAKE = 0.1  # seconds: how often a thread waiting for the pool looks for a signal to handle
+
+
+def awaited(future: Future[R]) -> R:
+    """``future.result()``, waited for in slices of :data:`WAKE` seconds: on the main thread a Ctrl-C is handled even
+    when its signal came just before the wait began (a wait without a timeout can miss it and sleep for ever)."""
+    from concurrent.futures import TimeoutError as Pending
+
+    while True:
+        with contextlib.suppress(Pending):
+            return future.result(timeout=WAKE)
+
+
 def thread_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
     """``[fn(x) for x in items]`` on ``jobs`` threads (inline for one job or one item), in order; each item in a
     copy of the caller's context (:mod:`contextvars`: a warnings list of ``metrics.policy.keeping`` reaches it)."""
@@ -69,7 +83,25 @@ def thread_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
 
     with ThreadPoolExecutor(max_workers=min(jobs, len(items)), thread_name_prefix="ngrameval") as pool:
         futures = [pool.submit(contextvars.copy_context().run, fn, x) for x in items]
-        return [f.result() for f in futures]
+        return [awaited(f) for f in futures]
+
+
+def beside(background: Callable[[], T], foreground: Callable[[], R], jobs: int) -> tuple[T, R]:
+    """``(background(), foreground())``, with ``jobs`` >= 2 the first on a thread of its own (in a copy of the
+    caller's context, as :func:`thread_map`) while the calling thread runs the second (a kernel that releases the GIL
+    beside Python work that holds it); with one job one after the other. An error of either is raised, the
+    background's first, once both have ended."""
+    if jobs == 1:
+        return background(), foreground()
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ngrameval-beside") as pool:
+        pending = pool.submit(contextvars.copy_context().run, background)
+        try:
+            mine = foreground()
+        finally:
+            done = awaited(pending)
+        return done, mine
 
 
 def run_blocks(sizes: Iterable[int], draw: Callable[[int], W], work: Callable[[int, int, W], R], jobs: int) -> list[R]:
@@ -90,10 +122,10 @@ def run_blocks(sizes: Iterable[int], draw: Callable[[int], W], work: Callable[[i
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ngrameval") as pool:
         for size in sizes:
             if len(pending) >= 2 * jobs:
-                out.append(pending.popleft().result())
+                out.append(awaited(pending.popleft()))
             pending.append(pool.submit(contextvars.copy_context().run, work, start, size, draw(size)))
             start += size
-        out.extend(f.result() for f in pending)
+        out.extend(awaited(f) for f in pending)
     return out
 
 
@@ -127,7 +159,7 @@ def ahead(items: Iterator[T]) -> Iterator[T]:
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ngrameval-ahead") as pool:
         pending = pool.submit(contextvars.copy_context().run, _next_or_end, items)
         try:
-            while (item := pending.result()) is not _END:
+            while (item := awaited(pending)) is not _END:
                 pending = pool.submit(contextvars.copy_context().run, _next_or_end, items)
                 yield cast(T, item)
         finally:

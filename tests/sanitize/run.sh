@@ -22,4 +22,5 @@ export PYTHONPATH="$TMP" LD_PRELOAD="$LIBASAN" ASAN_OPTIONS=detect_leaks=0 \
 cd "$ROOT"
 "$PY" -m pytest -p no:randomly -p no:cacheprovider -q -m "not sanitize" tests/test_kernels_safety.py tests/test_rouge.py \
     tests/test_counting.py tests/test_tokenize.py tests/test_tokenize_fast.py tests/test_direct.py tests/test_bleu.py \
-    tests/test_ter.py tests/test_ter_kernel.py tests/test_rouge_direct.py tests/test_fromfile.py tests/test_early.py "$@"
+    tests/test_ter.py tests/test_ter_kernel.py tests/test_rouge_direct.py tests/test_fromfile.py tests/test_early.py tests/test_nist_jobs.py tests/test_nist.py \
+    tests/test_golden_mteval.py "$@"

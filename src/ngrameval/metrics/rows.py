@@ -89,8 +89,10 @@ class Batch:
         pre: Preprocess,
         metrics: Sequence[RowMetric],
         source: Sequence[str] | None = None,
+        jobs: int = 1,
     ) -> None:
         self.systems = systems
+        self.jobs = jobs  # threads of the counting that needs the whole corpus at once (NIST's)
         self.seg_refs = seg_refs
         self.pre = pre
         self.metrics = metrics
@@ -127,7 +129,7 @@ class Batch:
         if not tokens and direct.applies(self.pre, nist):  # counted straight from the lines
             stats = direct.direct_stats(self.systems, self.seg_refs, self.pre, order)
         else:
-            stats = overlap_stats(self.systems, self.references, max_order=order, nist=nist)
+            stats = overlap_stats(self.systems, self.references, max_order=order, nist=nist, jobs=self.jobs)
         return tuple(st.values for st in stats), order, nist
 
     def shared(self, key: object, make: Callable[[], T]) -> T:

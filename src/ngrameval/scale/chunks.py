@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from ngrameval import _overlap
 from ngrameval.api import measure
 from ngrameval.metrics.registry import MetricSpec
 from ngrameval.metrics.rows import KeptSide
 from ngrameval.ngrams.count import References, count_rows
-from ngrameval.ngrams.stats import MetricRows, add_rows, stats_width
+from ngrameval.ngrams.stats import MetricRows, add_rows
 from ngrameval.ngrams.texts import Texts
 from ngrameval.text.pipeline import Preprocess
 
@@ -83,27 +82,8 @@ def nist_values(
     built = References.build(refs, pre, chunk_size=max(len(refs), 1))
     (ch,) = built.chunks
     hyps = [Texts(*built.encoder.encode(h)) for h in systems]
-    ref_texts = Texts(ch.ids, ch.off)
-    base = count_rows(hyps, ref_texts, ch.seg, n)
     w = weights.chunk(index, built.encoder.names(), ch.ids, ch.off)
-    matched = _overlap.overlap(ch.ids, ch.off, ch.seg, [(h.ids, h.off) for h in hyps], n, w.gid)
-    n_seg = len(ch.seg) - 1
-    owner = np.repeat(np.arange(n_seg), np.diff(ch.seg))
-    ref_count = np.bincount(owner, weights=ch.lens > 0, minlength=n_seg)
-    out = []
-    for rows, (*_, m_seg, m_gram, m_clip) in zip(base, matched):
-        full = np.zeros((n_seg, stats_width(n, True)))
-        full[:, : rows.shape[1]] = rows
-        seg_i = np.frombuffer(m_seg, dtype=np.int64)
-        gram = np.frombuffer(m_gram, dtype=np.int32)
-        clip = np.frombuffer(m_clip, dtype=np.int64)
-        flat = np.bincount(seg_i * n + w.order[gram], weights=w.info[gram] * clip, minlength=n_seg * n)
-        full[:, 3 + 4 * n : 3 + 5 * n] = flat.reshape(-1, n)
-        full[:, 3 + 5 * n] = np.bincount(seg_i, weights=w.zero(gram) * clip, minlength=n_seg)
-        full[:, 3 + 5 * n + 1] = ref_count
-        full[:, 3 + 5 * n + 2] = 1.0
-        out.append(full)
-    return out
+    return count_rows(hyps, Texts(ch.ids, ch.off), ch.seg, n, weights=w)
 
 
 def chunk_rows(

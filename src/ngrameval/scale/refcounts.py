@@ -1,7 +1,7 @@
 """The reference n-gram counts of a whole corpus, gathered piece by piece, for NIST's information weights
 (mteval-v13a.pl: info(w1..wn) = log2(count(w1..wn-1) / count(w1..wn)) over every reference of the test set).
 
-A piece (a chunk of a streamed file, a Dask partition) is interned by the C kernel (``_overlap.intern``); its
+A piece (a chunk of a streamed file, a Dask partition) is interned (:func:`ngrameval.ngrams.count.intern`); its
 distinct n-grams are added to per-order tables keyed by ``(id of the (n-1)-gram prefix) << 31 | token id``,
 tokens named by their strings, so pieces tokenized by different encoders (other chunks, other processes) and
 tables of different pieces (:meth:`RefCounts.merge`) add up exactly: counts are integers.
@@ -15,7 +15,7 @@ the counting kernel's matches are weighted as on the whole corpus at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -24,23 +24,11 @@ from numpy.typing import NDArray
 
 from ngrameval import _overlap
 from ngrameval.errors import InputError, LimitError
-from ngrameval.ngrams.count import nist_info
+from ngrameval.ngrams.count import ChunkWeights, intern, nist_info
 
 IntArray = NDArray[np.int64]
 SHIFT = 31  # token ids and prefix ids stay below 2**31 (the kernel's int32 ids)
 _TOKEN = (1 << SHIFT) - 1
-
-
-@dataclass(frozen=True)
-class ChunkWeights:
-    """A chunk's reference n-grams for the counting kernel: ``gid[i * max_order + n - 1]``, the id of the n-gram
-    of order n starting at token i (-1 past the end of its text); ``info``, ``order`` (0-based) and ``zero``
-    (mteval's extra weight of bigrams ``0 x``, see :func:`ngrameval.ngrams.count._zero_extra`) by id."""
-
-    gid: NDArray[np.int32]
-    info: NDArray[np.float64]
-    order: NDArray[np.int8]
-    zero: Callable[[NDArray[np.int32]], NDArray[np.float64]]
 
 
 class WeightSource(Protocol):
@@ -68,16 +56,15 @@ class Interned:
 
 
 def intern_grams(ids: NDArray[np.int32], off: IntArray, max_order: int) -> Interned:
-    gid_b, count_b, prefix_b, order_b = _overlap.intern(ids, off, max_order)
-    gid = np.frombuffer(gid_b, dtype=np.int32)
-    count = np.frombuffer(count_b, dtype=np.int64)
+    grams = intern(ids, off, max_order)
+    gid, count = grams.gid, grams.count
     token = np.zeros(len(count), dtype=np.int32)
     grid = gid.reshape(-1, max_order)
     for n in range(max_order):  # the n-gram's last token, an order at a time (small temporaries)
         col = grid[:, n]
         at = np.flatnonzero(col >= 0)
         token[col[at]] = ids[at + n]
-    return Interned(gid, np.frombuffer(order_b, dtype=np.int8), np.frombuffer(prefix_b, dtype=np.int32), count, token)
+    return Interned(gid, grams.order, grams.prefix, count, token)
 
 
 def token_map(vocab: dict[str, int], names: Sequence[str], grow: bool) -> IntArray:
@@ -188,7 +175,7 @@ class RefCounts:
         zero_ids = np.zeros(0, dtype=np.int64)
         zero = np.zeros(0)
         z = self.vocab.get("0", -1)
-        if self.max_order >= 2 and z >= 0:  # mteval's weight of bigrams "0 x" (see ngrams.count._zero_extra)
+        if self.max_order >= 2 and z >= 0:  # mteval's weight of bigrams "0 x" (see ngrams.count.nist_weights)
             pos, found = find_sorted(self._keys[0], np.array([z], dtype=np.int64))
             if found[0]:
                 g0 = int(self._ids[0][pos[0]])
@@ -225,11 +212,15 @@ class NistWeights:
 
     def chunk(self, index: int, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> ChunkWeights:
         """The weights of a chunk's reference n-grams by global id (``index`` is not needed: every chunk is here)."""
-        return ChunkWeights(self.global_ids(names, ids, off), self.info, self.order, self.zero)
+        extra = float(self.zero_values[0]) if len(self.zero_values) else 0.0
+        return ChunkWeights(
+            self.global_ids(names, ids, off), self.info, self.order, self.zero_ids.astype(np.int32), extra
+        )
 
     def global_ids(self, names: Sequence[str], ids: NDArray[np.int32], off: IntArray) -> NDArray[np.int32]:
         """Per position ``i`` and order ``n``, ``out[i * max_order + n - 1]``: the global id of the reference
-        n-gram starting at token ``i`` (-1 past the end of its text), as ``_overlap.intern`` lays its ids out."""
+        n-gram starting at token ``i`` (-1 past the end of its text), as
+        :func:`ngrameval.ngrams.count.intern` lays its ids out."""
         piece = intern_grams(ids, off, self.max_order)
         tokens = token_map(self.vocab, names, grow=False)[piece.token]
         table_id = np.empty(len(piece.count), dtype=np.int64)

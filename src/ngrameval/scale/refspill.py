@@ -6,9 +6,10 @@ grows with the corpus: ~670M n-grams of orders 1..5 at 10M segments of the synth
 unigram counts (by token) stay in memory; every higher-order n-gram goes to disk and is counted one bucket at a
 time:
 
-1. :meth:`SpilledCounts.add`, once per chunk of references: the chunk's distinct n-grams (``_overlap.intern``)
-   with their counts, named by global token ids, are appended to one file per order, sorted by *bucket* — a hash
-   of their first two tokens — so an n-gram and its prefix (from the bigram up) always share a bucket.
+1. :meth:`SpilledCounts.add`, once per chunk of references: the chunk's distinct n-grams
+   (:func:`ngrameval.ngrams.count.intern`) with their counts, named by global token ids, are appended to one file
+   per order, sorted by *bucket* — a hash of their first two tokens — so an n-gram and its prefix (from the bigram
+   up) always share a bucket.
 2. :meth:`SpilledCounts.weights`: the buckets are taken in groups small enough for memory (``budget``); the
    records of a group are read from every chunk, summed by n-gram (a sort), weighted with the count of their
    prefix (a bigram's prefix is a unigram: the count in memory) and every record's weight is written back at the
@@ -43,7 +44,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import InputError, LimitError
-from ngrameval.scale.refcounts import SHIFT, ChunkWeights, IntArray, Interned, intern_grams, token_map
+from ngrameval.ngrams.count import ChunkWeights
+from ngrameval.scale.refcounts import SHIFT, IntArray, Interned, intern_grams, token_map
 
 BUCKET_BITS = 10
 BUCKETS = 1 << BUCKET_BITS  # hash buckets of the first two tokens (the top bits of a Fibonacci hash)
@@ -436,8 +438,10 @@ class KeptChunks:
             with np.load(file, allow_pickle=False) as kept:
                 if not np.array_equal(kept["digest"], digest):
                     raise InputError(REFS_CHANGED)
-                table = kept["zero"]
-                return ChunkWeights(kept["gid"], kept["info"], kept["order"], lambda gram: table[gram])
+                table = kept["zero"]  # dense: mteval's extra weight by id
+                ids = np.flatnonzero(table).astype(np.int32)
+                extra = float(table[ids[0]]) if len(ids) else 0.0
+                return ChunkWeights(kept["gid"], kept["info"], kept["order"], ids, extra)
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
@@ -480,16 +484,4 @@ def weighted(
     if len(p.sel) >= 2 and zero_token >= 0 and zero_count > 0:  # mteval's bigrams "0 x"
         zero_ids = p.sel[1][p.tokens[1][:, 0] == zero_token]
     extra = np.log2(total_words / zero_count) if len(zero_ids) else 0.0
-    return ChunkWeights(p.interned.gid, info, order, _zero(zero_ids, float(extra)))
-
-
-def _zero(ids: NDArray[np.intp], value: float) -> Callable[[NDArray[np.int32]], NDArray[np.float64]]:
-    """mteval's extra weight ``value`` of the n-grams ``ids`` (sorted), 0 for the others."""
-
-    def zero(gram: NDArray[np.int32]) -> NDArray[np.float64]:
-        out = np.zeros(len(gram))
-        if len(ids):
-            out[np.isin(gram, ids)] = value
-        return out
-
-    return zero
+    return ChunkWeights(p.interned.gid, info, order, zero_ids.astype(np.int32), float(extra))

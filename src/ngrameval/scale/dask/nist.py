@@ -34,7 +34,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval.errors import ConfigError, InputError
-from ngrameval.scale.refcounts import SHIFT, ChunkWeights, IntArray, find_sorted, token_map
+from ngrameval.ngrams.count import ChunkWeights
+from ngrameval.scale.refcounts import SHIFT, IntArray, find_sorted, token_map
 from ngrameval.scale.refspill import (
     REFS_CHANGED,
     ChunkGrams,
