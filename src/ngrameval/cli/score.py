@@ -36,7 +36,7 @@ from ngrameval.cli.options import (
 from ngrameval.cli.stats import stored_rows
 from ngrameval.errors import InputError
 from ngrameval.io.read import STDIN, NotPlain, line_blocks, ref_rows
-from ngrameval.jobs import resolve_jobs
+from ngrameval.jobs import awaited, resolve_jobs
 from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
 from ngrameval.ngrams.stats import MetricRows, concatenated_rows
@@ -208,7 +208,7 @@ def _counted_side_by_side(
                 raise _Serially  # a file ended before the others
         if any(lines) or not tasks:
             raise _Serially  # files of different lengths, or no line at all
-        return [t.result() for t in tasks]  # in order: a chunk's error is the first chunk's, as measure_chunked's
+        return [awaited(t) for t in tasks]  # in order: a chunk's error is the first chunk's, as measure_chunked's
     except InputError:
         raise _Serially from None
     finally:

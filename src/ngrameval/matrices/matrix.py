@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from ngrameval.api import checked_specs, measure, signature
 from ngrameval.errors import ConfigError, InputError, InputTypeError
 from ngrameval.io.tables import to_pandas
-from ngrameval.jobs import resolve_jobs, thread_map
+from ngrameval.jobs import awaited, resolve_jobs, thread_map
 from ngrameval.matrices.blas import one_blas_thread
 from ngrameval.matrices.profiles import SharedCounter, group_products, packed_group_products, profiles
 from ngrameval.metrics.aev import AEv
@@ -462,7 +462,7 @@ def _run_all(
     with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="ngrameval-pairs") as pool:
         ahead = [pool.submit(run, task) for task in itertools.islice(tasks, 2 * n_jobs)]
         while ahead:
-            done = ahead.pop(0).result()
+            done = awaited(ahead.pop(0))
             nxt = next(tasks, None)
             if nxt is not None:
                 ahead.append(pool.submit(run, nxt))

@@ -31,7 +31,7 @@ from ngrameval import _direct
 from ngrameval.api import checked_specs, directed, named, spec_rows, unique_names
 from ngrameval.errors import InputError
 from ngrameval.io.read import COMPRESSED, STDIN, read_errors, ref_rows
-from ngrameval.jobs import thread_map
+from ngrameval.jobs import awaited, thread_map
 from ngrameval.metrics.fromfile import Arrays, Plan, plan
 from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
@@ -242,7 +242,7 @@ def _counted(
             queue_up()
             while queued:
                 first, n, outs, futures = queued[0]
-                lost = _summed([f.result() for f in futures])
+                lost = _summed([awaited(f) for f in futures])
                 queued.popleft()
                 corpus.drop(first, n)
                 queue_up()
