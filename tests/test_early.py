@@ -257,6 +257,21 @@ def test_the_command_leaves_its_objects_to_the_exit_frozen(tmp_path: Path) -> No
     assert out.read_text().splitlines()[2].split()[0] == Path(a).name
 
 
+def test_the_command_runs_with_its_imports_frozen_and_the_collector_on() -> None:
+    """The entry point keeps the collector off while the command line loads, then freezes what the imports made
+    (the run's full collections skip it) and turns the collector on before the command runs."""
+    code = (
+        "import gc, sys; import _ngrameval_cli, ngrameval.cli as cli\n"
+        "real = cli.main\n"
+        "def seen():\n"
+        "    print(gc.get_freeze_count() > 1000, gc.isenabled())\n"
+        "    return real()\n"
+        "cli.main = seen; sys.argv = ['ngrameval', '--version']; _ngrameval_cli.main()"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.splitlines()[0] == "True True"
+
+
 def _huge_pages_on_request() -> bool:
     try:
         return "[never]" not in Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
