@@ -168,6 +168,7 @@ for _old, _new in MOVED.items():
 
 
 def _find_spec(name: str) -> object:
+    """``importlib.util.find_spec(name)``, importing importlib.util only when a name is looked up."""
     import importlib.util
 
     return importlib.util.find_spec(name)
