@@ -155,3 +155,60 @@ def test_ascii_reads_every_str_flag() -> None:
     assert not _direct.ascii(("x", "\U0001f600"))
     with pytest.warns(UserWarning, match="1 of 2 system segments"):
         rouge(["a b", "привет"], ["a b", "c"], ["rouge-1"], profile="rouge-score")
+
+
+@st.composite
+def _one_pair_counts(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # token counts of one pair an item: totals of any size, hits up to the shorter one; near ties of R and P come
+    # from totals 2^a 5^b (x * 1e5 ends in .5) and from large totals
+    n = draw(st.integers(0, 40))
+    total = st.one_of(st.integers(0, 60), st.sampled_from([64, 128, 320, 640, 1280, 2560, 6400]), st.integers(0, 10**6))
+    ref = np.array(draw(st.lists(total, min_size=n, max_size=n)), dtype=np.int64)
+    hyp = np.array(draw(st.lists(total, min_size=n, max_size=n)), dtype=np.int64)
+    frac = draw(st.lists(st.floats(0, 1), min_size=n, max_size=n))
+    hits = (np.minimum(ref, hyp) * np.array(frac, dtype=np.float64)).astype(np.int64)
+    return hits, ref, hyp
+
+
+@settings(max_examples=300, deadline=None)
+@given(_one_pair_counts(), st.sampled_from([0.5, 0.0, 1.0, 0.2, 0.95]), st.booleans(), st.integers(0, 3))
+def test_one_pair_scores_in_c_are_combines_doubles(
+    counts: tuple[np.ndarray, np.ndarray, np.ndarray], alpha: float, round5: bool, sub: int
+) -> None:
+    # _rouge.scores, which scores items of one reference each from the kernel's counts, makes the same doubles
+    # as combine's NumPy, for every multi mode (one pair: the best, the average and the jackknife are that pair)
+    from ngrameval import _rouge
+
+    hits, ref, hyp = counts
+    ref_t, hyp_t = (np.maximum(x - sub, 0) for x in (ref, hyp))
+    hits = np.minimum(hits, np.minimum(ref_t, hyp_t))
+    out = np.empty((3, len(hits)))
+    assert _rouge.scores(hits, ref, hyp, sub, alpha, round5, out)
+    seg = np.arange(len(hits) + 1)
+    for multi in ("A", "B", "jk", "max-f"):
+        m = Rouge("n", n=sub + 1, alpha=alpha, round5=round5, multi=multi)
+        want = rouge_mod.combine(m, hits.astype(float), ref_t.astype(float), hyp_t.astype(float), seg)
+        for got, exp in zip(out, (want.recall, want.precision, want.f), strict=True):
+            assert got.tobytes() == exp.astype(np.float64).tobytes()
+
+
+def test_one_pair_scores_decline_what_they_do_not_serve_and_check_their_buffers() -> None:
+    from ngrameval import _rouge
+
+    ok = np.array([1, 2], dtype=np.int64)
+    out = np.empty(6)
+    assert _rouge.scores(np.array([1, -3], dtype=np.int64), ok, ok, 0, 0.5, True, out) is False  # R < 0
+    assert _rouge.scores(ok[::-1], ok, ok, 0, 0.5, True, out) is True  # any stride
+    with pytest.raises(TypeError, match="hits must be a 1-D int64"):
+        _rouge.scores(ok.astype(np.float64), ok, ok, 0, 0.5, True, out)
+    with pytest.raises(ValueError, match="3 n doubles"):
+        _rouge.scores(ok, ok, ok, 0, 0.5, True, np.empty(5))
+    # the caller scores a declined corpus in NumPy: the same rows either way
+    counts = rouge_mod.KernelCounts(ok, ok, np.array([1, -1], dtype=np.int64), np.array([1, -1], dtype=np.int64))
+    seg = np.arange(3)
+    metrics = [Rouge("n", n=1), Rouge("l")]
+    got = rouge_mod.scores_of_counts(metrics, 1, counts, seg)
+    (direct,) = rouge_mod.pair_counts(metrics, 1, counts, seg, False)
+    want = [rouge_mod.combine(m, *c, seg) for m, c in zip(metrics, direct, strict=True) if c is not None]
+    for g, w in zip(got[0], want, strict=True):
+        assert all(np.array_equal(a, b) for a, b in zip((g.recall, g.precision, g.f), (w.recall, w.precision, w.f)))

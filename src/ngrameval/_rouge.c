@@ -19,6 +19,15 @@
  * skip(hyp texts, ref texts, pair_hyp, pair_ref, gap, unigrams) -> (hits, ref_total, hyp_total) int64[3 * P]
  *   Skip-bigrams (i < j, j - i <= gap + 1; gap < 0: any distance) of each whole text, plus with `unigrams`
  *   the unigram of every token but the last (ROUGE-SU); hits = sum over units of min(count_h, count_r).
+ *
+ * scores(hits, ref_len, hyp_len, sub, alpha, round5, out) -> served
+ *   R, P and F of items scored by one pair each, from int64 counts (1-D, any stride): R = hits / (ref_len - sub)+
+ *   and P = hits / (hyp_len - sub)+ (0 where that total is 0), F = P R / ((1 - alpha) P + alpha R) of the R and P
+ *   as they are kept (0 where that denominator is not > 0); with round5, each as ngrameval.metrics.rouge._round5
+ *   keeps it (the double nearest the value correctly rounded to 5 decimals). out: float64, R[0..n) P[n..2n)
+ *   F[2n..3n). The same operations in the same order as the NumPy of ngrameval.metrics.rouge.combine (C99: no
+ *   contraction into fused multiply-adds), so the same doubles. False when a value is outside [0, 2**30) (the
+ *   caller computes those items in NumPy).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -487,6 +496,79 @@ done:
     return result;
 }
 
+/* ngrameval.metrics.rouge._round5 of one x in [0, 2**30): rint(x * 1e5) / 1e5 unless x * 1e5 lies within
+   1e-6 max(1, |y|) of a tie k + 1/2; then the side of the tie decided exactly (x = hi + lo, 26 bits each, so
+   x * 200000 - (2k + 1) = (64 * 3125 hi - (2k + 1)) + 64 * 3125 lo without rounding), an exact tie to even.
+   rint and floor of 0 <= y < 2**51 without a libm call: y + 1.5 * 2**52 rounds y to an integer (to even, as rint
+   does in the default rounding mode) and subtracting the constant again is exact. */
+static inline double round5(double x) {
+    const double magic = 6755399441055744.0; /* 1.5 * 2**52 */
+    double y = x * 1e5, r = (y + magic) - magic, bound = y;
+    if (bound < 1.0) bound = 1.0;
+    bound = bound * -1e-6;
+    bound = bound + 0.5;
+    if (fabs(y - r) <= bound) return r / 1e5;
+    double k = r > y ? r - 1.0 : r, t = x * 134217729.0; /* floor(y); 2**27 + 1: Veltkamp's split */
+    double hi = t - (t - x);
+    double d = (hi * 3125.0 * 64.0 - (2.0 * k + 1.0)) + (x - hi) * 3125.0 * 64.0;
+    double up = (d > 0 || (d == 0 && ((int64_t)k & 1))) ? 1.0 : 0.0;
+    return (k + up) / 1e5;
+}
+
+/* An int64 vector's buffer (1-D, any stride); -1 with an exception otherwise. */
+static int get_counts(PyObject *o, Py_buffer *b, const char *name) {
+    if (PyObject_GetBuffer(o, b, PyBUF_RECORDS_RO) < 0) return -1;
+    if (b->ndim != 1 || b->itemsize != 8 || !b->format || (strcmp(b->format, "q") && strcmp(b->format, "l"))) {
+        PyErr_Format(PyExc_TypeError, "%s must be a 1-D int64 buffer", name);
+        PyBuffer_Release(b);
+        return -1;
+    }
+    return 0;
+}
+
+#define AT(b, i) (*(const int64_t *)((const char *)(b).buf + (i) * (b).strides[0]))
+
+static PyObject *scores(PyObject *self, PyObject *args) {
+    PyObject *hits_o, *ref_o, *hyp_o, *out_o;
+    long long sub;
+    double alpha;
+    int rounded;
+    if (!PyArg_ParseTuple(args, "OOOLdpO", &hits_o, &ref_o, &hyp_o, &sub, &alpha, &rounded, &out_o)) return NULL;
+    Py_buffer hits = {0}, ref = {0}, hyp = {0}, out = {0};
+    PyObject *result = NULL;
+    if (get_counts(hits_o, &hits, "hits") < 0 || get_counts(ref_o, &ref, "ref_len") < 0 ||
+        get_counts(hyp_o, &hyp, "hyp_len") < 0)
+        goto done;
+    if (PyObject_GetBuffer(out_o, &out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto done;
+    Py_ssize_t n = hits.shape[0];
+    if (ref.shape[0] != n || hyp.shape[0] != n || out.len != 3 * n * (Py_ssize_t)sizeof(double) || sub < 0) {
+        PyErr_SetString(PyExc_ValueError, "scores: hits, ref_len and hyp_len of one length n, out of 3 n doubles");
+        goto done;
+    }
+    double *R = (double *)out.buf, *P = R + n, *F = P + n, keep = 1.0 - alpha;
+    int served = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && served; i++) {
+        double h = (double)AT(hits, i), rl = (double)(AT(ref, i) > sub ? AT(ref, i) - sub : 0);
+        double hl = (double)(AT(hyp, i) > sub ? AT(hyp, i) - sub : 0);
+        double r = rl != 0 ? h / rl : 0.0, p = hl != 0 ? h / hl : 0.0;
+        if (!(r >= 0.0 && r < 1073741824.0 && p >= 0.0 && p < 1073741824.0)) served = 0;
+        if (rounded && served) r = round5(r), p = round5(p);
+        double den = keep * p + alpha * r, f = den > 0 ? p * r / den : 0.0;
+        if (!(f >= 0.0 && f < 1073741824.0)) served = 0;
+        R[i] = r, P[i] = p, F[i] = rounded && served ? round5(f) : f;
+    }
+    Py_END_ALLOW_THREADS
+    result = PyBool_FromLong(served);
+done:
+    if (hits.obj) PyBuffer_Release(&hits);
+    if (ref.obj) PyBuffer_Release(&ref);
+    if (hyp.obj) PyBuffer_Release(&hyp);
+    if (out.obj) PyBuffer_Release(&out);
+    return result;
+}
+#undef AT
+
 /* set_max_cells(n) -> the previous bound (ngrameval.limits keeps the Python side in step). */
 static PyObject *set_max_cells(PyObject *self, PyObject *arg) {
     unsigned long long n = PyLong_AsUnsignedLongLong(arg);
@@ -503,6 +585,7 @@ static PyObject *set_max_cells(PyObject *self, PyObject *arg) {
 static PyMethodDef methods[] = {
     {"lcs", lcs, METH_VARARGS, "Union-LCS (weight 0) or weighted-LCS hits of every (hypothesis, reference) pair."},
     {"skip", skip, METH_VARARGS, "Skip-bigram hits and totals of every (hypothesis, reference) pair."},
+    {"scores", scores, METH_VARARGS, "R, P and F (rounded to 5 decimals or not) of items scored by one pair each."},
     {"set_max_cells", set_max_cells, METH_O, "Sets the bound on the cells of one text pair; returns the previous."},
     {NULL, NULL, 0, NULL},
 };

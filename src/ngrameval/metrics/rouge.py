@@ -508,8 +508,30 @@ def scores_of_counts(
 ) -> list[list[ItemScores]]:
     """:func:`item_scores` of ``metrics`` (:func:`counted_directly`) from the kernel's counts of texts without a line
     break; no warning: every text was ASCII."""
+    if 0 < len(counts.ref_len) == len(seg) - 1:  # one reference an item: its scores are its pair's, in one C pass
+        got = [[s for m in metrics if (s := _one_pair(m, k, n_systems, counts)) is not None] for k in range(n_systems)]
+        if all(len(row) == len(metrics) for row in got):
+            return got
     direct = pair_counts(metrics, n_systems, counts, seg, False)
     return [[combine(m, *c, seg) for m, c in zip(metrics, row, strict=True) if c is not None] for row in direct]
+
+
+def _one_pair(m: Rouge, k: int, n_systems: int, counts: KernelCounts) -> ItemScores | None:
+    """:func:`combine`'s scores of system ``k`` under ROUGE-N or -L when every item has one pair (whatever
+    ``multi``: the best, the average or the jackknife of one pair is that pair), by ``_rouge.scores``: the same
+    operations on the same doubles; None when it declines (a ratio outside [0, 2**30): NumPy computes them)."""
+    n_pairs = len(counts.ref_len)
+    if m.variant == "l":
+        hits, sub = counts.lcs.reshape(n_systems, n_pairs)[k], 0
+    elif m.variant == "n":
+        hits, sub = counts.hits.reshape(n_systems, n_pairs, -1)[k, :, m.n - 1], m.n - 1
+    else:
+        return None
+    out = np.empty((3, n_pairs))
+    hyp_len = counts.hyp_len[k * n_pairs : (k + 1) * n_pairs]
+    if not _rouge.scores(hits, counts.ref_len, hyp_len, sub, m.alpha, m.round5, out):
+        return None
+    return ItemScores(out[0], out[1], out[2])
 
 
 def item_scores(
