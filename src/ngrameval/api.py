@@ -29,7 +29,7 @@ from ngrameval.metrics.registry import (
     split_specs,
 )
 from ngrameval.metrics.rows import Batch
-from ngrameval.ngrams.stats import MetricRows, Stats, concatenated_rows
+from ngrameval.ngrams.stats import MetricRows, Stats, concatenated_rows, summed
 from ngrameval.ngrams.texts import flatten
 from ngrameval.text import validate
 from ngrameval.text.pipeline import Preprocess
@@ -378,7 +378,7 @@ def scores_of(rows: Sequence[MetricRows], names: Sequence[str], sentence: bool =
 
 def _score_of(name: str, r: MetricRows, k: int, sentence: bool) -> Score:
     """System ``k``'s :class:`Score` under the metric of ``r`` (its rows summed once)."""
-    total = r.values[k].sum(axis=0)
+    total = summed(r.values[k])
     sentences = r.scorer(r.values[k]) if sentence else None
     details = r.details(total) if r.details is not None else None
     return Score(name, r.metric, float(r.scorer(total)), r.signature, r.fraction, sentences, details)

@@ -106,7 +106,7 @@ class Stats:
 
     def total(self) -> Stats:
         """The corpus row: the sum over segments."""
-        return Stats(self.values.sum(axis=0), self.max_order, self.has_info)
+        return Stats(summed(self.values), self.max_order, self.has_info)
 
     def rows(self, index: NDArray[np.intp] | slice) -> Stats:
         """A subset of segments (for sub-corpora and resampling)."""
@@ -143,7 +143,7 @@ class MetricRows:
 
     def corpus(self) -> NDArray[np.float64]:
         """The corpus score of every system."""
-        return self.scorer(np.stack([v.sum(axis=0) for v in self.values]))
+        return self.scorer(np.stack([summed(v) for v in self.values]))
 
     def oriented(self) -> MetricRows:
         """These rows with higher = better: a lower-is-better metric's scores negated (as mt-metrics-eval
@@ -178,6 +178,18 @@ def mean_of_rows(values: NDArray[np.float64]) -> NDArray[np.float64]:
     out = np.zeros(den.shape)
     np.divide(values[..., 0], den, out=out, where=den != 0)
     return out
+
+
+def summed(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``values.sum(axis=0)`` bit for bit: the rows added one after the other from 0, as :func:`add_rows` relies on.
+    For a C-ordered ``(n, k)`` float64 array with k >= 2 that is einsum's ``ij->j``, whose loop runs down the rows
+    with one add per column; numpy's sum makes one inner-loop call a row (100k x 2: 1.43 -> 0.35 ms, 100k x 23:
+    1.90 -> 0.93 ms here). tests/test_stats_summed.py pins the two equal."""
+    if values.ndim == 2 and values.shape[1] >= 2 and values.dtype == np.float64 and values.flags.c_contiguous:
+        out: NDArray[np.float64] = np.einsum("ij->j", values)
+        return out
+    total: NDArray[np.float64] = values.sum(axis=0)
+    return total
 
 
 def add_rows(total: NDArray[np.float64] | None, rows: NDArray[np.float64]) -> NDArray[np.float64]:
