@@ -25,8 +25,10 @@ def main() -> int:
     # walk them (NIST, 2 x 100k segments, two jobs: 0.73 -> 0.66 s; with them, one pass took 26 ms).
     gc.disable()
     try:
-        from ngrameval.scale.early import start  # the standard library and one kernel: no NumPy yet
+        import ngrameval._direct as _direct  # (the one kernel early loads: no NumPy yet)
+        from ngrameval.scale.early import start  # the standard library and that kernel
 
+        _direct.exit_on_bus_error()  # an input file truncated while mapped: one line naming it, exit 2 (not SIGBUS)
         start(sys.argv[1:])  # a plain `score` on threads: its files counted while the rest loads
         from ngrameval.cli import main as run
     except KeyboardInterrupt:

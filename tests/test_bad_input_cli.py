@@ -16,6 +16,7 @@ import json
 import lzma
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -683,3 +684,68 @@ def test_corpus_export_removes_an_earlier_exports_other_pairings(
     assert names == sorted(["notes.txt", "train.x.src", "test.src", "test.refs.tsv", "test.clips",
                             "train.1.src", "train.1.tgt", "train.5.src", "train.5.tgt"])  # fmt: skip
     assert printed.count("removed ") == 4 and f"removed {out / 'train.all.src'}" in printed
+
+
+# The command line run with `_direct.watch` wrapped: once the named file is mapped and watched, it is truncated to
+# 10 bytes, as another program rewriting it would, so the next read of a page past the first faults.
+_TRUNCATING = """
+import os, sys
+import ngrameval._direct as _direct
+watch, victim = _direct.watch, os.fsencode(sys.argv[1])
+def truncating(buf, path):
+    watch(buf, path)
+    if path == victim:
+        os.truncate(path, 10)
+_direct.watch = truncating
+sys.argv = ["ngrameval", *sys.argv[2:]]
+import _ngrameval_cli
+sys.exit(_ngrameval_cli.main())
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])  # 2: counted while the command line loads (ngrameval.scale.early)
+@pytest.mark.parametrize("metric", ["bleu", "rouge-l"])
+@pytest.mark.parametrize("victim", ["ref", "sys"])
+def test_a_file_truncated_while_mapped_gets_one_line_not_sigbus(
+    tmp_path: Path, jobs: str, metric: str, victim: str
+) -> None:
+    """A file truncated by another program while ``score`` has it mapped (a corpus being rewritten): its lost pages
+    fault with SIGBUS, which ended the process with no word said (exit -7). Now: exit 2, one line naming the file
+    and the byte, nothing written."""
+    paths = {"ref": tmp_path / "ref.txt", "sys": tmp_path / "sys.txt"}
+    paths["ref"].write_text(REF * 5000)
+    paths["sys"].write_text(SYS * 5000)
+    out = tmp_path / "out.txt"
+    argv = ["score", str(paths["sys"]), "-r", str(paths["ref"]), "-m", metric, "--jobs", jobs, "-o", str(out)]
+    code = [sys.executable, "-c", _TRUNCATING, str(paths[victim]), *argv]
+    got = subprocess.run(code, capture_output=True, text=True, check=False)
+    assert got.returncode == 2, (got.returncode, got.stderr)
+    assert re.fullmatch(
+        rf"ngrameval: error: {re.escape(str(paths[victim]))}: the file was truncated while it was being read "
+        r"\(byte \d+ is gone\): another program changed it; nothing was written\n",
+        got.stderr,
+    ), got.stderr
+    assert got.stdout == "" and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.txt", "sys.txt"]
+
+
+def test_the_library_leaves_sigbus_to_its_host(tmp_path: Path) -> None:
+    # the handler is the process's, so the package never installs it: a host application keeps its own (here the
+    # default action, so the read of a truncated mapped file still ends the process with SIGBUS)
+    ref = tmp_path / "ref.txt"
+    ref.write_text(REF * 5000)
+    code = textwrap.dedent(
+        """
+        import os, resource, sys
+        import ngrameval as ne
+        from ngrameval import _direct
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # (no core file)
+        from ngrameval.scale.fromfile import mapped
+        ne.score({"a": ["x"]}, [["x"]], "bleu")
+        m = mapped(sys.argv[1])
+        os.truncate(sys.argv[1], 10)
+        _direct.lines(m, 1 << 62, False, 512)
+        """
+    )
+    got = subprocess.run([sys.executable, "-c", code, str(ref)], capture_output=True, text=True, check=False)
+    assert got.returncode == -signal.SIGBUS, (got.returncode, got.stderr)

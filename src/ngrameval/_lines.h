@@ -32,10 +32,18 @@
  * UTF-8 form utf8_line writes (whitespace above ASCII as one space), which for UTF-8 input is its own bytes with
  * those code points replaced; counts() scans every line of a segment with a wide character in that form and the
  * tokens of a segment of 1-byte lines are the same characters (tests/test_fromfile.py compares the two).
+ *
+ * watch(buf, path) and exit_on_bus_error(): a file that another program truncates while it is mapped makes the
+ * reads of its lost pages fault (SIGBUS), which would end the process with no word said. watch records where a
+ * mapped file's bytes lie and its path (the last WATCHED files); once the command line has called
+ * exit_on_bus_error (never the library: the handler is the process's), a fault in a watched range writes one line
+ * naming the file and the byte, and the process exits 2 at once (write and _exit: all a handler may call). A fault
+ * anywhere else gets the default action, as before.
  */
 #ifndef NGRAMEVAL_LINES_H
 #define NGRAMEVAL_LINES_H
 #if defined(__unix__) || defined(__APPLE__)
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
@@ -507,8 +515,90 @@ done:
     return result;
 }
 
+/* ---- a mapped file truncated while it is read ------------------------------------------------------------- */
+
+#define WATCHED 64
+#define WATCHED_PATH 400
+/* hi is written last and cleared first, so the handler never reads a half-written entry as whole */
+static struct {
+    volatile uintptr_t lo, hi;
+    char path[WATCHED_PATH];
+} watched[WATCHED];
+static int watch_next;
+
+#if defined(SIGBUS) && (defined(__unix__) || defined(__APPLE__))
+static void say(const char *s, size_t n) {
+    while (n) {
+        ssize_t w = write(2, s, n);
+        if (w <= 0) return;
+        s += w, n -= (size_t)w;
+    }
+}
+
+static void on_bus_error(int sig, siginfo_t *info, void *context) {
+    uintptr_t at = (uintptr_t)info->si_addr;
+    for (int i = 0; i < WATCHED; i++) {
+        uintptr_t lo = watched[i].lo, hi = watched[i].hi;
+        if (!hi || at < lo || at >= hi) continue;
+        char num[24], *e = num + sizeof num, *d = e;
+        uintptr_t off = at - lo;
+        do *--d = (char)('0' + off % 10); while ((off /= 10) != 0);
+        static const char a[] = "ngrameval: error: ", b[] = ": the file was truncated while it was being read (byte ",
+                          c[] = " is gone): another program changed it; nothing was written\n";
+        say(a, sizeof a - 1), say(watched[i].path, strnlen(watched[i].path, WATCHED_PATH)), say(b, sizeof b - 1);
+        say(d, (size_t)(e - d)), say(c, sizeof c - 1);
+        _exit(2);
+    }
+    struct sigaction dfl; /* not a watched file: the default action when the access faults again */
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGBUS, &dfl, NULL);
+}
+#endif
+
+/* watch(buf, path) -> None: buf's bytes are path's, mapped (see the note at the top). */
+static PyObject *watch(PyObject *self, PyObject *args) {
+    PyObject *buf_o;
+    const char *path;
+    Py_ssize_t path_len;
+    if (!PyArg_ParseTuple(args, "Oy#", &buf_o, &path, &path_len)) return NULL;
+    Py_buffer b;
+    if (PyObject_GetBuffer(buf_o, &b, PyBUF_SIMPLE) < 0) return NULL;
+    uintptr_t lo = (uintptr_t)b.buf, hi = lo + (uintptr_t)b.len;
+    PyBuffer_Release(&b);
+    if (hi == lo) Py_RETURN_NONE;
+    int slot = watch_next;
+    for (int i = 0; i < WATCHED; i++) /* a range that overlaps this one was unmapped since: its slot is reused */
+        if (watched[i].hi && watched[i].lo < hi && lo < watched[i].hi) slot = i;
+    if (slot == watch_next) watch_next = (watch_next + 1) % WATCHED;
+    watched[slot].hi = 0;
+    watched[slot].lo = lo;
+    size_t n = (size_t)path_len < WATCHED_PATH - 1 ? (size_t)path_len : WATCHED_PATH - 1;
+    memcpy(watched[slot].path, path, n);
+    watched[slot].path[n] = 0;
+    watched[slot].hi = hi;
+    Py_RETURN_NONE;
+}
+
+/* exit_on_bus_error() -> bool: the handler installed (False where there is no SIGBUS). */
+static PyObject *exit_on_bus_error(PyObject *self, PyObject *unused) {
+#if defined(SIGBUS) && (defined(__unix__) || defined(__APPLE__))
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_bus_error;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGBUS, &sa, NULL) < 0) return PyErr_SetFromErrno(PyExc_OSError);
+    Py_RETURN_TRUE;
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
 #define LINES_METHODS                                                                                        \
     {"lines", lines, METH_VARARGS, "Line count, plain-ness, chunk and piece offsets of a file's bytes."},      \
-    {"count_bytes", count_bytes, METH_VARARGS, "BLEU-family or ROUGE counts straight from files' UTF-8 bytes."},
+    {"count_bytes", count_bytes, METH_VARARGS, "BLEU-family or ROUGE counts straight from files' UTF-8 bytes."},  \
+    {"watch", watch, METH_VARARGS, "Records a mapped file's bytes and path, named if it shrinks while read."},   \
+    {"exit_on_bus_error", exit_on_bus_error, METH_NOARGS, "A watched file's fault: one line, exit 2 (the CLI)."},
 
 #endif

@@ -217,6 +217,7 @@ def _count(key: Key, files: list[str]) -> Counted | None:
     for path in files:
         with open(path, "rb", buffering=0) as fh:
             maps.append(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+        _direct.watch(maps[-1], os.fsencode(path))  # truncated while read: one line naming it (see _direct.watch)
     streamed = key.every != WHOLE  # (each page let go once checked, as the command's own check does)
     found = _run([_task(_direct.lines, m, key.every, streamed, key.grain) for m in maps], key.jobs)
     found_t = [f for f in found if isinstance(f, tuple)]

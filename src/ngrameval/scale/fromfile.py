@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import mmap
+import os
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,7 +56,9 @@ def mapped(path: str) -> mmap.mmap | None:
     with read_errors(p), open(p, "rb", buffering=0) as fh:
         if not p.is_file() or p.stat().st_size == 0:
             return None
-        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        m = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    _direct.watch(m, os.fsencode(p))  # named, not a crash, if it is truncated while read (the command line's handler)
+    return m
 
 
 def plain_paths(paths: Sequence[str]) -> bool:
