@@ -215,3 +215,24 @@ def test_resampled_coefficients_equal_scipy_one_by_one(name: str) -> None:
             want = np.array([coefficient(x[i], y[i], name)[0] for i in idx])
             assert np.array_equal(np.isnan(got), np.isnan(want))
             np.testing.assert_allclose(got[~np.isnan(got)], want[~np.isnan(want)], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["pearson", "r2", "spearman", "kendall-b"])
+def test_row_coefficients_equal_scipy_row_by_row(name: str) -> None:
+    """The system-level bootstrap's coefficients, one row a resample (NaN where a system has no judgment in it),
+    are scipy's for each row: ties, constant rows (0.1 three times: its mean is not 0.1 in floating point), fewer
+    than 3 judged systems."""
+    from ngrameval.meta.correlate import coefficient, row_coefficients
+
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 5, 17, 40):
+        for trial in range(12):
+            a = rng.integers(0, 4, (30, n)).astype(float) if trial % 2 else rng.normal(size=(30, n))
+            b = rng.normal(size=(30, n)) if trial % 3 else rng.integers(0, 3, (30, n)).astype(float)
+            if trial % 4 == 0:
+                b[rng.random((30, n)) < 0.4] = np.nan
+            b[:3] = 0.1
+            got = row_coefficients(a, b, name)
+            want = np.array([coefficient(u[~np.isnan(v)], v[~np.isnan(v)], name)[0] for u, v in zip(a, b)])
+            assert np.array_equal(np.isnan(got), np.isnan(want))
+            np.testing.assert_allclose(got[~np.isnan(got)], want[~np.isnan(want)], rtol=1e-10, atol=1e-12)
