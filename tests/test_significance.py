@@ -470,3 +470,25 @@ def test_one_interval_per_system_and_seed() -> None:
     for m_ar, m_bs, (lo, hi) in zip(ar.metrics, bs.metrics, alone, strict=True):
         assert [(s.ci_low, s.ci_high) for s in m_ar.systems] == [(s.ci_low, s.ci_high) for s in m_bs.systems]
         assert [(s.ci_low, s.ci_high) for s in m_ar.systems] == list(zip(lo.tolist(), hi.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("baseline", [None, "s0"])
+def test_ar_trials_scored_a_few_at_a_time_count_the_same(monkeypatch: pytest.MonkeyPatch, baseline: str | None) -> None:
+    """A block of AR trials is scored in parts of about BLOCK_ENTRIES values (a block of 10,000 trials of 120 pairs
+    made 220 MB arrays): the masks are drawn as before and every p-value is the same whatever the part, with
+    integer rows (BLEU, chrF) and fractional ones (ROUGE-L's sentence means, TER)."""
+    from ngrameval.meta import significance
+
+    rng = np.random.default_rng(11)
+    words = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "fast", "today"]
+    refs = [" ".join(rng.choice(words, rng.integers(3, 9))) for _ in range(30)]
+    outs = {f"s{k}": [" ".join(rng.choice(words, rng.integers(2, 9))) for _ in refs] for k in range(5)}
+
+    def p_values() -> list[float]:
+        res = compare(outs, refs, "bleu,chrf,rouge-l,ter", n_resamples=997, n_confidence=5, seed=3, baseline=baseline)
+        return [p.p_value for m in res.metrics for p in m.pairs]
+
+    whole = p_values()
+    for entries in (1, 500, 4096):  # one trial a part, a few, many
+        monkeypatch.setattr(significance, "BLOCK_ENTRIES", entries)
+        assert p_values() == whole, entries

@@ -37,7 +37,15 @@ from ngrameval import progress as _progress
 from ngrameval.errors import ConfigError, InputError
 from ngrameval.io.tables import html_table, to_pandas
 from ngrameval.jobs import resolve_jobs, run_blocks
-from ngrameval.meta.resample import FloatArray, WeightedSums, blocks, bootstrap_counts, resolve_seed, swap_masks
+from ngrameval.meta.resample import (
+    BLOCK_ENTRIES,
+    FloatArray,
+    WeightedSums,
+    blocks,
+    bootstrap_counts,
+    resolve_seed,
+    swap_masks,
+)
 from ngrameval.ngrams.stats import MetricRows
 
 TESTS = ("ar", "bs")
@@ -335,8 +343,14 @@ def randomisation_counts(
     sums = WeightedSums(xs, 1, n_seg)
     observed = [np.abs(r.scorer(totals[k][a]) - r.scorer(totals[k][b])) for r, k in zip(rows, owner)]
 
-    def work(_: int, size: int, masks: NDArray[np.uint8]) -> list[NDArray[np.int64]]:
-        shuffled = []
+    # trials scored at once: their pseudo-systems and the scorers' temporaries stay within ~BLOCK_ENTRIES values an
+    # array (the demo's block of 10,000 trials, 120 pairs x 23 columns, made arrays of 220 MB: 1.5 GB at the peak);
+    # the masks are drawn a block at a time as before, and each trial's count is its own)
+    width = max(max(len(pairs), n_sys) * t.shape[-1] for t in totals)  # values a trial: its pairs' pseudo-rows
+    step = max(1, BLOCK_ENTRIES // max(width, 1))
+
+    def part(masks: NDArray[np.uint8]) -> list[NDArray[np.int64]]:
+        size, shuffled = len(masks), []
         for s, cols, prod in zip(totals, varying, sums(masks)):
             prod = prod.reshape(size, len(pairs) if by_pair else n_sys, len(cols))
             moved = prod if by_pair else prod[:, a] - prod[:, b]  # M @ (A - B)
@@ -344,10 +358,16 @@ def randomisation_counts(
             pseudo_a = np.repeat(s[a][None], size, axis=0)
             pseudo_a[:, :, cols] -= moved
             shuffled.append((pseudo_a, s[a] + s[b] - pseudo_a))
-        reached = [
+        return [
             _reaches(np.abs(r.scorer(shuffled[k][0]) - r.scorer(shuffled[k][1])), obs).sum(axis=0)
             for r, k, obs in zip(rows, owner, observed)
         ]
+
+    def work(_: int, size: int, masks: NDArray[np.uint8]) -> list[NDArray[np.int64]]:
+        reached = [np.zeros(len(pairs), dtype=np.int64) for _ in rows]
+        for lo in range(0, size, step):
+            for total, add in zip(reached, part(masks[lo : lo + step])):
+                total += add
         advance(size)
         return reached
 
