@@ -50,15 +50,18 @@ segments = st.lists(
 
 
 @settings(max_examples=60, deadline=None)
-@given(segments, st.integers(1, 5), st.integers(1, 13), st.sampled_from([1, 200, 1 << 30]))
-def test_weights_equal_the_in_memory_counts(refs: list[list[str]], order: int, size: int, budget: int) -> None:
+@given(segments, st.integers(1, 5), st.integers(1, 13), st.sampled_from([1, 200, 1 << 30]), st.sampled_from([1, 2, 3]))
+def test_weights_equal_the_in_memory_counts(
+    refs: list[list[str]], order: int, size: int, budget: int, jobs: int
+) -> None:
+    # (jobs: the bucket groups weighed on threads, each a jobs-th of the budget)
     spilled, memory = SpilledCounts(order, budget=budget), RefCounts(order)
     try:
         for chunk in _chunks(refs, size):
             names, ids, off = _encoded(chunk)
             spilled.add(names, ids, off)
             memory.add(names, ids, off)
-        weights, whole = spilled.weights(), memory.weights()
+        weights, whole = spilled.weights(jobs), memory.weights()
     finally:
         spilled.close()
     try:

@@ -163,14 +163,20 @@ def read_chunks(files: Files, size: int, refs_only: bool = False) -> Iterator[Ch
 
 
 def count_references(
-    files: Files, specs: Sequence[MetricSpec], size: int, cache: str | None = None, refs: str | None = None
+    files: Files,
+    specs: Sequence[MetricSpec],
+    size: int,
+    cache: str | None = None,
+    refs: str | None = None,
+    jobs: int = 1,
 ) -> dict[Preprocess, Weights]:
     """NIST's first pass: the reference n-gram counts of every text setting of a NIST spec, over all chunks,
     on disk (:mod:`ngrameval.scale.refspill`); the caller closes the weights. ``cache``: a directory of weights
-    counted before (:func:`cached_references`); ``refs``: the references' fingerprint when known."""
+    counted before (:func:`cached_references`); ``refs``: the references' fingerprint when known; ``jobs``:
+    threads that weigh the counts (:meth:`~ngrameval.scale.refspill.SpilledCounts.weights`)."""
     if cache is not None:
-        return cached_references(files, nist_orders(specs), size, cache, refs)
-    return dict(_count(files, nist_orders(specs), size))
+        return cached_references(files, nist_orders(specs), size, cache, refs, jobs)
+    return dict(_count(files, nist_orders(specs), size, jobs))
 
 
 def _read_references(files: Files, size: int, keep: bool) -> tuple[Digests, list[list[str]] | None]:
@@ -201,7 +207,7 @@ def reference_key(fingerprint_: str, pre: Preprocess, order: int, size: int) -> 
 
 
 def cached_references(
-    files: Files, orders: dict[Preprocess, int], size: int, cache: str, refs: str | None = None
+    files: Files, orders: dict[Preprocess, int], size: int, cache: str, refs: str | None = None, jobs: int = 1
 ) -> dict[Preprocess, Weights]:
     """:func:`count_references` through the directory ``cache``: the weights of an entry keyed as
     :func:`reference_key` says are read, not counted; those counted are kept there (written beside, then renamed:
@@ -218,7 +224,7 @@ def cached_references(
         for pre, entry in entries.items():
             if os.path.isdir(entry):
                 weights[pre] = SpilledWeights.load(entry)
-        counted = _count(files, {pre: o for pre, o in orders.items() if pre not in weights}, size)
+        counted = _count(files, {pre: o for pre, o in orders.items() if pre not in weights}, size, jobs)
         weights.update(counted)
         for pre, w in counted.items():
             _keep(w, entries[pre])
@@ -241,8 +247,9 @@ def _keep(weights: SpilledWeights, entry: str) -> None:
             raise InputError(f"{entry}: cannot keep the reference counts ({exc.strerror or exc})") from None
 
 
-def _count(files: Files, orders: dict[Preprocess, int], size: int) -> dict[Preprocess, SpilledWeights]:
-    """The weights of every text setting of ``orders`` (its NIST order), counted over all chunks of references."""
+def _count(files: Files, orders: dict[Preprocess, int], size: int, jobs: int = 1) -> dict[Preprocess, SpilledWeights]:
+    """The weights of every text setting of ``orders`` (its NIST order), counted over all chunks of references and
+    weighed on ``jobs`` threads."""
     from ngrameval.scale.refspill import SpilledCounts
 
     tables: dict[Preprocess, SpilledCounts] = {}
@@ -255,7 +262,7 @@ def _count(files: Files, orders: dict[Preprocess, int], size: int) -> dict[Prepr
         for chunk in read_chunks(files, size, refs_only=True):
             add_references(tables, chunk.refs)
         for pre, table in tables.items():
-            weights[pre] = table.weights()
+            weights[pre] = table.weights(jobs)
         return weights
     except BaseException:
         for w in weights.values():
@@ -442,7 +449,8 @@ def score_files(
         )
     sides = reference_sides(files, specs, chunk_size, ref_cache)
     refs_fp = fingerprint(sides.digests) if sides.sides and ref_cache is not None else None
-    weights = count_references(files, specs, chunk_size, ref_cache, refs_fp) if with_nist(specs) else {}
+    nist_jobs = resolve_jobs(jobs)
+    weights = count_references(files, specs, chunk_size, ref_cache, refs_fp, nist_jobs) if with_nist(specs) else {}
     import tempfile
 
     spill = tempfile.TemporaryDirectory(prefix="ngrameval-") if sentence else None

@@ -210,8 +210,11 @@ class SpilledCounts:
         self.total_words += int(off[-1] - off[0])
         self._digests.append(_digest(tokens_of[ids[int(off[0]) : int(off[-1])]], off))
 
-    def weights(self) -> SpilledWeights:
-        """Count every bucket group and write each record's information weight (see the module docstring)."""
+    def weights(self, jobs: int = 1) -> SpilledWeights:
+        """Count every bucket group and write each record's information weight (see the module docstring); with
+        ``jobs`` > 1 the groups are weighed on that many threads, each group a ``jobs``-th of ``budget`` (the same
+        memory as one job; NumPy's sorts and the files' reads and writes run without the GIL). A record's weight
+        does not depend on the group it is weighed in, so the files are the same bytes for any ``jobs``."""
         tables = [_offsets(c) for c in self._counts]
         self._counts = []
         try:
@@ -222,14 +225,33 @@ class SpilledCounts:
             for n, table in enumerate(tables, start=2):
                 with open(self._path("info", n), "wb") as fh:
                     fh.truncate(int(table[-1, -1]) * 8 if len(table) else 0)
-            for lo, hi in _groups(tables, self.budget):
-                self._weigh_group(tables, lo, hi)
+            groups = _groups(tables, self.budget // max(jobs, 1))
+            if jobs > 1 and len(groups) > 1:
+                self._weigh_on_threads(tables, groups, jobs)
+            else:
+                for lo, hi in groups:
+                    self._weigh_group(tables, lo, hi)
         except OSError as exc:
             raise _disk_error(self._dir.name if self._dir else tempfile.gettempdir(), exc) from None
         handed, self._dir = self._dir, None  # the weights read the files and remove them
         assert handed is not None
         return SpilledWeights(self.max_order, self.total_words, self.vocab, self.unigrams, handed, tables,
                               list(self._digests))  # fmt: skip
+
+    def _weigh_on_threads(self, tables: list[IntArray], groups: list[tuple[int, int]], jobs: int) -> None:
+        """:meth:`_weigh_group` of every group on ``jobs`` threads (each reads and writes its own records only)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from ngrameval.jobs import awaited
+
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ngrameval-nist") as pool:
+            futures = [pool.submit(self._weigh_group, tables, lo, hi) for lo, hi in groups]
+            try:
+                for f in futures:
+                    awaited(f)
+            finally:  # an error or Ctrl-C: the groups not begun never begin
+                for f in futures:
+                    f.cancel()
 
     def _weigh_group(self, tables: list[IntArray], lo: int, hi: int) -> None:
         """The weights of the records of buckets ``lo..hi - 1``, order by order (a prefix's table first)."""
