@@ -252,6 +252,24 @@ def test_import_and_score_load_only_what_they_use(tmp_path: Path) -> None:
     assert run.stdout.split() == []
 
 
+def test_meta_loads_an_analysis_only_when_it_is_used() -> None:
+    """``ngrameval.meta`` loads its names on first use: the collection app's span rules (``meta.mqm``) do not import
+    scipy.stats (~0.7 s of every `collect` command); every public name resolves to its module's object, and the names
+    a submodule shares (``correlate``, ``agreement``, ``plane``) stay the functions once that submodule is loaded."""
+    code = (
+        "import sys, importlib\n"
+        "import ngrameval.meta.mqm\n"
+        "assert 'scipy.stats' not in sys.modules and 'ngrameval.meta.correlate' not in sys.modules\n"
+        "import ngrameval.meta as meta\n"
+        "import ngrameval.meta.correlate, ngrameval.meta.agreement, ngrameval.meta.plane\n"
+        "from ngrameval.meta import agreement, correlate, plane\n"
+        "assert callable(correlate) and callable(agreement) and callable(plane), (correlate, agreement, plane)\n"
+        "for name in meta.__all__:\n"
+        "    assert getattr(meta, name) is getattr(importlib.import_module(meta._LAZY[name]), name), name\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+
+
 # every module of a metric the registry builds (ngrameval.metrics.<module>)
 METRIC_MODULES = {"aev", "bleu", "chrf", "cider", "coco", "nist", "pinc", "rouge", "se", "ter"}
 
