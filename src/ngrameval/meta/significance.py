@@ -345,7 +345,7 @@ def randomisation_counts(
 
     # trials scored at once: their pseudo-systems and the scorers' temporaries stay within ~BLOCK_ENTRIES values an
     # array (the demo's block of 10,000 trials, 120 pairs x 23 columns, made arrays of 220 MB: 1.5 GB at the peak);
-    # the masks are drawn a block at a time as before, and each trial's count is its own)
+    # the masks are drawn a block at a time as before, and each trial's count is its own
     width = max(max(len(pairs), n_sys) * t.shape[-1] for t in totals)  # values a trial: its pairs' pseudo-rows
     step = max(1, BLOCK_ENTRIES // max(width, 1))
 
