@@ -74,19 +74,11 @@ def token_map(vocab: dict[str, int], names: Sequence[str], grow: bool) -> IntArr
     return np.fromiter((vocab.get(n, -1) for n in names), dtype=np.int64, count=len(names))
 
 
-def positions(keys: IntArray, want: IntArray) -> IntArray:
-    """``np.searchsorted(keys, want)`` (``keys`` sorted), the needles searched in sorted order: each search starts
-    where the last ended, ~3x faster on millions of keys in random order than one search each over the whole
-    array, and the same positions."""
-    order = np.argsort(want)
-    pos = np.empty(len(want), dtype=np.int64)
-    pos[order] = np.searchsorted(keys, want[order])
-    return pos
-
-
 def find_sorted(keys: IntArray, want: IntArray) -> tuple[IntArray, NDArray[np.bool_]]:
     """Positions of ``want`` in the sorted ``keys`` and which of them are there."""
-    pos = positions(keys, want)
+    order = np.argsort(want)
+    pos = np.empty(len(want), dtype=np.int64)
+    pos[order] = np.searchsorted(keys, want[order])  # sorted needles: each search starts where the last ended
     found = np.zeros(len(want), dtype=bool)
     inside = pos < len(keys)
     found[inside] = keys[pos[inside]] == want[inside]

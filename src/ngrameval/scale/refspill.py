@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 
 from ngrameval.errors import InputError, LimitError
 from ngrameval.ngrams.count import ChunkWeights
-from ngrameval.scale.refcounts import SHIFT, IntArray, Interned, intern_grams, positions, token_map
+from ngrameval.scale.refcounts import SHIFT, IntArray, Interned, intern_grams, token_map
 
 BUCKET_BITS = 10
 BUCKETS = 1 << BUCKET_BITS  # hash buckets of the first two tokens (the top bits of a Fibonacci hash)
@@ -278,8 +278,8 @@ def ngram_keys(toks: NDArray[np.int32], prefix_keys: Sequence[IntArray]) -> IntA
     for k in range(1, toks.shape[1]):  # key of the (k + 1)-gram: row of its k-gram prefix << SHIFT | its last token
         key <<= SHIFT
         key |= toks[:, k].astype(np.int64)
-        if k < toks.shape[1] - 1:
-            key = positions(prefix_keys[k - 1], key)
+        if k < toks.shape[1] - 1:  # (sorting the needles first was no faster at 100k, and 8-12 % slower at 1M)
+            key = np.searchsorted(prefix_keys[k - 1], key)
     return key
 
 
