@@ -212,9 +212,9 @@ class SpilledCounts:
 
     def weights(self, jobs: int = 1) -> SpilledWeights:
         """Count every bucket group and write each record's information weight (see the module docstring); with
-        ``jobs`` > 1 the groups are weighed on that many threads, each group a ``jobs``-th of ``budget`` (the same
-        memory as one job; NumPy's sorts and the files' reads and writes run without the GIL). A record's weight
-        does not depend on the group it is weighed in, so the files are the same bytes for any ``jobs``."""
+        ``jobs`` > 1 the groups are weighed on that many threads, each group a ``jobs``-th of ``budget`` (the records
+        held at once stay ``budget``; NumPy's sorts and the files' reads and writes run without the GIL). A record's
+        weight does not depend on the group it is weighed in, so the files are the same bytes for any ``jobs``."""
         tables = [_offsets(c) for c in self._counts]
         self._counts = []
         try:
