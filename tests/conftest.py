@@ -28,6 +28,18 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The package's bytecode written once, by the controller, before any test runs: hundreds of tests start a
+    process that imports ngrameval, and with ``PYTHONDONTWRITEBYTECODE`` set (as on this project's machines) each
+    would compile every module it imports from source again. The files are what Python itself writes on import
+    (``__pycache__``, ignored by git); a stale one is recompiled, as on import."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller compiled it
+        return
+    import compileall
+
+    compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "src"), quiet=1)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark what each test needs, from the fixtures it uses, so that a development run can leave the heavy parts
     out (``-m "not slow and not browser and not dask"``): ``browser`` (Chromium), ``postgres`` (the throw-away
