@@ -3,6 +3,7 @@ the command uses those counts only when they are exactly what it would count (th
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from tests.conftest import held_import, interrupted_at_start
 
+import ngrameval
 import ngrameval.scale.fromfile
 from ngrameval.cli import main as cli_main
 from ngrameval.cli.inputs import metric_specs
@@ -356,3 +358,47 @@ def test_the_early_threads_run_below_the_command(tmp_path: Path, monkeypatch: py
     got = early.take([r], [a, b], early.PLANS["rouge-1"], 2, 64)
     assert got is not None and len(seen) == len(got.served) > 2
     assert set(seen) == {(True, False)}
+
+
+_TEARDOWN = (
+    "import atexit, sys, threading\n"
+    "import _ngrameval_cli\n"
+    "class Torn:\n"
+    "    def __del__(self):\n"
+    "        sys.stdout.write('torn down\\n'); sys.stdout.flush()\n"
+    "kept = Torn()  # freed by the interpreter's teardown of this module, not before\n"
+    "atexit.register(lambda: print('exit function'))\n"
+    "print('buffered', end='')  # still in sys.stdout's buffer when leave() is called\n"
+)
+
+
+def test_the_command_ends_without_the_interpreter_teardown() -> None:
+    """``leave`` runs the exit functions and flushes the standard streams, then ends the process with the status;
+    the interpreter's teardown of modules and objects (what it skips: ~8 ms after a command) is not run."""
+    code = _TEARDOWN + "sys.stderr.write('said'); _ngrameval_cli.leave(3)"
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert (got.returncode, got.stdout, got.stderr) == (3, "bufferedexit function\n", "said")
+
+
+def test_the_command_exit_waits_for_a_running_thread_as_python_does() -> None:
+    """A thread that is not a daemon still running: ``leave`` is ``sys.exit`` (the interpreter waits for it, runs
+    the exit functions and tears down as usual)."""
+    code = _TEARDOWN + (
+        "go = threading.Event()\n"
+        "worker = threading.Thread(target=lambda: go.wait() and print('thread ended'))\n"
+        "worker.start()\n"
+        "try:\n"
+        "    _ngrameval_cli.leave(4)\n"
+        "finally:\n"
+        "    go.set()  # (SystemExit is on its way: the thread ends, and the interpreter joins it)\n"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert got.returncode == 4
+    assert got.stdout.splitlines() == ["bufferedthread ended", "exit function", "torn down"]
+
+
+def test_python_m_and_the_console_script_enter_through_leave() -> None:
+    """``python -m ngrameval`` and the installed script call ``_ngrameval_cli.command`` (main, then leave)."""
+    assert "command()" in Path(ngrameval.__file__).with_name("__main__.py").read_text()
+    scripts = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="console_scripts")}
+    assert scripts["ngrameval"] == "_ngrameval_cli:command"
