@@ -308,3 +308,39 @@ def test_beside_runs_the_background_on_another_thread_and_raises_its_error_first
     assert isinstance(info.value.__context__, ValueError) and str(info.value.__context__) == "foreground"
     with pytest.raises(ValueError, match="foreground"):
         local.beside(lambda: 1, fails("foreground"), 2)
+
+
+def test_thread_map_of_no_more_items_than_threads_runs_each_on_its_own_thread() -> None:
+    """Items <= jobs: no pool (``concurrent.futures`` not needed), the first item on the calling thread and each
+    other on a thread of its own, results in order, each in a copy of the caller's context."""
+    import contextvars
+
+    seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="unset")
+    seen.set("caller's")
+    met = threading.Barrier(3)  # every item waits for the other two: they run at once, or this never passes
+
+    def item(k: int) -> tuple[int, int, str]:
+        met.wait(timeout=60)  # (a hang guard, not a measurement)
+        was = seen.get()
+        seen.set(f"item {k}")  # set in the item's copy: the caller's value stays
+        return k * 10, threading.get_ident(), was
+
+    got = local.thread_map(item, [0, 1, 2], 3)
+    assert [g[0] for g in got] == [0, 10, 20]
+    assert got[0][1] == threading.get_ident() and len({g[1] for g in got}) == 3
+    assert [g[2] for g in got] == ["caller's"] * 3 and seen.get() == "caller's"
+
+
+@pytest.mark.parametrize("failing", [(0,), (1,), (1, 2)])
+def test_thread_map_without_a_pool_raises_the_first_error_once_every_item_ended(failing: tuple[int, ...]) -> None:
+    ended: list[int] = []
+
+    def item(k: int) -> int:
+        if k in failing:
+            raise ValueError(f"item {k}")
+        ended.append(k)
+        return k
+
+    with pytest.raises(ValueError, match=f"item {failing[0]}"):
+        local.thread_map(item, [0, 1, 2], 4)
+    assert sorted(ended) == [k for k in range(3) if k not in failing]

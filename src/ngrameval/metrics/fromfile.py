@@ -101,8 +101,9 @@ class Plan:
 
             rouge.warn_lost(self.pre, lost[0], n_systems * n_segments, lost[1], n_segments * n_refs)
 
-    def batch(self, out: Arrays, n_refs: int) -> Batch:
-        """The batch whose metrics' rows are those of the counted corpus."""
+    def batch(self, out: Arrays, n_refs: int, jobs: int = 1) -> Batch:
+        """The batch whose metrics' rows are those of the counted corpus (ROUGE's scores made on ``jobs``
+        threads)."""
         if self.mode != ROUGE_MODE:
             values = tuple(out[0][k] for k in range(len(out[0])))
             return CountedBatch(self.pre, self.metrics, counted=(values, self.order, False))
@@ -112,7 +113,8 @@ class Plan:
         n_seg = len(out[1]) // n_refs
         seg = np.arange(0, n_seg * n_refs + 1, n_refs, dtype=np.int64)
         k_sys = len(out[0]) // n_seg if n_seg else 0
-        scores = rouge.scores_of_counts(kinds, k_sys, rouge.KernelCounts(out[0], out[1], out[2], out[3]), seg)
+        counts = rouge.KernelCounts(out[0], out[1], out[2], out[3])
+        scores = rouge.scores_of_counts(kinds, k_sys, counts, seg, jobs)
         return CountedBatch(self.pre, self.metrics, shared={"rouge": scores})
 
 

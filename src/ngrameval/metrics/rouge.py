@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from ngrameval import _direct, _overlap, _rouge
 from ngrameval.errors import ConfigError
+from ngrameval.jobs import thread_map
 from ngrameval.metrics.choices import ROUGE_MULTI, ROUGE_STATS
 from ngrameval.metrics.policy import FloatArray, warn
 from ngrameval.metrics.rows import Batch, RowMetric, Rows
@@ -504,12 +505,17 @@ def counted_directly(pre: Preprocess, metrics: Sequence[Rouge]) -> bool:
 
 
 def scores_of_counts(
-    metrics: Sequence[Rouge], n_systems: int, counts: KernelCounts, seg: IntArray
+    metrics: Sequence[Rouge], n_systems: int, counts: KernelCounts, seg: IntArray, jobs: int = 1
 ) -> list[list[ItemScores]]:
     """:func:`item_scores` of ``metrics`` (:func:`counted_directly`) from the kernel's counts of texts without a line
-    break; no warning: every text was ASCII."""
+    break; no warning: every text was ASCII. With one reference an item, the systems are scored on ``jobs``
+    threads."""
     if 0 < len(counts.ref_len) == len(seg) - 1:  # one reference an item: its scores are its pair's, in one C pass
-        got = [[s for m in metrics if (s := _one_pair(m, k, n_systems, counts)) is not None] for k in range(n_systems)]
+
+        def system(k: int) -> list[ItemScores]:
+            return [s for m in metrics if (s := _one_pair(m, k, n_systems, counts)) is not None]
+
+        got = thread_map(system, range(n_systems), jobs)
         if all(len(row) == len(metrics) for row in got):
             return got
     direct = pair_counts(metrics, n_systems, counts, seg, False)

