@@ -18,16 +18,17 @@ from ``str`` as it does any declined piece.
 
 from __future__ import annotations
 
+import _thread
 import mmap
 import os
 import sys
-import threading
 from itertools import pairwise
 
 import ngrameval._direct as _direct  # (not `from ngrameval import`: that asks the package's __getattr__ first)
 
-# Nothing else loads before the counting begins: dataclasses (~12 ms here), typing, contextlib and functools would
-# delay it, so the two records below are plain classes and the tasks closures. mypy reads this name as typing's.
+# Nothing else loads before the counting begins: dataclasses (~12 ms here), typing, contextlib, functools and
+# threading (~1 ms after `python -m`'s runpy, ~4 ms without it) would delay it, so the two records below are plain
+# classes, the tasks closures and the threads _thread's. mypy reads this name as typing's.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -185,30 +186,39 @@ def _run(tasks: Sequence[Callable[[], object]], jobs: int) -> list[object]:
     its exception (nothing is printed: the command counts the files itself, and names any fault)."""
     out: list[object] = [None] * len(tasks)
     left = iter(range(len(tasks)))
-    lock = threading.Lock()
+    lock = _thread.allocate_lock()
 
-    def work() -> None:
-        if sys.platform.startswith("linux"):  # (a thread's own nice value: Linux only; elsewhere that id is no pid)
-            try:  # noqa: SIM105 (contextlib is not loaded here) -- below the command's thread: never delays it
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND)
-            except (AttributeError, OSError):
-                pass
-        while True:
-            with lock:
-                k = next(left, None)
-            if k is None:
-                return
-            try:
-                out[k] = tasks[k]()
-            except Exception as e:  # (anything: never a traceback from here)
-                out[k] = e
+    def work(done: _thread.LockType) -> None:
+        try:
+            if sys.platform.startswith("linux"):  # (a thread's own nice value: Linux only; elsewhere that id is no pid)
+                try:  # noqa: SIM105 (contextlib is not loaded here) -- below the command's thread: never delays it
+                    os.setpriority(os.PRIO_PROCESS, _thread.get_native_id(), BACKGROUND)
+                except (AttributeError, OSError):
+                    pass
+            while True:
+                with lock:
+                    k = next(left, None)
+                if k is None:
+                    return
+                try:
+                    out[k] = tasks[k]()
+                except Exception as e:  # (anything: never a traceback from here)
+                    out[k] = e
+        finally:
+            done.release()
 
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(min(jobs, len(tasks)))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    for done in [_started(work) for _ in range(min(jobs, len(tasks)))]:
+        done.acquire()
     return out
+
+
+def _started(work: Callable[[_thread.LockType], None]) -> _thread.LockType:
+    """``work(done)`` begun on a new thread (a daemon, as every thread of ``_thread``), ``done`` a lock held until
+    ``work`` releases it: acquiring it waits for the thread, as ``Thread.join`` does."""
+    done = _thread.allocate_lock()
+    done.acquire()
+    _thread.start_new_thread(work, (done,))
+    return done
 
 
 def _count(key: Key, files: list[str]) -> Counted | None:
@@ -267,15 +277,15 @@ def start(argv: Sequence[str]) -> None:
         return
     box: dict[str, Counted | None] = {}
 
-    def run() -> None:
+    def run(done: _thread.LockType) -> None:
         try:
             box["counted"] = _count(key, files)
         except Exception:  # (the command counts the files itself, and names any fault)
             box["counted"] = None
+        finally:
+            done.release()
 
-    thread = threading.Thread(target=run, name="ngrameval-early", daemon=True)
-    _state.update(key=key, thread=thread, box=box)
-    thread.start()
+    _state.update(key=key, done=_started(run), box=box)
 
 
 def take(
@@ -289,15 +299,15 @@ def take(
     """What :func:`start` began, once done, when it is of these files (unchanged since), threads, grain and
     ``every`` (``WHOLE``: the counts of this plan; else the check of files streamed in chunks of ``every``
     segments, ``plan`` None); None otherwise (nothing was begun, or it is not what the command does). Taken once."""
-    key, thread, box = _state.get("key"), _state.get("thread"), _state.get("box")
+    key, done, box = _state.get("key"), _state.get("done"), _state.get("box")
     _state.clear()
-    if not isinstance(key, Key) or not isinstance(thread, threading.Thread) or not isinstance(box, dict):
+    if not isinstance(key, Key) or not isinstance(done, _thread.LockType) or not isinstance(box, dict):
         return None
     if (key.refs, key.systems, key.jobs, key.grain, key.every) != (tuple(refs), tuple(systems), jobs, grain, every):
         return None
     if (every == WHOLE) != (plan is not None) or (plan is not None and plan != key.plan):
         return None
-    thread.join()
+    done.acquire()  # (the counting thread's end)
     try:
         if tuple(identity(p) for p in [*refs, *systems]) != key.identity:
             return None
