@@ -84,8 +84,9 @@ def jobs_table(n_seg: int, repeat: int) -> None:
 def whole_process_table(n_seg: int, repeat: int, metrics: tuple[str, ...]) -> None:
     """``ngrameval score a.txt b.txt -r ref.txt -m METRIC --jobs J`` as a fresh process, J = 1 and 2: the whole
     process (start-up, imports, reading the files, counting, output), wall seconds and the child's CPU seconds
-    (user + sys of every thread), best of ``repeat``; the outputs of J = 1 and 2 must be the same bytes. The
-    speed-up is a wall-clock ratio: run it on idle cores (``uptime`` below 0.2), nothing else running.
+    (user + sys of every thread), best of ``repeat`` runs made in interleaved rounds; the outputs of J = 1 and 2 must
+    be the same bytes. The speed-up is a wall-clock ratio: run it on idle cores (``uptime`` below 0.2), nothing else
+    running.
 
     ``start s`` is the same command on files of one line (the start-up ``S``: interpreter, imports, parser, output)
     and ``bound`` what two jobs could reach if ``S`` were serial and everything else halved (Amdahl): ``t1 / (S +
@@ -108,13 +109,14 @@ def whole_process_table(n_seg: int, repeat: int, metrics: tuple[str, ...]) -> No
         for metric in metrics:
             wall: dict[int, float] = {}
             cpu: dict[int, float] = {}
-            outs: dict[int, bytes] = {}
+            cmds = {}
             for jobs in (0, 1, 2):  # 0: the start-up, one job on the one-line files
-                out = Path(tmp) / f"out{jobs}.txt"
                 use = tiny if jobs == 0 else files
                 cmd = [sys.executable, "-m", "ngrameval", "score", str(use["a"]), str(use["b"]), "-r"]
-                cmd += [str(use["ref"]), "-m", metric, "--jobs", str(max(jobs, 1)), "-o", str(out)]
-                for _ in range(repeat):
+                cmds[jobs] = [*cmd, str(use["ref"]), "-m", metric, "--jobs", str(max(jobs, 1)), "-o"]
+                cmds[jobs].append(str(Path(tmp) / f"out{jobs}.txt"))
+            for _ in range(repeat):  # in rounds (0, 1, 2, 0, 1, 2, ...): the machine's ups and downs fall on all
+                for jobs, cmd in cmds.items():
                     before = resource.getrusage(resource.RUSAGE_CHILDREN)
                     t = time.perf_counter()
                     subprocess.run(cmd, check=True)
@@ -122,7 +124,7 @@ def whole_process_table(n_seg: int, repeat: int, metrics: tuple[str, ...]) -> No
                     after = resource.getrusage(resource.RUSAGE_CHILDREN)
                     used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
                     wall[jobs], cpu[jobs] = min(wall.get(jobs, secs), secs), min(cpu.get(jobs, used), used)
-                outs[jobs] = out.read_bytes()
+            outs = {jobs: Path(cmd[-1]).read_bytes() for jobs, cmd in cmds.items()}
             bound = wall[1] / (wall[0] + (wall[1] - wall[0]) / 2)
             print(
                 f"{metric:<8} {wall[1]:>9.3f} {wall[2]:>9.3f} {wall[1] / wall[2]:>8.2f}x {wall[0]:>8.3f} "
