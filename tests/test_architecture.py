@@ -1,6 +1,6 @@
 """The house keeps its floors (docs/contributing.md, "The floors"): every import of the package, lazy ones
 included, goes to the same floor or down; no two rooms import each other, directly or round a circle; the package
-root holds at most eight modules besides the packages."""
+root holds at most nine modules besides the packages."""
 
 from __future__ import annotations
 
@@ -95,6 +95,6 @@ def test_no_circles_between_rooms() -> None:
     assert not circle, " -> ".join(circle)
 
 
-def test_the_root_holds_at_most_eight_modules() -> None:
+def test_the_root_holds_at_most_nine_modules() -> None:
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert len(modules) <= 8, modules
+    assert len(modules) <= 9, modules

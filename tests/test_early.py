@@ -285,7 +285,7 @@ def _huge_pages_on_request() -> bool:
 @pytest.mark.skipif(not _huge_pages_on_request(), reason="transparent huge pages: Linux, not switched off")
 def test_large_buffers_are_private_memory_in_huge_pages() -> None:
     """The early counts' buffers are private anonymous memory (``mmap``'s default, shared memory, gets no huge
-    pages) and from ``HUGE`` bytes ask for transparent huge pages, as NumPy's arrays do: 2 MB a page fault when the
+    pages) and from ``ngrameval.memory.BIG`` bytes ask for transparent huge pages: 2 MB a page fault when the
     kernel writes them, not 4 kB."""
     import numpy as np
 

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ngrameval.memory import empty
+
 _BLOCKS = ("match", "total", "rmatch", "rtotal", "info")
 NIST_COLUMNS = ("info_zero", "ref_count", "segments")  # after the blocks, when counted with NIST
 
@@ -168,9 +170,9 @@ def stats_scorer(metric: Callable[[Stats], NDArray[np.float64]], max_order: int,
 
 
 def mean_rows(sentences: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Sentence scores as summable rows ``(score, 1)``; one new array (column_stack's makes two: each is fresh pages to
-    fault in, ~0.6 ms of 1.4 at 100k segments here)."""
-    rows = np.empty((len(sentences), 2))
+    """Sentence scores as summable rows ``(score, 1)``: one new array (column_stack made two), in huge pages when large
+    (:func:`ngrameval.memory.empty`: 100k segments, 1.6 MB, 391 page faults and ~0.9 ms before)."""
+    rows = empty((len(sentences), 2))
     rows[:, 0] = sentences
     rows[:, 1] = 1.0
     return rows

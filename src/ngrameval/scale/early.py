@@ -25,6 +25,7 @@ import sys
 from itertools import pairwise
 
 import ngrameval._direct as _direct  # (not `from ngrameval import`: that asks the package's __getattr__ first)
+from ngrameval.memory import anonymous  # (the standard library only)
 
 # Nothing else loads before the counting begins: dataclasses (~12 ms here), typing, contextlib, functools and
 # threading (~1 ms after `python -m`'s runpy, ~4 ms without it) would delay it, so the two records below are plain
@@ -54,7 +55,6 @@ _MODE_ROUGE = 2
 BACKGROUND = 10  # the nice value of the counting threads (Linux: each thread has its own)
 # pieces a thread: the thread that shares its core with the command's start-up counts less, and takes fewer
 PIECES_PER_JOB = 8
-HUGE = 1 << 22  # bytes from which a buffer asks for huge pages, as NumPy's arrays do (_core/src/multiarray/alloc.c)
 
 
 class Key:
@@ -152,28 +152,17 @@ def pieces(first: int, n: int, k: int, grain: int) -> list[int]:
 
 
 def buffers(plan: tuple[int, bool, int, bool], n_systems: int, n_seg: int, n_refs: int) -> tuple[memoryview[Any], ...]:
-    """Buffers of the plan's arrays (``ngrameval.metrics.fromfile.Plan.arrays``, flat), in anonymous memory (no
-    page is touched before the kernel writes it): the Stats rows, ``3 + 5 * order`` float64 columns a segment
-    (BLEU family), or ROUGE's int64 hypothesis and reference lengths, hits and LCS."""
+    """Buffers of the plan's arrays (``ngrameval.metrics.fromfile.Plan.arrays``, flat), in anonymous memory
+    (:func:`ngrameval.memory.anonymous`: huge pages for large ones; no page is touched before the kernel writes it):
+    the Stats rows, ``3 + 5 * order`` float64 columns a segment (BLEU family), or ROUGE's int64 hypothesis and
+    reference lengths, hits and LCS."""
     mode, _, order, _ = plan
     if mode != _MODE_ROUGE:
-        return (memoryview(_anonymous(8 * max(1, n_systems * n_seg * (3 + 5 * order)))).cast("d"),)
+        k = n_systems * n_seg * (3 + 5 * order)
+        return (memoryview(anonymous(8 * max(1, k))).cast("d")[:k],)
     pairs = n_seg * n_refs
     sizes = (n_systems * n_seg, pairs, n_systems * pairs * order, n_systems * pairs)
-    return tuple(memoryview(_anonymous(8 * max(k, 1))).cast("q")[:k] for k in sizes)
-
-
-def _anonymous(size: int) -> mmap.mmap:
-    """``size`` bytes of private anonymous memory (``mmap``'s default is shared memory, which gets no huge pages);
-    from :data:`HUGE` bytes in transparent huge pages where the system offers them (Linux, ``madvise`` mode): 2 MB a
-    page fault, not 4 kB (2 x 100k segments of BLEU's rows, 37 MB: 13,874 -> 5,701 faults)."""
-    buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE) if os.name == "posix" else mmap.mmap(-1, size)
-    if size >= HUGE and hasattr(mmap, "MADV_HUGEPAGE"):
-        try:  # noqa: SIM105 (contextlib is not loaded here)
-            buf.madvise(mmap.MADV_HUGEPAGE)
-        except OSError:  # (a kernel without THP: 4 kB pages, as before)
-            pass
-    return buf
+    return tuple(memoryview(anonymous(8 * max(k, 1))).cast("q")[:k] for k in sizes)
 
 
 def _task(f: Callable[..., object], *args: object) -> Callable[[], object]:
