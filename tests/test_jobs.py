@@ -344,3 +344,22 @@ def test_thread_map_without_a_pool_raises_the_first_error_once_every_item_ended(
     with pytest.raises(ValueError, match=f"item {failing[0]}"):
         local.thread_map(item, [0, 1, 2], 4)
     assert sorted(ended) == [k for k in range(3) if k not in failing]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_let_go_drops_the_last_references_on_a_thread_of_its_own_with_jobs(jobs: int) -> None:
+    """With two jobs or more the objects are freed (their memory unmapped) on another thread, beside the caller's
+    work; with one job at once, on the calling thread."""
+    freed: list[int] = []
+    done = threading.Event()
+
+    class Held:
+        def __del__(self) -> None:
+            freed.append(threading.get_ident())
+            done.set()
+
+    held: list[object] = [Held()]
+    local.let_go(held, jobs)
+    assert done.wait(timeout=60)  # (a hang guard, not a measurement)
+    assert (freed[0] == threading.get_ident()) is (jobs == 1)
+    assert held == []

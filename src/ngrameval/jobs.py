@@ -122,6 +122,18 @@ def _a_thread_each(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     return cast("list[R]", out)
 
 
+def let_go(held: list[object], jobs: int) -> None:
+    """Empties ``held``, the caller's last references to mapped files and large arrays, on a daemon thread of its own
+    when ``jobs`` >= 2, so that their unmapping (~0.5 ms a 10 MB file here, the GIL released) runs beside the caller's
+    remaining work (a command's output) rather than before it; with one job here and now."""
+    if jobs == 1:
+        held.clear()
+        return
+    import threading
+
+    threading.Thread(target=held.clear, name="ngrameval-let-go", daemon=True).start()
+
+
 def beside(background: Callable[[], T], foreground: Callable[[], R], jobs: int) -> tuple[T, R]:
     """``(background(), foreground())``, with ``jobs`` >= 2 the first on a thread of its own (in a copy of the
     caller's context, as :func:`thread_map`) while the calling thread runs the second (a kernel that releases the GIL

@@ -32,7 +32,7 @@ from ngrameval import _direct
 from ngrameval.api import checked_specs, directed, named, spec_rows, unique_names
 from ngrameval.errors import InputError
 from ngrameval.io.read import COMPRESSED, STDIN, read_errors, ref_rows
-from ngrameval.jobs import awaited, thread_map
+from ngrameval.jobs import awaited, let_go, thread_map
 from ngrameval.metrics.fromfile import Arrays, Plan, plan
 from ngrameval.metrics.policy import summed_warnings
 from ngrameval.metrics.registry import MetricSpec
@@ -283,17 +283,26 @@ def count_files(
     by_text = plans(specs)
     if by_text is None or not refs or not systems:
         return None
-    started = _early(refs, list(systems.values()), by_text, jobs)
-    if started is not None:
-        corpus, outs, lost = started
-    else:
-        opened = open_corpus(refs, list(systems.values()), early.WHOLE, jobs, False)
-        if opened is None:
-            return None
-        corpus = opened
-        outs, lost = corpus.count(by_text, 0, corpus.n_seg, jobs)
-    _warn(by_text, lost, len(systems), corpus.n_seg, len(refs))
-    return named(_rows(by_text, specs, outs, len(refs), jobs), specs, [len(refs)])
+    got = _early(refs, list(systems.values()), by_text, jobs) or _counted_here(refs, systems, by_text, jobs)
+    if got is None:
+        return None
+    _warn(by_text, got[2], len(systems), got[0].n_seg, len(refs))
+    rows = named(_rows(by_text, specs, got[1], len(refs), jobs), specs, [len(refs)])
+    held: list[object] = [got]  # the mapped files and the counts: unmapped beside the output (jobs >= 2)
+    del got
+    let_go(held, jobs)
+    return rows
+
+
+def _counted_here(
+    refs: Sequence[str], systems: Mapping[str, str], by_text: Mapping[Preprocess, Plan], jobs: int
+) -> tuple[Corpus, dict[Preprocess, Arrays], list[tuple[int, int]]] | None:
+    """The files mapped, checked and counted by the command on ``jobs`` threads; None: not plain files."""
+    corpus = open_corpus(refs, list(systems.values()), early.WHOLE, jobs, False)
+    if corpus is None:
+        return None
+    outs, lost = corpus.count(by_text, 0, corpus.n_seg, jobs)
+    return corpus, outs, lost
 
 
 def chunk_rows(
