@@ -403,3 +403,16 @@ def test_python_m_and_the_console_script_enter_through_leave() -> None:
     assert "command()" in Path(ngrameval.__file__).with_name("__main__.py").read_text()
     scripts = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="console_scripts")}
     assert scripts["ngrameval"] == "_ngrameval_cli:command"
+
+
+def test_no_thread_to_start_leaves_the_counting_to_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_thread.start_new_thread`` failing (a process at its thread limit) is no error: nothing is begun, and the
+    command counts the files itself."""
+    a, b, r = _files(tmp_path, 20)
+
+    def refused(*_: object) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(early._thread, "start_new_thread", refused)
+    early.start(["score", a, b, "-r", r, "-m", "bleu", "--jobs", "2"])
+    assert early.take([r], [a, b], early.PLANS["bleu"], 2, early.GRAIN) is None

@@ -274,7 +274,11 @@ def start(argv: Sequence[str]) -> None:
         finally:
             done.release()
 
-    _state.update(key=key, done=_started(run), box=box)
+    try:
+        done = _started(run)
+    except RuntimeError:  # (no thread can be started: the command counts the files itself)
+        return
+    _state.update(key=key, done=done, box=box)
 
 
 def take(
