@@ -749,3 +749,54 @@ def test_the_library_leaves_sigbus_to_its_host(tmp_path: Path) -> None:
     )
     got = subprocess.run([sys.executable, "-c", code, str(ref)], capture_output=True, text=True, check=False)
     assert got.returncode == -signal.SIGBUS, (got.returncode, got.stderr)
+
+
+@pytest.mark.parametrize("metric", ["bleu", "rouge-l"])
+def test_a_streamed_run_truncated_while_mapped_leaves_no_spill_files(tmp_path: Path, metric: str) -> None:
+    """``--sentence`` streamed in chunks spills the sentence scores to a temporary directory; a reference truncated
+    while mapped ends the run in the fault's handler (no ``finally`` runs), which removes that directory too."""
+    spill_root = tmp_path / "tmp"
+    spill_root.mkdir()
+    ref, hyp = tmp_path / "ref.txt", tmp_path / "sys.txt"
+    ref.write_text(REF * 5000)
+    hyp.write_text(SYS * 5000)
+    out = tmp_path / "out.txt"
+    argv = ["score", str(hyp), "-r", str(ref), "-m", metric, "--chunk-size", "1000", "--sentence", "-o", str(out)]
+    got = subprocess.run([sys.executable, "-c", _TRUNCATING, str(ref), *argv], capture_output=True, text=True,
+                         check=False, env={**os.environ, "TMPDIR": str(spill_root)})  # fmt: skip
+    assert got.returncode == 2, (got.returncode, got.stderr)
+    assert "the file was truncated while it was being read" in got.stderr and len(got.stderr.splitlines()) == 1
+    assert list(spill_root.iterdir()) == [] and not out.exists()
+
+
+def test_the_fault_handler_removes_a_recorded_directory_with_its_files(tmp_path: Path) -> None:
+    """The handler empties and removes every directory recorded with ``remove_on_fault`` (here 300 files, more than
+    one read of the directory's entries) and none that ``keep_on_fault`` forgot or that was never recorded."""
+    ref = tmp_path / "ref.txt"
+    ref.write_text(REF * 5000)
+    code = textwrap.dedent(
+        """
+        import mmap, os, sys
+        from ngrameval import _direct
+        root = sys.argv[2]
+        for name, files in (("spill", 300), ("kept", 2), ("other", 1)):
+            os.mkdir(os.path.join(root, name))
+            for k in range(files):
+                open(os.path.join(root, name, f"part{k:03d}.f64"), "wb").close()
+        assert _direct.remove_on_fault(os.fsencode(os.path.join(root, "spill")))
+        assert _direct.remove_on_fault(os.fsencode(os.path.join(root, "kept")))
+        _direct.keep_on_fault(os.fsencode(os.path.join(root, "kept")))
+        assert not _direct.remove_on_fault(b"x" * 5000)  # too long to keep: left, as before
+        _direct.exit_on_bus_error()
+        with open(sys.argv[1], "rb") as fh:
+            m = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        _direct.watch(m, os.fsencode(sys.argv[1]))
+        os.truncate(sys.argv[1], 10)
+        _direct.lines(m, 1 << 62, False, 512)
+        """
+    )
+    got = subprocess.run([sys.executable, "-c", code, str(ref), str(tmp_path)], capture_output=True, text=True,
+                         check=False)  # fmt: skip
+    assert got.returncode == 2, (got.returncode, got.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "other", "ref.txt"]
+    assert len(list((tmp_path / "kept").iterdir())) == 2

@@ -38,7 +38,10 @@
  * mapped file's bytes lie and its path (the last WATCHED files); once the command line has called
  * exit_on_bus_error (never the library: the handler is the process's), a fault in a watched range writes one line
  * naming the file and the byte, and the process exits 2 at once (write and _exit: all a handler may call). A fault
- * anywhere else gets the default action, as before.
+ * anywhere else gets the default action, as before. remove_on_fault(path) records a temporary directory of flat
+ * files (a streamed run's spill files; the last FAULT_DIRS) that the handler removes before it exits (Linux: its
+ * entries read with getdents64 and unlinked, then the directory: system calls, which a handler may make);
+ * keep_on_fault(path) forgets it once the run removed it itself.
  */
 #ifndef NGRAMEVAL_LINES_H
 #define NGRAMEVAL_LINES_H
@@ -46,6 +49,10 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#endif
+#if defined(__linux__)
+#include <fcntl.h>
+#include <sys/syscall.h>
 #endif
 
 /* ---- the bytes of a file ------------------------------------------------------------------------------- */
@@ -526,7 +533,47 @@ static struct {
 } watched[WATCHED];
 static int watch_next;
 
+#define FAULT_DIRS 16
+/* set is written last and cleared first, as watched's hi */
+static struct {
+    volatile sig_atomic_t set;
+    char path[WATCHED_PATH];
+} fault_dirs[FAULT_DIRS];
+static int fault_dir_next;
+
 #if defined(SIGBUS) && (defined(__unix__) || defined(__APPLE__))
+#if defined(__linux__)
+/* Every recorded directory's entries unlinked (flat files: the spill files), then the directory removed. Entries
+   are read with getdents64 (a linux_dirent64: ino 8 bytes, off 8, reclen 2, type 1, then the name); an entry
+   unlinked after it was read does not hide the others. */
+static void remove_dirs(void) {
+    for (int i = 0; i < FAULT_DIRS; i++) {
+        if (!fault_dirs[i].set) continue;
+        int fd = open(fault_dirs[i].path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) continue;
+        union {
+            char bytes[4096];
+            uint64_t align;
+        } buf;
+        long n;
+        while ((n = syscall(SYS_getdents64, fd, buf.bytes, sizeof buf.bytes)) > 0) {
+            for (long off = 0; off + 19 < n;) {
+                unsigned short reclen;
+                memcpy(&reclen, buf.bytes + off + 16, sizeof reclen);
+                const char *name = buf.bytes + off + 19;
+                if (!(name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))) unlinkat(fd, name, 0);
+                if (!reclen) break;
+                off += reclen;
+            }
+        }
+        close(fd);
+        rmdir(fault_dirs[i].path);
+    }
+}
+#else
+static void remove_dirs(void) {}
+#endif
+
 static void say(const char *s, size_t n) {
     while (n) {
         ssize_t w = write(2, s, n);
@@ -547,6 +594,7 @@ static void on_bus_error(int sig, siginfo_t *info, void *context) {
                           c[] = " is gone): another program changed it; nothing was written\n";
         say(a, sizeof a - 1), say(watched[i].path, strnlen(watched[i].path, WATCHED_PATH)), say(b, sizeof b - 1);
         say(d, (size_t)(e - d)), say(c, sizeof c - 1);
+        remove_dirs();
         _exit(2);
     }
     struct sigaction dfl; /* not a watched file: the default action when the access faults again */
@@ -580,6 +628,34 @@ static PyObject *watch(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* remove_on_fault(path) -> bool: path, a temporary directory of flat files, removed by the handler (see the note
+   at the top); False when the path is too long to keep (the directory is then left, as before). */
+static PyObject *remove_on_fault(PyObject *self, PyObject *args) {
+    const char *path;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "y#", &path, &n)) return NULL;
+    if (n >= WATCHED_PATH || memchr(path, 0, (size_t)n)) Py_RETURN_FALSE;
+    int slot = fault_dir_next;
+    fault_dir_next = (fault_dir_next + 1) % FAULT_DIRS;
+    fault_dirs[slot].set = 0;
+    memcpy(fault_dirs[slot].path, path, (size_t)n);
+    fault_dirs[slot].path[n] = 0;
+    fault_dirs[slot].set = 1;
+    Py_RETURN_TRUE;
+}
+
+/* keep_on_fault(path) -> None: path is no longer removed by the handler. */
+static PyObject *keep_on_fault(PyObject *self, PyObject *args) {
+    const char *path;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "y#", &path, &n)) return NULL;
+    for (int i = 0; i < FAULT_DIRS; i++)
+        if (fault_dirs[i].set && (Py_ssize_t)strnlen(fault_dirs[i].path, WATCHED_PATH) == n &&
+            !memcmp(fault_dirs[i].path, path, (size_t)n))
+            fault_dirs[i].set = 0;
+    Py_RETURN_NONE;
+}
+
 /* exit_on_bus_error() -> bool: the handler installed (False where there is no SIGBUS). */
 static PyObject *exit_on_bus_error(PyObject *self, PyObject *unused) {
 #if defined(SIGBUS) && (defined(__unix__) || defined(__APPLE__))
@@ -599,6 +675,8 @@ static PyObject *exit_on_bus_error(PyObject *self, PyObject *unused) {
     {"lines", lines, METH_VARARGS, "Line count, plain-ness, chunk and piece offsets of a file's bytes."},      \
     {"count_bytes", count_bytes, METH_VARARGS, "BLEU-family or ROUGE counts straight from files' UTF-8 bytes."},  \
     {"watch", watch, METH_VARARGS, "Records a mapped file's bytes and path, named if it shrinks while read."},   \
-    {"exit_on_bus_error", exit_on_bus_error, METH_NOARGS, "A watched file's fault: one line, exit 2 (the CLI)."},
+    {"exit_on_bus_error", exit_on_bus_error, METH_NOARGS, "A watched file's fault: one line, exit 2 (the CLI)."},  \
+    {"remove_on_fault", remove_on_fault, METH_VARARGS, "A directory of flat files a watched file's fault removes."}, \
+    {"keep_on_fault", keep_on_fault, METH_VARARGS, "Forgets a directory remove_on_fault() recorded."},
 
 #endif

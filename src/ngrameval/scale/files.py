@@ -451,9 +451,9 @@ def score_files(
     refs_fp = fingerprint(sides.digests) if sides.sides and ref_cache is not None else None
     nist_jobs = resolve_jobs(jobs)
     weights = count_references(files, specs, chunk_size, ref_cache, refs_fp, nist_jobs) if with_nist(specs) else {}
-    import tempfile
+    from ngrameval.scale.refspill import spill_directory
 
-    spill = tempfile.TemporaryDirectory(prefix="ngrameval-") if sentence else None
+    spill = spill_directory("ngrameval-") if sentence else None
     acc: Summed | None = None
     kept = _Kept()
     try:

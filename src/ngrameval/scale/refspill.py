@@ -35,6 +35,7 @@ import json
 import os
 import shutil
 import tempfile
+import weakref
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from typing import BinaryIO, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ngrameval import _direct
 from ngrameval.errors import InputError, LimitError
 from ngrameval.ngrams.count import ChunkWeights
 from ngrameval.scale.refcounts import SHIFT, IntArray, Interned, intern_grams, token_map
@@ -126,6 +128,17 @@ def _link(src: str, dst: str) -> None:
         shutil.copyfile(src, dst)
 
 
+def spill_directory(prefix: str) -> tempfile.TemporaryDirectory[str]:
+    """A temporary directory for a run's flat spill files, removed as any ``TemporaryDirectory`` and also by the
+    command line's handler of a mapped input truncated while it is read (``_direct.remove_on_fault``: the process
+    ends there, before any ``finally``); forgotten by the handler once removed here."""
+    tmp = tempfile.TemporaryDirectory(prefix=prefix)
+    path = os.fsencode(tmp.name)
+    if _direct.remove_on_fault(path):
+        weakref.finalize(tmp, _direct.keep_on_fault, path)  # (when the object goes: the directory is gone by then)
+    return tmp
+
+
 def _disk_error(path: str, exc: OSError) -> LimitError:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return LimitError(
@@ -158,7 +171,7 @@ class SpilledCounts:
     _digests: list[bytes] = field(default_factory=list, repr=False)  # every chunk's, to check the second pass
 
     def __post_init__(self) -> None:
-        self._dir = tempfile.TemporaryDirectory(prefix="ngrameval-nist-")
+        self._dir = spill_directory("ngrameval-nist-")
         try:
             for n in range(2, self.max_order + 1):
                 tok = open(self._path("tok", n), "wb")  # noqa: SIM115 - closed by close()/weights()
@@ -394,7 +407,7 @@ class SpilledWeights:
     def load(cls, path: str) -> SpilledWeights:
         """The weights :meth:`save` kept in ``path`` (their files linked into a temporary directory that
         :meth:`close` removes); an InputError naming ``path`` when it is damaged."""
-        tmp = tempfile.TemporaryDirectory(prefix="ngrameval-nist-")
+        tmp = spill_directory("ngrameval-nist-")
         try:
             with open(os.path.join(path, "meta.json"), encoding="utf-8") as fh:
                 meta = json.load(fh)
