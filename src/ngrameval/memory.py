@@ -2,11 +2,11 @@
 this project's 2-core machine (a ``(3, 100k)`` float64 array: 586 page faults, 1.2-1.5 ms to fill; the same array
 filled again: 0.1 ms), a fresh 2 MB page ~0.1 ms. A buffer of :data:`BIG` bytes or more is therefore private
 anonymous memory rounded up to whole 2 MB pages and advised into huge pages (Linux's THP in ``madvise`` or
-``always`` mode): the kernel places an anonymous mapping whose length is a multiple of 2 MB on a 2 MB boundary, so
-every page of it can be huge. NumPy advises its arrays of 4 MB or more without the rounding (its allocations are not
-aligned: 2 x 100k segments of BLEU's rows, 37 MB, took 5,701 faults). Elsewhere, or with THP off, the memory is
-plain pages, as NumPy's. The ground floor, the standard library only (:mod:`ngrameval.scale.early` uses it before
-NumPy loads)."""
+``always`` mode): Linux (6.7 and later) places an anonymous mapping whose length is a multiple of 2 MB on a 2 MB
+boundary, so every page of it can be huge; an older kernel gives huge pages where aligned 2 MB fit, as for NumPy,
+which advises its arrays of 4 MB or more without the rounding (its allocations are not aligned: 2 x 100k segments
+of BLEU's rows, 37 MB, took 5,701 faults). Elsewhere, or with THP off, the memory is plain pages, as NumPy's. The
+ground floor, the standard library only (:mod:`ngrameval.scale.early` uses it before NumPy loads)."""
 
 from __future__ import annotations
 
