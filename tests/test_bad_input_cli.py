@@ -751,6 +751,7 @@ def test_the_library_leaves_sigbus_to_its_host(tmp_path: Path) -> None:
     assert got.returncode == -signal.SIGBUS, (got.returncode, got.stderr)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the handler removes directories on Linux")
 @pytest.mark.parametrize("metric", ["bleu", "rouge-l"])
 def test_a_streamed_run_truncated_while_mapped_leaves_no_spill_files(tmp_path: Path, metric: str) -> None:
     """``--sentence`` streamed in chunks spills the sentence scores to a temporary directory; a reference truncated
@@ -769,6 +770,7 @@ def test_a_streamed_run_truncated_while_mapped_leaves_no_spill_files(tmp_path: P
     assert list(spill_root.iterdir()) == [] and not out.exists()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the handler removes directories on Linux")
 def test_the_fault_handler_removes_a_recorded_directory_with_its_files(tmp_path: Path) -> None:
     """The handler empties and removes every directory recorded with ``remove_on_fault`` (here 300 files, more than
     one read of the directory's entries) and none that ``keep_on_fault`` forgot or that was never recorded."""
