@@ -22,7 +22,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ngrameval import _direct
-from ngrameval.memory import empty
 from ngrameval.metrics.rows import Batch, CountedBatch, RowMetric
 from ngrameval.ngrams import direct
 from ngrameval.ngrams.stats import stats_width
@@ -47,16 +46,18 @@ class Plan:
     prep: Any
 
     def arrays(self, n_systems: int, n_segments: int, n_refs: int) -> Arrays:
-        """The corpus' output arrays, filled chunk by chunk (large ones in huge pages: :func:`ngrameval.memory.empty`):
-        the Stats rows (BLEU family) or ROUGE's pair counts."""
+        """The corpus' output arrays, filled chunk by chunk: the Stats rows (BLEU family) or ROUGE's pair counts.
+        NumPy's memory, not :func:`ngrameval.memory.empty`'s: a file streamed in chunks gets each chunk's arrays
+        from the heap the last chunk's freed, already faulted in and in cache (2 x 1M segments of BLEU, 20 chunks:
+        2.3 s with one job; 2.7 s with fresh huge pages for every chunk)."""
         if self.mode != ROUGE_MODE:
-            return (empty((n_systems, n_segments, stats_width(self.order, False))),)
+            return (np.empty((n_systems, n_segments, stats_width(self.order, False))),)
         pairs = n_segments * n_refs
         return (
-            empty(n_systems * n_segments, dtype=np.int64),
-            empty(pairs, dtype=np.int64),
-            empty(n_systems * pairs * self.order, dtype=np.int64),
-            empty(n_systems * pairs, dtype=np.int64),
+            np.empty(n_systems * n_segments, dtype=np.int64),
+            np.empty(pairs, dtype=np.int64),
+            np.empty(n_systems * pairs * self.order, dtype=np.int64),
+            np.empty(n_systems * pairs, dtype=np.int64),
         )
 
     def count(self, texts: tuple[memoryview, ...], n_refs: int, n: int, first: int, out: Arrays) -> bool:
