@@ -48,8 +48,8 @@ class Plan:
     def arrays(self, n_systems: int, n_segments: int, n_refs: int) -> Arrays:
         """The corpus' output arrays, filled chunk by chunk: the Stats rows (BLEU family) or ROUGE's pair counts.
         NumPy's memory, not :func:`ngrameval.memory.empty`'s: a file streamed in chunks gets each chunk's arrays
-        from the heap the last chunk's freed, already faulted in and in cache (2 x 1M segments of BLEU, 20 chunks:
-        2.3 s with one job; 2.7 s with fresh huge pages for every chunk)."""
+        from the heap that the last chunk's arrays freed, already faulted in and in cache (2 x 1M segments of BLEU,
+        20 chunks: 2.3 s with one job; 2.7 s with fresh huge pages for every chunk)."""
         if self.mode != ROUGE_MODE:
             return (np.empty((n_systems, n_segments, stats_width(self.order, False))),)
         pairs = n_segments * n_refs

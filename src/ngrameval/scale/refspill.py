@@ -135,7 +135,7 @@ def spill_directory(prefix: str) -> tempfile.TemporaryDirectory[str]:
     tmp = tempfile.TemporaryDirectory(prefix=prefix)
     path = os.fsencode(tmp.name)
     if _direct.remove_on_fault(path):
-        weakref.finalize(tmp, _direct.keep_on_fault, path)  # (when the object goes: the directory is gone by then)
+        weakref.finalize(tmp, _direct.keep_on_fault, path)  # (when the object goes, as its directory does)
     return tmp
 
 
