@@ -325,3 +325,24 @@ def ticks_beside(call: Callable[[], object], tries: int = 50) -> int:
         done.set()
         worker.join()
         sys.setswitchinterval(interval)
+
+
+def huge_pages_on_request() -> bool:
+    """Transparent huge pages can be asked for (Linux, THP not switched off)."""
+    try:
+        return "[never]" not in Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return False
+
+
+def mapping_of(address: int) -> tuple[str, int]:
+    """The permissions and the AnonHugePages (kB) of this process's mapping that holds ``address``."""
+    perms, inside = "", False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+            lo, hi = (int(x, 16) for x in head[0].split("-"))
+            inside, perms = lo <= address < hi, head[1]
+        elif inside and head[0] == "AnonHugePages:":
+            return perms, int(head[1])
+    raise AssertionError("no mapping holds the address")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import held_import, interrupted_at_start
+from tests.conftest import held_import, huge_pages_on_request, interrupted_at_start, mapping_of
 
 import ngrameval
 import ngrameval.scale.fromfile
@@ -275,14 +275,7 @@ def test_the_command_runs_with_its_imports_frozen_and_the_collector_on() -> None
     assert got.stdout.splitlines()[0] == "True True"
 
 
-def _huge_pages_on_request() -> bool:
-    try:
-        return "[never]" not in Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(not _huge_pages_on_request(), reason="transparent huge pages: Linux, not switched off")
+@pytest.mark.skipif(not huge_pages_on_request(), reason="transparent huge pages: Linux, not switched off")
 def test_large_buffers_are_private_memory_in_huge_pages() -> None:
     """The early counts' buffers are private anonymous memory (``mmap``'s default, shared memory, gets no huge
     pages) and from ``ngrameval.memory.BIG`` bytes ask for transparent huge pages: 2 MB a page fault when the
@@ -292,17 +285,8 @@ def test_large_buffers_are_private_memory_in_huge_pages() -> None:
     (buf,) = early.buffers(early.PLANS["bleu"], 2, 50_000, 1)  # 18 MB of float64 rows
     rows = np.frombuffer(buf, dtype=np.float64)
     rows[::512] = 1.0  # every 4 kB page touched
-    start = rows.ctypes.data
-    region, huge = None, 0
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        head = line.split()
-        if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
-            lo, hi = (int(x, 16) for x in head[0].split("-"))
-            region = head[1] if lo <= start < hi else None
-        elif region is not None and head[0] == "AnonHugePages:":
-            huge = int(head[1])
-            break
-    assert region is not None and region.endswith("p")  # private
+    region, huge = mapping_of(rows.ctypes.data)
+    assert region.endswith("p")  # private
     assert huge >= 2048  # kB: at least one huge page (the kernel gives them where 2 MB-aligned pages fit)
 
 

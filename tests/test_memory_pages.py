@@ -4,32 +4,12 @@ pages (a fresh 4 kB page costs ~2.3 us to fault in here); small ones and everyth
 from __future__ import annotations
 
 import mmap
-from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.conftest import huge_pages_on_request, mapping_of
 
 from ngrameval import memory
-
-
-def _huge_pages_on_request() -> bool:
-    try:
-        return "[never]" not in Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
-    except OSError:
-        return False
-
-
-def _region(address: int) -> tuple[str, int]:
-    """The permissions and the AnonHugePages (kB) of this process's mapping that holds ``address``."""
-    perms, inside = "", False
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        head = line.split()
-        if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
-            lo, hi = (int(x, 16) for x in head[0].split("-"))
-            inside, perms = lo <= address < hi, head[1]
-        elif inside and head[0] == "AnonHugePages:":
-            return perms, int(head[1])
-    raise AssertionError("no mapping holds the address")
 
 
 @pytest.mark.parametrize(("shape", "dtype"), [((100_000, 2), np.float64), ((3, 100_000), np.float64),
@@ -54,7 +34,7 @@ def test_large_buffers_are_whole_huge_pages() -> None:
     assert len(memory.anonymous(memory.BIG - 1)) == memory.BIG - 1
 
 
-@pytest.mark.skipif(not _huge_pages_on_request(), reason="transparent huge pages: Linux, not switched off")
+@pytest.mark.skipif(not huge_pages_on_request(), reason="transparent huge pages: Linux, not switched off")
 def test_a_rows_array_of_100k_segments_is_in_huge_pages() -> None:
     """ROUGE's rows of 100k segments (1.6 MB, below NumPy's 4 MB for advising huge pages): private memory, and all of
     it in huge pages once written (the mapping is whole 2 MB pages on a 2 MB boundary)."""
@@ -62,6 +42,6 @@ def test_a_rows_array_of_100k_segments_is_in_huge_pages() -> None:
     if rows.ctypes.data % memory.HUGE_PAGE:
         pytest.skip("this kernel does not place a 2 MB anonymous mapping on a 2 MB boundary (Linux before 6.7)")
     rows[:] = 1.0
-    perms, huge = _region(rows.ctypes.data)
+    perms, huge = mapping_of(rows.ctypes.data)
     assert perms.endswith("p")
     assert huge == 2048  # kB: the one 2 MB page
