@@ -7,10 +7,13 @@ import importlib.metadata
 import os
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.conftest import held_import, huge_pages_on_request, interrupted_at_start, mapping_of
 
 import ngrameval
@@ -87,6 +90,27 @@ def test_the_readers_rules_are_the_commands() -> None:
 )  # fmt: skip
 def test_parse_serves_only_the_plain_shape(argv: list[str], want: Any) -> None:
     assert early.parse(argv) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 300_000), st.integers(1, 64), st.integers(1, 4096))
+def test_guided_pieces_shrink_to_the_end(n: int, jobs: int, grain: int) -> None:
+    """The bounds cover ``0 .. n`` in order, cut at multiples of ``grain`` (where offsets are kept); each piece is
+    about ``1 / (SHARE * jobs)`` of the lines left and at least ``SMALLEST`` grains, so the sizes never grow but for
+    the last piece, which takes the rest (less than ``2 * SMALLEST + 1`` grains)."""
+    b = early.guided(n, jobs, grain)
+    assert b[0] == 0 and b[-1] == n and all(x < y for x, y in pairwise(b))
+    assert all(x % grain == 0 for x in b[:-1])
+    sizes = [y - x for x, y in pairwise(b)]
+    smallest = early.SMALLEST * grain
+    for k, (x, size) in enumerate(zip(b, sizes, strict=False)):
+        left = n - x
+        if k < len(sizes) - 1:
+            assert smallest <= size and abs(size - max(left // (early.SHARE * jobs), smallest)) <= grain / 2
+            assert n - (x + size) >= smallest
+        else:
+            assert size == left < 2 * smallest + grain
+    assert all(a >= c for a, c in pairwise(sizes[:-1]))
 
 
 def _spied(monkeypatch: pytest.MonkeyPatch) -> list[early.Counted | None]:

@@ -53,8 +53,8 @@ PLANS: dict[str, tuple[int, bool, int, bool]] = {
 }
 _MODE_ROUGE = 2
 BACKGROUND = 10  # the nice value of the counting threads (Linux: each thread has its own)
-# pieces a thread: the thread that shares its core with the command's start-up counts less, and takes fewer
-PIECES_PER_JOB = 8
+# pieces of the counting: each a 1/(SHARE * threads) of the lines left, none smaller than SMALLEST grains (see guided)
+SHARE, SMALLEST = 2, 2
 
 
 class Key:
@@ -151,6 +151,25 @@ def pieces(first: int, n: int, k: int, grain: int) -> list[int]:
     return [first, *sorted(c for c in inner if first < c < first + n), first + n]
 
 
+def guided(n: int, jobs: int, grain: int) -> list[int]:
+    """Line bounds of pieces of lines ``0 .. n`` for ``jobs`` threads that each take the next piece when free: a
+    piece is ``1 / (SHARE * jobs)`` of the lines left, cut at a multiple of ``grain``, and at least ``SMALLEST``
+    grains (the last one takes what is left). The first pieces are large and the last ones small, so the threads
+    end within about a small piece of each other: the factoring rule of loop scheduling (Hummel, Schonberg and
+    Flynn, CACM 1992), whatever the threads' speeds (the command's start-up shares a core with one of them).
+
+    >>> guided(10_000, 2, 512)
+    [0, 2560, 4608, 6144, 7168, 8192, 10000]
+    """
+    bounds, a = [0], 0
+    while a < n:
+        size = max((n - a) // (SHARE * jobs), SMALLEST * grain)
+        b = round((a + size) / grain) * grain
+        a = n if b > n - SMALLEST * grain else b
+        bounds.append(a)
+    return bounds
+
+
 def buffers(plan: tuple[int, bool, int, bool], n_systems: int, n_seg: int, n_refs: int) -> tuple[memoryview[Any], ...]:
     """Buffers of the plan's arrays (``ngrameval.metrics.fromfile.Plan.arrays``, flat), in anonymous memory
     (:func:`ngrameval.memory.anonymous`: huge pages for large ones; no page is touched before the kernel writes it):
@@ -229,7 +248,7 @@ def _count(key: Key, files: list[str]) -> Counted | None:
         return Counted(maps, found_t, (), [], [])
     n_refs = len(key.refs)
     outs = buffers(key.plan, len(key.systems), n_seg, n_refs)
-    bounds = pieces(0, n_seg, PIECES_PER_JOB * key.jobs, key.grain)
+    bounds = guided(n_seg, key.jobs, key.grain)
     offsets = [memoryview(f[3]).cast("q") for f in found_t]
     mode, lower, order, lcs = key.plan
 
