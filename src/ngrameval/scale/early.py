@@ -1,11 +1,13 @@
 """Counting that begins while the command line is still loading: ``ngrameval score SYS... -r REF... -m METRIC`` on
 two threads or more spends ~0.2 s importing NumPy, the metrics and the parser on one core. When its arguments have
 the plain shape below, :func:`start` (called by the ``ngrameval`` entry point before any of those imports) maps the
-files and counts them from their bytes on the other threads meanwhile (``ngrameval._direct``, no GIL); the command
-then takes those counts (:func:`take`) only if they are exactly what it would count itself — the same files, not
-changed since (device, inode, size, modification time), the same kernel plan (mode, lower-casing, order, LCS), the
-same threads and offsets grain — and counts everything itself otherwise, so the output never depends on it. This
-module loads nothing but the standard library and the kernel.
+files and counts them from their bytes on the other threads meanwhile (``ngrameval._direct``, no GIL): the files'
+lines are found on N threads, the pieces counted on N - 1, and the command's thread, once loaded, counts the pieces
+left (N threads in all: a third busy thread beside the start-up on two cores made the two-job run ~4 ms slower).
+The command then takes those counts (:func:`take`) only if they are exactly what it would count itself — the same
+files, not changed since (device, inode, size, modification time), the same kernel plan (mode, lower-casing, order,
+LCS), the same threads and offsets grain — and counts everything itself otherwise, so the output never depends on
+it. This module loads nothing but the standard library and the kernel.
 
 Served: ``score`` with system files, ``-r``/``--refs`` files, one ``-m``/``--metrics`` name of :data:`PLANS` and
 optionally ``--jobs N`` (N >= 2; absent: every core, as ``score``'s default) and ``-o FILE``; plain files (no
@@ -189,34 +191,58 @@ def _task(f: Callable[..., object], *args: object) -> Callable[[], object]:
     return lambda: f(*args)
 
 
-def _run(tasks: Sequence[Callable[[], object]], jobs: int) -> list[object]:
-    """Every task on ``jobs`` threads (each takes the next one left), results in order; a task that fails gives
-    its exception (nothing is printed: the command counts the files itself, and names any fault)."""
+def _background() -> None:
+    """The calling thread's nice value raised to :data:`BACKGROUND` (Linux: each thread has its own; elsewhere the id
+    is no pid), below the command's thread: a counting thread never delays the command's start-up."""
+    if sys.platform.startswith("linux"):
+        try:  # noqa: SIM105 (contextlib is not loaded here)
+            os.setpriority(os.PRIO_PROCESS, _thread.get_native_id(), BACKGROUND)
+        except (AttributeError, OSError):
+            pass
+
+
+def _run(
+    tasks: Sequence[Callable[[], object]], threads: int, publish: Callable[[Callable[[], None]], None] | None = None
+) -> list[object]:
+    """Every task on ``threads`` threads, this one and ``threads - 1`` started (each takes the next task left), the
+    results in order once all are done; a task that fails gives its exception (nothing is printed: the command
+    counts the files itself, and names any fault). ``publish`` is given the loop the threads run, so that another
+    thread can take tasks too (the command's, once its start-up is done: :func:`take`)."""
     out: list[object] = [None] * len(tasks)
-    left = iter(range(len(tasks)))
-    lock = _thread.allocate_lock()
+    left, unfinished = iter(range(len(tasks))), [len(tasks)]
+    lock, finished = _thread.allocate_lock(), _thread.allocate_lock()
+    finished.acquire()
+
+    def each() -> None:
+        while True:
+            with lock:
+                k = next(left, None)
+            if k is None:
+                return
+            try:
+                out[k] = tasks[k]()
+            except Exception as e:  # (anything: never a traceback from here)
+                out[k] = e
+            with lock:
+                unfinished[0] -= 1
+                if not unfinished[0]:
+                    finished.release()
 
     def work(done: _thread.LockType) -> None:
         try:
-            if sys.platform.startswith("linux"):  # (a thread's own nice value: Linux only; elsewhere that id is no pid)
-                try:  # noqa: SIM105 (contextlib is not loaded here) -- below the command's thread: never delays it
-                    os.setpriority(os.PRIO_PROCESS, _thread.get_native_id(), BACKGROUND)
-                except (AttributeError, OSError):
-                    pass
-            while True:
-                with lock:
-                    k = next(left, None)
-                if k is None:
-                    return
-                try:
-                    out[k] = tasks[k]()
-                except Exception as e:  # (anything: never a traceback from here)
-                    out[k] = e
+            _background()
+            each()
         finally:
             done.release()
 
-    for done in [_started(work) for _ in range(min(jobs, len(tasks)))]:
-        done.acquire()
+    if not tasks:
+        return out
+    for _ in range(min(threads, len(tasks)) - 1):
+        _started(work)
+    if publish is not None:
+        publish(each)
+    each()
+    finished.acquire()
     return out
 
 
@@ -229,8 +255,9 @@ def _started(work: Callable[[_thread.LockType], None]) -> _thread.LockType:
     return done
 
 
-def _count(key: Key, files: list[str]) -> Counted | None:
-    """The files checked and counted (None when they are not plain or differ in line count)."""
+def _count(key: Key, files: list[str], publish: Callable[[Callable[[], None]], None]) -> Counted | None:
+    """The files checked (on ``key.jobs`` threads) and counted (on ``key.jobs - 1`` threads and, once its start-up is
+    done, the command's: ``publish`` gets their loop); None when they are not plain or differ in line count."""
     maps = []
     for path in files:
         with open(path, "rb", buffering=0) as fh:
@@ -259,7 +286,7 @@ def _count(key: Key, files: list[str]) -> Counted | None:
         texts = tuple(memoryview(m)[at(f, a) : at(f, b)] for f, m in enumerate(maps))
         return bool(_direct.count_bytes(texts, n_refs, b - a, a, n_seg, mode, lower, order, lcs, None, outs))
 
-    served = _run([_task(piece, a, b) for a, b in pairwise(bounds)], key.jobs)
+    served = _run([_task(piece, a, b) for a, b in pairwise(bounds)], key.jobs - 1, publish)
     if not all(isinstance(s, bool) for s in served):
         return None
     return Counted(maps, found_t, outs, bounds, [s is True for s in served])
@@ -283,21 +310,30 @@ def start(argv: Sequence[str]) -> None:
         key = Key(tuple(refs), tuple(systems), ids, PLANS[metric], jobs, GRAIN, every)
     except (OSError, ValueError):
         return
-    box: dict[str, Counted | None] = {}
+    box: dict[str, object] = {}
+    ready = _thread.allocate_lock()  # held until the pieces' loop is in the box, or the counting ended
+    ready.acquire()
+
+    def publish(each: Callable[[], None]) -> None:
+        box["help"] = each
+        ready.release()
 
     def run(done: _thread.LockType) -> None:
         try:
-            box["counted"] = _count(key, files)
+            _background()
+            box["counted"] = _count(key, files, publish)
         except Exception:  # (the command counts the files itself, and names any fault)
             box["counted"] = None
         finally:
+            if "help" not in box:
+                ready.release()
             done.release()
 
     try:
         done = _started(run)
     except RuntimeError:  # (no thread can be started: the command counts the files itself)
         return
-    _state.update(key=key, done=done, box=box)
+    _state.update(key=key, done=done, ready=ready, box=box)
 
 
 def take(
@@ -310,16 +346,23 @@ def take(
 ) -> Counted | None:
     """What :func:`start` began, once done, when it is of these files (unchanged since), threads, grain and
     ``every`` (``WHOLE``: the counts of this plan; else the check of files streamed in chunks of ``every``
-    segments, ``plan`` None); None otherwise (nothing was begun, or it is not what the command does). Taken once."""
-    key, done, box = _state.get("key"), _state.get("done"), _state.get("box")
+    segments, ``plan`` None); None otherwise (nothing was begun, or it is not what the command does). Taken once.
+    Once the files are checked, the calling thread counts the pieces that no counting thread has begun."""
+    key, done, ready, box = _state.get("key"), _state.get("done"), _state.get("ready"), _state.get("box")
     _state.clear()
-    if not isinstance(key, Key) or not isinstance(done, _thread.LockType) or not isinstance(box, dict):
+    if not isinstance(key, Key) or not isinstance(box, dict):
+        return None
+    if not isinstance(done, _thread.LockType) or not isinstance(ready, _thread.LockType):
         return None
     if (key.refs, key.systems, key.jobs, key.grain, key.every) != (tuple(refs), tuple(systems), jobs, grain, every):
         return None
     if (every == WHOLE) != (plan is not None) or (plan is not None and plan != key.plan):
         return None
-    done.acquire()  # (the counting thread's end)
+    ready.acquire()  # (the files checked: the pieces are being counted, or nothing more is to be done)
+    each = box.get("help")
+    if callable(each):
+        each()  # the pieces no thread has begun, counted on this thread too
+    done.acquire()  # (the counting's end)
     try:
         if tuple(identity(p) for p in [*refs, *systems]) != key.identity:
             return None
