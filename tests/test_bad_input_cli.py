@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.conftest import held_import, interrupted, interrupted_at_start, pool_interrupted
+from tests.conftest import HANG_GUARD, held_import, interrupted, interrupted_at_start, pool_interrupted
 
 from ngrameval.cli import build_parser, main
 
@@ -509,6 +509,35 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
     assert err.strip() == "ngrameval: interrupted", err
     assert not out.exists()
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_a_ctrl_c_swallowed_during_the_work_still_exits_130(tmp_path: Path) -> None:
+    """A Ctrl-C whose KeyboardInterrupt is swallowed where it lands (as Cython's initialisation of numpy.random did
+    when ``compare`` imported it just as the signal came: the run went on to its end) still ends the run at the
+    next step of its loop: status 130, one line, no output file."""
+    big = "the quick brown fox jumps over the lazy dog " * 20
+    hyp, ref, out = tmp_path / "h.txt", tmp_path / "r.txt", tmp_path / "out.txt"
+    hyp.write_text((big + "\n") * 4000)
+    ref.write_text((big + "x\n") * 4000)
+    argv = ["compare", str(hyp), str(ref), "-r", str(ref), "--paired-ar-n", "10000000", "-o", str(out)]
+    code = textwrap.dedent(f"""
+        import signal, sys
+        from ngrameval.cli import main
+        from ngrameval.meta import significance
+        work = significance.paired_test
+        def swallowed(*args, **kwargs):
+            try:
+                signal.raise_signal(signal.SIGINT)
+            except BaseException:
+                pass
+            return work(*args, **kwargs)
+        significance.paired_test = swallowed
+        sys.exit(main({argv!r}))
+    """)
+    ended = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD)
+    assert ended.returncode == 130, ended.stderr
+    assert ended.stderr == "ngrameval: interrupted\n"
+    assert not out.exists()
 
 
 @pytest.mark.parametrize(

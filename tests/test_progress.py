@@ -4,6 +4,7 @@ same output with and without them; ``tqdm`` not imported by start-up or short ru
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pty
@@ -234,3 +235,43 @@ def test_a_late_bar_counts_its_rate_from_the_start_of_the_task(monkeypatch: pyte
         bar = task.bar
         assert bar is not None and bar.n == 6
         assert bar.format_dict["elapsed"] >= 100.0  # the rate is 6 units over >= 100 s, not over the last jump
+
+
+def test_a_swallowed_ctrl_c_is_raised_again_at_the_next_step() -> None:
+    """A Ctrl-C whose KeyboardInterrupt some code swallowed (as an extension module's initialisation can) raises
+    again at the next ``advance`` inside :func:`progress.remembered_interrupts`, bars on or off; outside it, and
+    once it has ended, nothing is remembered and Python's handler is back."""
+    import signal
+
+    with progress.remembered_interrupts():
+        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        with progress.task("work", 3) as advance:
+            advance(1)
+            with contextlib.suppress(BaseException):  # what a swallowing library does
+                signal.raise_signal(signal.SIGINT)
+            with pytest.raises(KeyboardInterrupt):
+                advance(1)
+        with progress.shown(), progress.task("work", 3) as advance, pytest.raises(KeyboardInterrupt):
+            advance(1)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with progress.task("work", 3) as advance:
+        advance(1)
+
+
+def test_a_handler_of_the_caller_is_kept() -> None:
+    """Over a SIGINT handler the caller installed, nothing is installed or remembered."""
+    import signal
+
+    def mine(signum: int, frame: object) -> None:
+        seen.append(signum)
+
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGINT, mine)
+    try:
+        with progress.remembered_interrupts(), progress.task("work", 2) as advance:
+            assert signal.getsignal(signal.SIGINT) is mine
+            signal.raise_signal(signal.SIGINT)
+            advance(1)
+        assert seen == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, previous)

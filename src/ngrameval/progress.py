@@ -8,6 +8,12 @@ inside a task of the same name counts towards the outer bar (the chunks of a thr
 inside a task of another name is silent (one bar at a time). Bars only report: results are the same with
 and without them.
 
+Every ``advance`` also raises ``KeyboardInterrupt`` once a Ctrl-C was received by :func:`remembered_interrupts`'
+handler (the command line's): an extension module's initialisation that runs Python code can swallow the
+exception Python raises for it (Cython's registration of its types with ``collections.abc``: a Ctrl-C that
+landed while ``compare`` imported ``numpy.random`` was lost and the run went on), so a long loop notices it at its
+next step.
+
 >>> with task("work", 3) as advance:  # bars off: advance does nothing
 ...     advance(3)
 """
@@ -16,12 +22,14 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from types import FrameType
+from typing import Any, NoReturn, TypeVar
 
 
 def _delay() -> float:
@@ -41,10 +49,41 @@ T = TypeVar("T")
 _lock = threading.Lock()
 _on = False
 _open: list[_Task] = []
+_interrupted = False  # a Ctrl-C was received (remembered_interrupts): every advance raises KeyboardInterrupt
+
+
+def _on_interrupt(signum: int, frame: FrameType | None) -> NoReturn:
+    """SIGINT: remembered, then Python's ``KeyboardInterrupt``."""
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
+def _check() -> None:
+    if _interrupted:
+        raise KeyboardInterrupt
+
+
+@contextmanager
+def remembered_interrupts() -> Iterator[None]:
+    """Inside this block, a Ctrl-C raises ``KeyboardInterrupt`` as Python's own handler does and is also remembered,
+    so that every task's ``advance`` raises it again should the first have been swallowed. Only on the main thread
+    and over Python's own handler (a handler the caller installed is kept); the previous handler is restored."""
+    global _interrupted
+    mine = threading.current_thread() is threading.main_thread()
+    mine = mine and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    previous = signal.signal(signal.SIGINT, _on_interrupt) if mine else None
+    try:
+        yield
+    finally:
+        if mine:
+            signal.signal(signal.SIGINT, previous)
+            _interrupted = False
 
 
 def _nothing(done: int) -> None:
-    """The ``advance`` of a task without a bar."""
+    """The ``advance`` of a task without a bar (a Ctrl-C remembered: KeyboardInterrupt)."""
+    _check()
 
 
 class _Task:
@@ -57,6 +96,7 @@ class _Task:
         self.bar: Any = None
 
     def advance(self, done: int) -> None:
+        _check()
         with _lock:
             self.done += done
             if self.bar is not None:

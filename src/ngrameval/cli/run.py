@@ -24,9 +24,10 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """The subcommand, with progress bars on standard error when it is a terminal and -q is not given."""
+    """The subcommand, with progress bars on standard error when it is a terminal and -q is not given, and a Ctrl-C
+    remembered (:func:`ngrameval.progress.remembered_interrupts`)."""
     on = not getattr(args, "quiet", False) and sys.stderr is not None and sys.stderr.isatty()
-    with progress.shown(on):
+    with progress.shown(on), progress.remembered_interrupts():
         return int(args.func(args))
 
 
