@@ -158,7 +158,7 @@ def guided(n: int, jobs: int, grain: int) -> list[int]:
     piece is ``1 / (SHARE * jobs)`` of the lines left, cut at a multiple of ``grain``, and at least ``SMALLEST``
     grains (the last one takes what is left). The first pieces are large and the last ones small, so the threads
     end within about a small piece of each other: the factoring rule of loop scheduling (Hummel, Schonberg and
-    Flynn, CACM 1992), whatever the threads' speeds (the command's start-up shares a core with one of them).
+    Flynn, CACM 1992), whenever each thread begins (the command's joins once its start-up is done: :func:`take`).
 
     >>> guided(10_000, 2, 512)
     [0, 2560, 4608, 6144, 7168, 8192, 10000]
