@@ -91,7 +91,8 @@ def whole_process_table(n_seg: int, repeat: int, metrics: tuple[str, ...]) -> No
     ``start s`` is the same command on files of one line (the start-up ``S``: interpreter, imports, parser, output)
     and ``bound`` what two jobs could reach if ``S`` were serial and everything else halved (Amdahl): ``t1 / (S +
     (t1 - S) / 2)``. ``score`` counts during its start-up when it can (:mod:`ngrameval.scale.early`), so a run may
-    pass it."""
+    pass it. The speed-up has three decimals, so that a goal such as 1.7x is not met by rounding; ``cpu2`` well above
+    ``cpu1`` says the machine's other guests were busy (each core slower) during the run."""
     print(f"\n## whole process, `ngrameval score` of 2 systems x {n_seg:,} segments (1 reference), --jobs 1 vs 2")
     print(
         f"{'metric':<8} {'jobs=1 s':>9} {'jobs=2 s':>9} {'speed-up':>9} {'start s':>8} {'bound':>6} "
@@ -127,7 +128,7 @@ def whole_process_table(n_seg: int, repeat: int, metrics: tuple[str, ...]) -> No
             outs = {jobs: Path(cmd[-1]).read_bytes() for jobs, cmd in cmds.items()}
             bound = wall[1] / (wall[0] + (wall[1] - wall[0]) / 2)
             print(
-                f"{metric:<8} {wall[1]:>9.3f} {wall[2]:>9.3f} {wall[1] / wall[2]:>8.2f}x {wall[0]:>8.3f} "
+                f"{metric:<8} {wall[1]:>9.3f} {wall[2]:>9.3f} {wall[1] / wall[2]:>8.3f}x {wall[0]:>8.3f} "
                 f"{bound:>5.2f}x {cpu[1]:>7.3f} {cpu[2]:>7.3f} {outs[1] == outs[2]}"
             )
 
