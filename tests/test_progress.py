@@ -9,6 +9,7 @@ import fcntl
 import os
 import pty
 import random
+import signal
 import struct
 import subprocess
 import sys
@@ -241,8 +242,14 @@ def test_a_swallowed_ctrl_c_is_raised_again_at_the_next_step() -> None:
     """A Ctrl-C whose KeyboardInterrupt some code swallowed (as an extension module's initialisation can) raises
     again at the next ``advance`` inside :func:`progress.remembered_interrupts`, bars on or off; outside it, and
     once it has ended, nothing is remembered and Python's handler is back."""
-    import signal
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # (as in a command's process)
+    try:
+        _swallowed_and_raised_again()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
+
+def _swallowed_and_raised_again() -> None:
     with progress.remembered_interrupts():
         assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
         with progress.task("work", 3) as advance:
@@ -260,7 +267,6 @@ def test_a_swallowed_ctrl_c_is_raised_again_at_the_next_step() -> None:
 
 def test_a_handler_of_the_caller_is_kept() -> None:
     """Over a SIGINT handler the caller installed, nothing is installed or remembered."""
-    import signal
 
     def mine(signum: int, frame: object) -> None:
         seen.append(signum)
