@@ -493,17 +493,21 @@ def interrupted_cli(argv: list[str], module: str, function: str) -> tuple[int, s
     return ended.status, ended.err
 
 
+def _long_compare(tmp_path: Path) -> tuple[list[str], Path]:
+    """A ``compare`` whose approximate randomisation (10M trials of 4,000 long segments) runs for minutes, and the
+    output file it would write."""
+    big = "the quick brown fox jumps over the lazy dog " * 20
+    hyp, ref, out = tmp_path / "h.txt", tmp_path / "r.txt", tmp_path / "out.txt"
+    hyp.write_text((big + "\n") * 4000)
+    ref.write_text((big + "x\n") * 4000)
+    return ["compare", str(hyp), str(ref), "-r", str(ref), "--paired-ar-n", "10000000", "-o", str(out)], out
+
+
 def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
     """SIGINT during a long run: exit status 130, one line, no traceback, no output file, no temporary file. The
     signal is sent once the significance test has started (it was sent after a fixed 3 s, which on a loaded machine
     could land before the work)."""
-    big = "the quick brown fox jumps over the lazy dog " * 20
-    hyp = tmp_path / "h.txt"
-    ref = tmp_path / "r.txt"
-    hyp.write_text((big + "\n") * 4000)
-    ref.write_text((big + "x\n") * 4000)
-    out = tmp_path / "out.txt"
-    argv = ["compare", str(hyp), str(ref), "-r", str(ref), "--paired-ar-n", "10000000", "-o", str(out)]
+    argv, out = _long_compare(tmp_path)
     status, err = interrupted_cli(argv, "ngrameval.meta.significance", "paired_test")
     assert status == 130, err
     assert err.strip() == "ngrameval: interrupted", err
@@ -515,11 +519,7 @@ def test_a_ctrl_c_swallowed_during_the_work_still_exits_130(tmp_path: Path) -> N
     """A Ctrl-C whose KeyboardInterrupt is swallowed where it lands (as Cython's initialisation of numpy.random did
     when ``compare`` imported it just as the signal came: the run went on to its end) still ends the run at the
     next step of its loop: status 130, one line, no output file."""
-    big = "the quick brown fox jumps over the lazy dog " * 20
-    hyp, ref, out = tmp_path / "h.txt", tmp_path / "r.txt", tmp_path / "out.txt"
-    hyp.write_text((big + "\n") * 4000)
-    ref.write_text((big + "x\n") * 4000)
-    argv = ["compare", str(hyp), str(ref), "-r", str(ref), "--paired-ar-n", "10000000", "-o", str(out)]
+    argv, out = _long_compare(tmp_path)
     code = textwrap.dedent(f"""
         import signal, sys
         from ngrameval.cli import main

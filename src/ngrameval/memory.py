@@ -10,6 +10,7 @@ ground floor, the standard library only (:mod:`ngrameval.scale.early` uses it be
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 
@@ -46,9 +47,7 @@ def empty(shape: int | tuple[int, ...], dtype: DTypeLike = float) -> NDArray[Any
 
     dt = np.dtype(dtype)
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
-    count = 1
-    for d in dims:
-        count *= d
+    count = math.prod(dims)
     if count * dt.itemsize < BIG:
         return np.empty(dims, dtype=dt)
     return np.frombuffer(anonymous(count * dt.itemsize), dtype=dt, count=count).reshape(dims)
